@@ -1,0 +1,97 @@
+//===- NablaOps.td - Operations of the nabla dialect ----------*- tablegen -*-===//
+//
+// `nabla.autodiff` (reverse mode) and `nabla.fwddiff` (forward mode). Both share
+// one textual form and one verifier; their operand and result lists follow
+// from the callee's signature and the activities (see DerivativeSignature.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_DIALECT_NABLA_IR_NABLAOPS_TD
+#define NABLA_DIALECT_NABLA_IR_NABLAOPS_TD
+
+include "nabla/Dialect/Nabla/IR/NablaBase.td"
+include "nabla/Dialect/Nabla/IR/NablaAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+class Nabla_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Nabla_Dialect, mnemonic, traits>;
+
+// Both differentiation ops: a callee symbol, the expanded operand list and the
+// activities of the callee's arguments and results. No memory-effect traits:
+// the derivative reads and writes the shadows, so the ops are conservatively
+// side-effecting.
+class Nabla_DifferentiateOp<string mnemonic>
+    : Nabla_Op<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$inputs,
+                       Nabla_ActivityArrayAttr:$activity,
+                       Nabla_ActivityArrayAttr:$ret_activity);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The differentiation mode of this op.
+    ::nabla::DerivativeMode getMode();
+
+    /// The activities as enum values, in callee argument/result order.
+    ::llvm::SmallVector<::nabla::Activity> getArgumentActivities();
+    ::llvm::SmallVector<::nabla::Activity> getResultActivities();
+
+    /// The function-like op named by `callee`, or null if it does not resolve.
+    ::mlir::FunctionOpInterface
+    resolveCallee(::mlir::SymbolTableCollection &symbolTable);
+  }];
+}
+
+def Nabla_AutodiffOp : Nabla_DifferentiateOp<"autodiff"> {
+  let summary = "Reverse-mode derivative (vector-Jacobian product) of a function";
+  let description = [{
+    Calls the reverse-mode derivative of `callee`. Operands: for each callee
+    argument its primal value, followed for `dup`/`dupnoneed` arguments by its
+    shadow (same type); then one seed (cotangent) per callee result whose
+    ret_activity is `active` or `activenoneed`. Results: the primal result of
+    each `const`/`active` callee result, then one gradient per `active`
+    argument.
+
+    Memory follows Enzyme's semantics: on entry a `dup` shadow holds a cotangent
+    of the buffer's final state; on exit it holds the cotangent of its initial
+    state (so a buffer that is only read accumulates into its shadow).
+
+    In reverse mode `active` is for floating-point scalars (and vectors or
+    complex numbers of them) and `dup`/`dupnoneed` for memory (memrefs and
+    pointers); results may be `const`, `active` or `activenoneed`.
+
+    ```mlir
+    nabla.autodiff @mul(%A, %dA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                      ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    // d(x*y)/dx and d(x*y)/dy seeded with %seed; the primal product is not needed.
+    %gx, %gy = nabla.autodiff @prod(%x, %y, %seed)
+        {activity = [#nabla.activity<active>, #nabla.activity<active>],
+         ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32, f32) -> (f32, f32)
+    ```
+  }];
+}
+
+def Nabla_FwddiffOp : Nabla_DifferentiateOp<"fwddiff"> {
+  let summary = "Forward-mode derivative (Jacobian-vector product) of a function";
+  let description = [{
+    Calls the forward-mode derivative of `callee`. Operands: for each callee
+    argument its primal value, followed for `dup`/`dupnoneed` arguments by its
+    shadow: the tangent of a scalar, or a buffer holding the tangent of a
+    memory argument's initial state (on exit, of its final state). Results: for
+    each callee result, the primal unless its ret_activity is `dupnoneed`, then
+    its tangent if its ret_activity is `dup` or `dupnoneed`.
+
+    Forward mode takes `const`, `dup` and `dupnoneed` only; `dup` applies to
+    memrefs, pointers and floating-point scalars.
+
+    ```mlir
+    %y, %dy = nabla.fwddiff @f(%x, %dx) {activity = [#nabla.activity<dup>],
+                                         ret_activity = [#nabla.activity<dup>]} : (f32, f32) -> (f32, f32)
+    ```
+  }];
+}
+
+#endif // NABLA_DIALECT_NABLA_IR_NABLAOPS_TD

@@ -1,0 +1,174 @@
+//===- NablaOps.cpp - Operations of the nabla dialect -----------------------===//
+//
+// Verification of `nabla.autodiff` and `nabla.fwddiff`. The op-local verifier
+// checks activities that are wrong in the op's mode whatever the callee; the
+// symbol-use verifier resolves the callee and checks counts, per-type activity
+// legality and every operand and result type against the expanded signature.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace nabla;
+
+/// Converts an array of `#nabla.activity` attributes to enum values.
+static SmallVector<Activity> toActivities(ArrayAttr activities) {
+  return llvm::map_to_vector(activities, [](Attribute attr) {
+    return cast<ActivityAttr>(attr).getValue();
+  });
+}
+
+/// Checks activities that are illegal in `mode` regardless of types.
+template <typename OpTy>
+static LogicalResult verifyActivitiesForMode(OpTy op, DerivativeMode mode) {
+  for (auto [index, activity] : llvm::enumerate(op.getArgumentActivities()))
+    if (auto reason =
+            diagnoseActivityForMode(mode, activity, /*isResult=*/false))
+      return op.emitOpError("activity of argument #") << index << ": "
+                                                       << *reason;
+  for (auto [index, activity] : llvm::enumerate(op.getResultActivities()))
+    if (auto reason = diagnoseActivityForMode(mode, activity, /*isResult=*/true))
+      return op.emitOpError("ret_activity of result #") << index << ": "
+                                                         << *reason;
+  return success();
+}
+
+/// Compares `actual` against the expected `slots`; `what` is "operand" or
+/// "result".
+template <typename OpTy>
+static LogicalResult verifySlots(OpTy op, StringRef what, TypeRange actual,
+                                 ArrayRef<SignatureSlot> slots) {
+  bool isOperand = what == "operand";
+  if (actual.size() != slots.size()) {
+    InFlightDiagnostic diag = op.emitOpError("expects ")
+                              << slots.size() << " " << what << "s (";
+    llvm::interleaveComma(slots, diag, [&](const SignatureSlot &slot) {
+      diag << slot.describe(isOperand);
+    });
+    return diag << ") for callee " << op.getCalleeAttr() << ", got "
+                << actual.size();
+  }
+  for (auto [index, type, slot] : llvm::enumerate(actual, slots))
+    if (type != slot.type)
+      return op.emitOpError()
+             << what << " #" << index << " (" << slot.describe(isOperand)
+             << ") has type " << type << ", but the callee expects "
+             << slot.type;
+  return success();
+}
+
+/// Resolves the callee and checks the op against its signature.
+template <typename OpTy>
+static LogicalResult verifyAgainstCallee(OpTy op,
+                                         SymbolTableCollection &symbolTable) {
+  Operation *symbol =
+      symbolTable.lookupNearestSymbolFrom(op, op.getCalleeAttr());
+  if (!symbol)
+    return op.emitOpError("callee ")
+           << op.getCalleeAttr()
+           << " does not reference a symbol in the nearest symbol table";
+  auto callee = dyn_cast<FunctionOpInterface>(symbol);
+  if (!callee)
+    return op.emitOpError("callee ")
+           << op.getCalleeAttr() << " is not function-like (it is a '"
+           << symbol->getName() << "')";
+
+  ArrayRef<Type> argTypes = callee.getArgumentTypes();
+  ArrayRef<Type> resultTypes = callee.getResultTypes();
+  if (op.getActivity().size() != argTypes.size())
+    return op.emitOpError("expects ")
+           << argTypes.size() << " activities (one per argument of "
+           << op.getCalleeAttr() << "), got " << op.getActivity().size();
+  if (op.getRetActivity().size() != resultTypes.size())
+    return op.emitOpError("expects ")
+           << resultTypes.size() << " ret_activities (one per result of "
+           << op.getCalleeAttr() << "), got " << op.getRetActivity().size();
+
+  DerivativeMode mode = op.getMode();
+  SmallVector<Activity> argActivities = op.getArgumentActivities();
+  SmallVector<Activity> resultActivities = op.getResultActivities();
+  for (auto [index, type, activity] : llvm::enumerate(argTypes, argActivities))
+    if (auto reason = diagnoseArgumentActivity(mode, activity, type))
+      return op.emitOpError("activity of argument #") << index << ": "
+                                                       << *reason;
+  for (auto [index, type, activity] :
+       llvm::enumerate(resultTypes, resultActivities))
+    if (auto reason = diagnoseResultActivity(mode, activity, type))
+      return op.emitOpError("ret_activity of result #") << index << ": "
+                                                         << *reason;
+
+  DerivativeSignature signature = DerivativeSignature::expand(
+      mode, argTypes, resultTypes, argActivities, resultActivities);
+  if (failed(verifySlots(op, "operand", op.getInputs().getTypes(),
+                         signature.operands)))
+    return failure();
+  return verifySlots(op, "result", op.getOutputs().getTypes(),
+                     signature.results);
+}
+
+/// Looks up the function-like callee of `op`, or null.
+template <typename OpTy>
+static FunctionOpInterface lookupCallee(OpTy op,
+                                        SymbolTableCollection &symbolTable) {
+  return dyn_cast_or_null<FunctionOpInterface>(
+      symbolTable.lookupNearestSymbolFrom(op, op.getCalleeAttr()));
+}
+
+//===----------------------------------------------------------------------===//
+// AutodiffOp
+//===----------------------------------------------------------------------===//
+
+DerivativeMode AutodiffOp::getMode() { return DerivativeMode::Reverse; }
+
+SmallVector<Activity> AutodiffOp::getArgumentActivities() {
+  return toActivities(getActivity());
+}
+
+SmallVector<Activity> AutodiffOp::getResultActivities() {
+  return toActivities(getRetActivity());
+}
+
+FunctionOpInterface AutodiffOp::resolveCallee(SymbolTableCollection &table) {
+  return lookupCallee(*this, table);
+}
+
+LogicalResult AutodiffOp::verify() {
+  return verifyActivitiesForMode(*this, getMode());
+}
+
+LogicalResult AutodiffOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyAgainstCallee(*this, table);
+}
+
+//===----------------------------------------------------------------------===//
+// FwddiffOp
+//===----------------------------------------------------------------------===//
+
+DerivativeMode FwddiffOp::getMode() { return DerivativeMode::Forward; }
+
+SmallVector<Activity> FwddiffOp::getArgumentActivities() {
+  return toActivities(getActivity());
+}
+
+SmallVector<Activity> FwddiffOp::getResultActivities() {
+  return toActivities(getRetActivity());
+}
+
+FunctionOpInterface FwddiffOp::resolveCallee(SymbolTableCollection &table) {
+  return lookupCallee(*this, table);
+}
+
+LogicalResult FwddiffOp::verify() {
+  return verifyActivitiesForMode(*this, getMode());
+}
+
+LogicalResult FwddiffOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyAgainstCallee(*this, table);
+}
+
+#define GET_OP_CLASSES
+#include "nabla/Dialect/Nabla/IR/NablaOps.cpp.inc"

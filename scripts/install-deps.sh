@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+#===- install-deps.sh - Install every Debian package Nabla needs ----------===#
+#
+# Idempotent: packages already present are skipped by apt-get. Runs as root or
+# through sudo. The list is the single source of truth for the project's
+# system dependencies (see DEVELOPERS.md).
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+PACKAGES=(
+  # Build tools.
+  cmake ninja-build g++ python3
+  # LLVM/MLIR 22 (shared libMLIR/libLLVM, TableGen, lit tools, lld, clang).
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 clang-22
+  # Unit tests.
+  libgtest-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
