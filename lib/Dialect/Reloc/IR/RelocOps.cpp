@@ -138,8 +138,8 @@ static LogicalResult verifyUse(OpTy op, SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom(op, op.getGlobalNameAttr());
   auto global = dyn_cast_or_null<GlobalOp>(symbol);
   if (!global)
-    return op.emitOpError("'")
-           << op.getGlobalName() << "' does not reference a reloc.global";
+    return op.emitOpError()
+           << op.getGlobalNameAttr() << " does not reference a reloc.global";
   if (op.getType() != global.getGlobalType())
     return op.emitOpError("result type ")
            << op.getType() << " does not match the type "

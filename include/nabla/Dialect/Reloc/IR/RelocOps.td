@@ -74,7 +74,7 @@ class Reloc_UseOp<string mnemonic, Type resultType>
                           DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let arguments = (ins FlatSymbolRefAttr:$global_name);
   let results = (outs resultType:$result);
-  let assemblyFormat = "$global_name attr-dict `:` type($result)";
+  let assemblyFormat = "$global_name attr-dict `:` qualified(type($result))";
 }
 
 def Reloc_GetGlobalOp : Reloc_UseOp<"get_global", AnyMemRef> {

@@ -1,0 +1,31 @@
+# -*- Python -*-
+#===- lit.cfg.py - Nabla's lit configuration -----------------------------===#
+#
+# Runs every .mlir test under test/ with Nabla's tools first on PATH, then the
+# LLVM 22 tools (FileCheck, not, split-file).
+#
+#===----------------------------------------------------------------------===#
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Nabla"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.nabla_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%nabla_src_root", config.nabla_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.nabla_tools_dir, append_path=True)
+
+tool_dirs = [config.nabla_tools_dir, config.llvm_tools_dir]
+tools = ["nabla-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
