@@ -13,6 +13,7 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaAttrs.h"
 
+#include "mlir/IR/TypeRange.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
