@@ -12,7 +12,8 @@ function(_nabla_install_library name)
   set_property(GLOBAL APPEND PROPERTY NABLA_EXPORTED_LIBS ${name})
   install(TARGETS ${name} EXPORT NablaTargets
     ARCHIVE DESTINATION lib
-    LIBRARY DESTINATION lib)
+    LIBRARY DESTINATION lib
+    INCLUDES DESTINATION include ${MLIR_INCLUDE_DIRS} ${LLVM_INCLUDE_DIRS})
 endfunction()
 
 # add_nabla_dialect_library(name SOURCES... [DEPENDS ...] [MLIR_LIBS ...])

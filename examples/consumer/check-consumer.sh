@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+#===- check-consumer.sh - Build the consumer against an installed Nabla ----===#
+#
+# Usage: check-consumer.sh BUILD_DIR SOURCE_DIR WORK_DIR
+# Installs BUILD_DIR into WORK_DIR/prefix, configures and builds
+# examples/consumer against it with find_package(Nabla), and runs it on the
+# seed kernel. Run by ctest as `consumer-example`.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+build=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+test -f "$work/prefix/lib/cmake/nabla/NablaConfig.cmake"
+cmake -G Ninja -S "$src/examples/consumer" -B "$work/build" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
+cmake --build "$work/build" > "$work/build.log"
+"$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" | tee "$work/out.txt"
+grep -qx 'nabla.autodiff of @mul in @grad_mul_kernel' "$work/out.txt"
+grep -qx 'derivative requests: 1' "$work/out.txt"
