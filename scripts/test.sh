@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+#===- test.sh - Build Nabla and run every test ----------------------------===#
+#
+# Builds, then runs the lit suite (FileCheck/verify-diagnostics tests under
+# test/) and ctest (GoogleTest unit tests, the installed-package consumer
+# example). Prints both summaries; exits non-zero if anything failed.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+start=$(date +%s)
+"$root/scripts/build.sh"
+echo "== build finished in $(( $(date +%s) - start ))s =="
+
+status=0
+echo "== lit =="
+/usr/lib/llvm-22/bin/lit -sv "$build/test" || status=1
+echo "== ctest =="
+(cd "$build" && ctest --output-on-failure -j2) || status=1
+echo "== total $(( $(date +%s) - start ))s, status $status =="
+exit $status
