@@ -98,16 +98,15 @@ TEST_F(ActivityTest, ResultActivities) {
       diagnoseResultActivity(DerivativeMode::Reverse, Activity::Active, i32()));
   EXPECT_FALSE(diagnoseResultActivity(DerivativeMode::Forward,
                                       Activity::DupNoNeed, f32()));
-  EXPECT_TRUE(diagnoseResultActivity(DerivativeMode::Forward,
-                                     Activity::Active, f32()));
+  EXPECT_TRUE(
+      diagnoseResultActivity(DerivativeMode::Forward, Activity::Active, f32()));
   EXPECT_FALSE(
       diagnoseResultActivity(DerivativeMode::Forward, Activity::Const, i32()));
 }
 
 TEST_F(ActivityTest, AttributeTextualForm) {
-  for (Activity activity :
-       {Activity::Const, Activity::Dup, Activity::DupNoNeed, Activity::Active,
-        Activity::ActiveNoNeed}) {
+  for (Activity activity : {Activity::Const, Activity::Dup, Activity::DupNoNeed,
+                            Activity::Active, Activity::ActiveNoNeed}) {
     std::string text =
         "#nabla.activity<" + stringifyActivity(activity).str() + ">";
     Attribute parsed = parseAttribute(text, &context);

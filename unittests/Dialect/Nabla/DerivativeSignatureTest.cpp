@@ -41,10 +41,10 @@ TEST_F(DerivativeSignatureTest, SeedKernelReverse) {
   SmallVector<Type> args = {memref(), index()};
   auto signature = DerivativeSignature::expand(
       DerivativeMode::Reverse, args, {}, {Activity::Dup, Activity::Const}, {});
-  EXPECT_EQ(describeAll(signature.operands, true),
-            (std::vector<std::string>{"primal argument #0",
-                                      "shadow of argument #0",
-                                      "primal argument #1"}));
+  EXPECT_EQ(
+      describeAll(signature.operands, true),
+      (std::vector<std::string>{"primal argument #0", "shadow of argument #0",
+                                "primal argument #1"}));
   EXPECT_TRUE(signature.results.empty());
   EXPECT_EQ(signature.getOperandTypes(),
             (SmallVector<Type>{memref(), memref(), index()}));
@@ -59,10 +59,10 @@ TEST_F(DerivativeSignatureTest, ReverseSeedsAndGradients) {
       DerivativeMode::Reverse, args, results,
       {Activity::Active, Activity::Active},
       {Activity::Active, Activity::ActiveNoNeed, Activity::Const});
-  EXPECT_EQ(describeAll(signature.operands, true),
-            (std::vector<std::string>{"primal argument #0",
-                                      "primal argument #1", "seed of result #0",
-                                      "seed of result #1"}));
+  EXPECT_EQ(
+      describeAll(signature.operands, true),
+      (std::vector<std::string>{"primal argument #0", "primal argument #1",
+                                "seed of result #0", "seed of result #1"}));
   // Primals of const/active results (not activenoneed), then gradients.
   EXPECT_EQ(describeAll(signature.results, false),
             (std::vector<std::string>{"primal result #0", "primal result #2",
@@ -85,16 +85,17 @@ TEST_F(DerivativeSignatureTest, ForwardInterleavesPrimalAndTangent) {
             (std::vector<std::string>{
                 "primal argument #0", "shadow of argument #0",
                 "primal argument #1", "shadow of argument #1"}));
-  EXPECT_EQ(describeAll(signature.results, false),
-            (std::vector<std::string>{"primal result #0", "tangent of result #0",
-                                      "primal result #1",
-                                      "tangent of result #2"}));
+  EXPECT_EQ(
+      describeAll(signature.results, false),
+      (std::vector<std::string>{"primal result #0", "tangent of result #0",
+                                "primal result #1", "tangent of result #2"}));
 }
 
 TEST_F(DerivativeSignatureTest, AllConstIsThePrimalCall) {
   SmallVector<Type> args = {f32(), index()};
   SmallVector<Type> results = {f64()};
-  for (DerivativeMode mode : {DerivativeMode::Reverse, DerivativeMode::Forward}) {
+  for (DerivativeMode mode :
+       {DerivativeMode::Reverse, DerivativeMode::Forward}) {
     auto signature = DerivativeSignature::expand(
         mode, args, results, {Activity::Const, Activity::Const},
         {Activity::Const});

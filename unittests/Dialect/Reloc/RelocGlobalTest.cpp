@@ -68,7 +68,8 @@ TEST_F(RelocGlobalTest, ByteSizeUnknown) {
 }
 
 TEST_F(RelocGlobalTest, DefaultKindIsObject) {
-  GlobalOp global = parseGlobal(R"(reloc.global @g : memref<4xi8> {key = "k"})");
+  GlobalOp global =
+      parseGlobal(R"(reloc.global @g : memref<4xi8> {key = "k"})");
   ASSERT_TRUE(global);
   EXPECT_EQ(global.getKind(), RecordKind::Object);
   EXPECT_FALSE(global.getConstant());

@@ -1,4 +1,5 @@
-//===- DerivativeSignature.cpp - Operands/results of a derivative ----------===//
+//===- DerivativeSignature.cpp - Operands/results of a derivative
+//----------===//
 //
 // Activity legality per type and mode, and the expansion of a callee signature
 // into a derivative's operand and result lists (DESIGN.md §2).
@@ -42,9 +43,9 @@ static std::string typeToString(Type type) {
   return text;
 }
 
-std::optional<std::string>
-nabla::diagnoseActivityForMode(DerivativeMode mode, Activity activity,
-                               bool isResult) {
+std::optional<std::string> nabla::diagnoseActivityForMode(DerivativeMode mode,
+                                                          Activity activity,
+                                                          bool isResult) {
   std::string name = stringifyActivity(activity).str();
   if (mode == DerivativeMode::Forward) {
     if (isActiveValue(activity))
@@ -62,9 +63,9 @@ nabla::diagnoseActivityForMode(DerivativeMode mode, Activity activity,
   return std::nullopt;
 }
 
-std::optional<std::string>
-nabla::diagnoseArgumentActivity(DerivativeMode mode, Activity activity,
-                                Type type) {
+std::optional<std::string> nabla::diagnoseArgumentActivity(DerivativeMode mode,
+                                                           Activity activity,
+                                                           Type type) {
   if (auto reason = diagnoseActivityForMode(mode, activity, /*isResult=*/false))
     return reason;
   std::string name = stringifyActivity(activity).str();
@@ -94,9 +95,9 @@ nabla::diagnoseArgumentActivity(DerivativeMode mode, Activity activity,
          typeToString(type);
 }
 
-std::optional<std::string>
-nabla::diagnoseResultActivity(DerivativeMode mode, Activity activity,
-                              Type type) {
+std::optional<std::string> nabla::diagnoseResultActivity(DerivativeMode mode,
+                                                         Activity activity,
+                                                         Type type) {
   if (auto reason = diagnoseActivityForMode(mode, activity, /*isResult=*/true))
     return reason;
   if (activity == Activity::Const)
@@ -186,8 +187,8 @@ DerivativeSignature DerivativeSignature::expand(
 
 /// Collects the types of `slots`.
 static SmallVector<Type> slotTypes(ArrayRef<SignatureSlot> slots) {
-  return llvm::map_to_vector(slots,
-                             [](const SignatureSlot &slot) { return slot.type; });
+  return llvm::map_to_vector(
+      slots, [](const SignatureSlot &slot) { return slot.type; });
 }
 
 SmallVector<Type> DerivativeSignature::getOperandTypes() const {

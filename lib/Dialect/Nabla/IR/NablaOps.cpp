@@ -1,4 +1,5 @@
-//===- NablaOps.cpp - Operations of the nabla dialect -----------------------===//
+//===- NablaOps.cpp - Operations of the nabla dialect
+//-----------------------===//
 //
 // Verification of `nabla.autodiff` and `nabla.fwddiff`. The op-local verifier
 // checks activities that are wrong in the op's mode whatever the callee; the
@@ -23,17 +24,18 @@ static SmallVector<Activity> toActivities(ArrayAttr activities) {
 }
 
 /// Checks activities that are illegal in `mode` regardless of types.
-template <typename OpTy>
-static LogicalResult verifyActivitiesForMode(OpTy op, DerivativeMode mode) {
+template <typename OpTy> static LogicalResult verifyActivitiesForMode(OpTy op) {
+  DerivativeMode mode = OpTy::getMode();
   for (auto [index, activity] : llvm::enumerate(op.getArgumentActivities()))
     if (auto reason =
             diagnoseActivityForMode(mode, activity, /*isResult=*/false))
-      return op.emitOpError("activity of argument #") << index << ": "
-                                                       << *reason;
+      return op.emitOpError("activity of argument #")
+             << index << ": " << *reason;
   for (auto [index, activity] : llvm::enumerate(op.getResultActivities()))
-    if (auto reason = diagnoseActivityForMode(mode, activity, /*isResult=*/true))
-      return op.emitOpError("ret_activity of result #") << index << ": "
-                                                         << *reason;
+    if (auto reason =
+            diagnoseActivityForMode(mode, activity, /*isResult=*/true))
+      return op.emitOpError("ret_activity of result #")
+             << index << ": " << *reason;
   return success();
 }
 
@@ -88,18 +90,18 @@ static LogicalResult verifyAgainstCallee(OpTy op,
            << resultTypes.size() << " ret_activities (one per result of "
            << op.getCalleeAttr() << "), got " << op.getRetActivity().size();
 
-  DerivativeMode mode = op.getMode();
+  DerivativeMode mode = OpTy::getMode();
   SmallVector<Activity> argActivities = op.getArgumentActivities();
   SmallVector<Activity> resultActivities = op.getResultActivities();
   for (auto [index, type, activity] : llvm::enumerate(argTypes, argActivities))
     if (auto reason = diagnoseArgumentActivity(mode, activity, type))
-      return op.emitOpError("activity of argument #") << index << ": "
-                                                       << *reason;
+      return op.emitOpError("activity of argument #")
+             << index << ": " << *reason;
   for (auto [index, type, activity] :
        llvm::enumerate(resultTypes, resultActivities))
     if (auto reason = diagnoseResultActivity(mode, activity, type))
-      return op.emitOpError("ret_activity of result #") << index << ": "
-                                                         << *reason;
+      return op.emitOpError("ret_activity of result #")
+             << index << ": " << *reason;
 
   DerivativeSignature signature = DerivativeSignature::expand(
       mode, argTypes, resultTypes, argActivities, resultActivities);
@@ -108,66 +110,6 @@ static LogicalResult verifyAgainstCallee(OpTy op,
     return failure();
   return verifySlots(op, "result", op.getOutputs().getTypes(),
                      signature.results);
-}
-
-/// Looks up the function-like callee of `op`, or null.
-template <typename OpTy>
-static FunctionOpInterface lookupCallee(OpTy op,
-                                        SymbolTableCollection &symbolTable) {
-  return dyn_cast_or_null<FunctionOpInterface>(
-      symbolTable.lookupNearestSymbolFrom(op, op.getCalleeAttr()));
-}
-
-//===----------------------------------------------------------------------===//
-// AutodiffOp
-//===----------------------------------------------------------------------===//
-
-DerivativeMode AutodiffOp::getMode() { return DerivativeMode::Reverse; }
-
-SmallVector<Activity> AutodiffOp::getArgumentActivities() {
-  return toActivities(getActivity());
-}
-
-SmallVector<Activity> AutodiffOp::getResultActivities() {
-  return toActivities(getRetActivity());
-}
-
-FunctionOpInterface AutodiffOp::resolveCallee(SymbolTableCollection &table) {
-  return lookupCallee(*this, table);
-}
-
-LogicalResult AutodiffOp::verify() {
-  return verifyActivitiesForMode(*this, getMode());
-}
-
-LogicalResult AutodiffOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifyAgainstCallee(*this, table);
-}
-
-//===----------------------------------------------------------------------===//
-// FwddiffOp
-//===----------------------------------------------------------------------===//
-
-DerivativeMode FwddiffOp::getMode() { return DerivativeMode::Forward; }
-
-SmallVector<Activity> FwddiffOp::getArgumentActivities() {
-  return toActivities(getActivity());
-}
-
-SmallVector<Activity> FwddiffOp::getResultActivities() {
-  return toActivities(getRetActivity());
-}
-
-FunctionOpInterface FwddiffOp::resolveCallee(SymbolTableCollection &table) {
-  return lookupCallee(*this, table);
-}
-
-LogicalResult FwddiffOp::verify() {
-  return verifyActivitiesForMode(*this, getMode());
-}
-
-LogicalResult FwddiffOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifyAgainstCallee(*this, table);
 }
 
 #define GET_OP_CLASSES

@@ -1,4 +1,5 @@
-//===- RelocOps.cpp - Operations of the reloc dialect -----------------------===//
+//===- RelocOps.cpp - Operations of the reloc dialect
+//-----------------------===//
 //
 // Verification of relocation records and their uses. A record's own fields are
 // checked by its verifier (including key uniqueness among its siblings); the
@@ -67,9 +68,8 @@ LogicalResult GlobalOp::verify() {
       return emitOpError("'size' must be positive, got ") << *size;
     std::optional<int64_t> implied = getImpliedByteSize(type);
     if (implied && *implied != *size)
-      return emitOpError("'size' (")
-             << *size << " bytes) disagrees with the " << *implied
-             << " bytes of " << type;
+      return emitOpError("'size' (") << *size << " bytes) disagrees with the "
+                                     << *implied << " bytes of " << type;
   }
 
   if (std::optional<ElementsAttr> value = getValue()) {

@@ -1,4 +1,5 @@
-//===- DerivativeSignature.h - Operands/results of a derivative --*- C++ -*-===//
+//===- DerivativeSignature.h - Operands/results of a derivative --*- C++
+//-*-===//
 //
 // The calling convention of `nabla.autodiff` and `nabla.fwddiff` in one place:
 // which activities a type may take in each mode, and how a callee signature
@@ -42,15 +43,15 @@ bool isMemoryType(mlir::Type type);
 
 /// Returns why `activity` is never allowed on a callee argument (`isResult`
 /// false) or result in `mode`, whatever its type, or std::nullopt.
-std::optional<std::string> diagnoseActivityForMode(DerivativeMode mode,
-                                                   Activity activity,
-                                                   bool isResult);
+std::optional<std::string>
+diagnoseActivityForMode(DerivativeMode mode, Activity activity, bool isResult);
 
 /// Returns why `activity` is not allowed on a callee argument of type `type`
 /// in `mode`, or std::nullopt if it is allowed. Includes the checks of
 /// diagnoseActivityForMode.
-std::optional<std::string>
-diagnoseArgumentActivity(DerivativeMode mode, Activity activity, mlir::Type type);
+std::optional<std::string> diagnoseArgumentActivity(DerivativeMode mode,
+                                                    Activity activity,
+                                                    mlir::Type type);
 
 /// Returns why `activity` is not allowed on a callee result of type `type` in
 /// `mode`, or std::nullopt if it is allowed. Includes the checks of

@@ -1,4 +1,5 @@
-//===- NablaOps.h - Operations of the nabla dialect --------------*- C++ -*-===//
+//===- NablaOps.h - Operations of the nabla dialect --------------*- C++
+//-*-===//
 //
 // Declares `nabla.autodiff` and `nabla.fwddiff`.
 //

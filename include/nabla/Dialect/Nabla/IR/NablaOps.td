@@ -20,7 +20,7 @@ class Nabla_Op<string mnemonic, list<Trait> traits = []>
 // activities of the callee's arguments and results. No memory-effect traits:
 // the derivative reads and writes the shadows, so the ops are conservatively
 // side-effecting.
-class Nabla_DifferentiateOp<string mnemonic>
+class Nabla_DifferentiateOp<string mnemonic, string mode>
     : Nabla_Op<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let arguments = (ins FlatSymbolRefAttr:$callee,
                        Variadic<AnyType>:$inputs,
@@ -33,7 +33,9 @@ class Nabla_DifferentiateOp<string mnemonic>
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The differentiation mode of this op.
-    ::nabla::DerivativeMode getMode();
+    static constexpr ::nabla::DerivativeMode getMode() {
+      return ::nabla::DerivativeMode::}] # mode # [{;
+    }
 
     /// The activities as enum values, in callee argument/result order.
     ::llvm::SmallVector<::nabla::Activity> getArgumentActivities();
@@ -43,9 +45,30 @@ class Nabla_DifferentiateOp<string mnemonic>
     ::mlir::FunctionOpInterface
     resolveCallee(::mlir::SymbolTableCollection &symbolTable);
   }];
+  // Both ops share one implementation (templates in NablaOps.cpp).
+  let extraClassDefinition = [{
+    ::llvm::SmallVector<::nabla::Activity> $cppClass::getArgumentActivities() {
+      return toActivities(getActivity());
+    }
+    ::llvm::SmallVector<::nabla::Activity> $cppClass::getResultActivities() {
+      return toActivities(getRetActivity());
+    }
+    ::mlir::FunctionOpInterface
+    $cppClass::resolveCallee(::mlir::SymbolTableCollection &symbolTable) {
+      return ::llvm::dyn_cast_or_null<::mlir::FunctionOpInterface>(
+          symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr()));
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyActivitiesForMode(*this);
+    }
+    ::llvm::LogicalResult
+    $cppClass::verifySymbolUses(::mlir::SymbolTableCollection &symbolTable) {
+      return verifyAgainstCallee(*this, symbolTable);
+    }
+  }];
 }
 
-def Nabla_AutodiffOp : Nabla_DifferentiateOp<"autodiff"> {
+def Nabla_AutodiffOp : Nabla_DifferentiateOp<"autodiff", "Reverse"> {
   let summary = "Reverse-mode derivative (vector-Jacobian product) of a function";
   let description = [{
     Calls the reverse-mode derivative of `callee`. Operands: for each callee
@@ -74,7 +97,7 @@ def Nabla_AutodiffOp : Nabla_DifferentiateOp<"autodiff"> {
   }];
 }
 
-def Nabla_FwddiffOp : Nabla_DifferentiateOp<"fwddiff"> {
+def Nabla_FwddiffOp : Nabla_DifferentiateOp<"fwddiff", "Forward"> {
   let summary = "Forward-mode derivative (Jacobian-vector product) of a function";
   let description = [{
     Calls the forward-mode derivative of `callee`. Operands: for each callee

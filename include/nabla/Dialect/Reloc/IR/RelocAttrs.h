@@ -1,4 +1,5 @@
-//===- RelocAttrs.h - Attributes of the reloc dialect ------------*- C++ -*-===//
+//===- RelocAttrs.h - Attributes of the reloc dialect ------------*- C++
+//-*-===//
 //
 // The record kind enum and `#reloc.kind<...>`.
 //

@@ -1,4 +1,5 @@
-//===- RelocOps.h - Operations of the reloc dialect --------------*- C++ -*-===//
+//===- RelocOps.h - Operations of the reloc dialect --------------*- C++
+//-*-===//
 //
 // Declares `reloc.global`, `reloc.get_global` and `reloc.addressof`.
 //
@@ -10,8 +11,8 @@
 #include "nabla/Dialect/Reloc/IR/RelocAttrs.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
