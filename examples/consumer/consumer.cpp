@@ -1,5 +1,4 @@
-//===- consumer.cpp - A minimal frontend built on installed Nabla
-//-----------===//
+//===- consumer.cpp - A minimal frontend built on installed Nabla ---------===//
 //
 // What a GPU frontend does first with Nabla: register its dialects next to
 // the upstream ones it emits, parse a kernel module, verify it, and find the

@@ -1,5 +1,5 @@
-//===- InitAll.h - Register every Nabla dialect and pass ---------*- C++
-//-*-===//
+//===- InitAll.h - Register every Nabla dialect and pass --------*- C++ -*-===//
+// C++ -*-===//
 //
 // One entry point for tools and frontends: registers Nabla's dialects into a
 // DialectRegistry and Nabla's passes and pipelines with the global registry.

@@ -1,5 +1,4 @@
-//===- InitAll.cpp - Register every Nabla dialect and pass
-//------------------===//
+//===- InitAll.cpp - Register every Nabla dialect and pass ----------------===//
 //
 // Implements the registration entry points declared in nabla/InitAll.h.
 //

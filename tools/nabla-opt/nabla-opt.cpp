@@ -1,5 +1,4 @@
-//===- nabla-opt.cpp - mlir-opt with Nabla's dialects and passes
-//------------===//
+//===- nabla-opt.cpp - mlir-opt with Nabla's dialects and passes ----------===//
 //
 // The modular optimizer driver: every upstream dialect, extension and pass,
 // plus Nabla's dialects, passes and pipelines.

@@ -1,5 +1,4 @@
-//===- DerivativeSignature.cpp - Operands/results of a derivative
-//----------===//
+//===- DerivativeSignature.cpp - Operands/results of a derivative ---------===//
 //
 // Activity legality per type and mode, and the expansion of a callee signature
 // into a derivative's operand and result lists (DESIGN.md §2).

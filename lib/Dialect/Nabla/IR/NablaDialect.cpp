@@ -1,5 +1,4 @@
-//===- NablaDialect.cpp - The nabla dialect and its attributes
-//--------------===//
+//===- NablaDialect.cpp - The nabla dialect and its attributes ------------===//
 //
 // Registers the `nabla` ops and the activity attribute, and holds the
 // TableGen-generated enum and attribute definitions.

@@ -1,5 +1,4 @@
-//===- NablaOps.cpp - Operations of the nabla dialect
-//-----------------------===//
+//===- NablaOps.cpp - Operations of the nabla dialect ---------------------===//
 //
 // Verification of `nabla.autodiff` and `nabla.fwddiff`. The op-local verifier
 // checks activities that are wrong in the op's mode whatever the callee; the

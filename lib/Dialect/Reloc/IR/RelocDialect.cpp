@@ -1,5 +1,4 @@
-//===- RelocDialect.cpp - The reloc dialect and its attributes
-//--------------===//
+//===- RelocDialect.cpp - The reloc dialect and its attributes ------------===//
 //
 // Registers the `reloc` ops and the record-kind attribute, and holds the
 // TableGen-generated enum and attribute definitions.

@@ -1,5 +1,4 @@
-//===- RelocOps.cpp - Operations of the reloc dialect
-//-----------------------===//
+//===- RelocOps.cpp - Operations of the reloc dialect ---------------------===//
 //
 // Verification of relocation records and their uses. A record's own fields are
 // checked by its verifier (including key uniqueness among its siblings); the

@@ -1,5 +1,5 @@
-//===- DerivativeSignature.h - Operands/results of a derivative --*- C++
-//-*-===//
+//===- DerivativeSignature.h - Operands/results of a derivative -*- C++ -*-===//
+// C++ -*-===//
 //
 // The calling convention of `nabla.autodiff` and `nabla.fwddiff` in one place:
 // which activities a type may take in each mode, and how a callee signature

@@ -1,5 +1,5 @@
-//===- NablaAttrs.h - Attributes of the nabla dialect ------------*- C++
-//-*-===//
+//===- NablaAttrs.h - Attributes of the nabla dialect -----------*- C++ -*-===//
+// C++ -*-===//
 //
 // The `Activity` enum and its attribute `#nabla.activity<...>`.
 //

@@ -1,5 +1,5 @@
-//===- NablaDialect.h - The nabla dialect ------------------------*- C++
-//-*-===//
+//===- NablaDialect.h - The nabla dialect -----------------------*- C++ -*-===//
+// C++ -*-===//
 //
 // Declares the `nabla` dialect class, which owns the automatic-differentiation
 // ops and the activity attribute.

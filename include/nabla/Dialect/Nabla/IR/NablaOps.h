@@ -1,5 +1,5 @@
-//===- NablaOps.h - Operations of the nabla dialect --------------*- C++
-//-*-===//
+//===- NablaOps.h - Operations of the nabla dialect -------------*- C++ -*-===//
+// C++ -*-===//
 //
 // Declares `nabla.autodiff` and `nabla.fwddiff`.
 //

@@ -1,5 +1,5 @@
-//===- RelocAttrs.h - Attributes of the reloc dialect ------------*- C++
-//-*-===//
+//===- RelocAttrs.h - Attributes of the reloc dialect -----------*- C++ -*-===//
+// C++ -*-===//
 //
 // The record kind enum and `#reloc.kind<...>`.
 //

@@ -1,5 +1,5 @@
-//===- RelocDialect.h - The reloc dialect ------------------------*- C++
-//-*-===//
+//===- RelocDialect.h - The reloc dialect -----------------------*- C++ -*-===//
+// C++ -*-===//
 //
 // Declares the `reloc` dialect class (explicit relocation records).
 //

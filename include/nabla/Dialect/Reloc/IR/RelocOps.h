@@ -1,5 +1,5 @@
-//===- RelocOps.h - Operations of the reloc dialect --------------*- C++
-//-*-===//
+//===- RelocOps.h - Operations of the reloc dialect -------------*- C++ -*-===//
+// C++ -*-===//
 //
 // Declares `reloc.global`, `reloc.get_global` and `reloc.addressof`.
 //
