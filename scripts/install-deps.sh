@@ -15,6 +15,9 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 clang-22
   # Unit tests.
   libgtest-dev
+  # GPU targets: AMD device libraries (ocml/ockl bitcode), SPIR-V validation
+  # (spirv-val, libSPIRV-Tools), SPIRV-Cross for Metal Shading Language.
+  rocm-device-libs spirv-tools libspirv-cross-c-shared-dev
 )
 
 missing=()

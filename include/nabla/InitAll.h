@@ -19,6 +19,10 @@ namespace nabla {
 /// Adds the `nabla` and `reloc` dialects to `registry`.
 void registerAllDialects(mlir::DialectRegistry &registry);
 
+/// Adds every upstream dialect, extension and LLVM IR translation interface
+/// (the GPU pipelines serialize through LLVM IR) to `registry`.
+void registerUpstreamDialects(mlir::DialectRegistry &registry);
+
 /// Registers Nabla's passes and named pipelines (idempotent).
 void registerAllPasses();
 

@@ -7,14 +7,28 @@
 #include "nabla/InitAll.h"
 
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
+#include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
+#include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void nabla::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<nabla::NablaDialect, nabla::reloc::RelocDialect>();
 }
 
+void nabla::registerUpstreamDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+}
+
 void nabla::registerAllPasses() {
-  // Passes and pipelines register here as they are added.
+  registerNablaConversionPasses();
+  registerNablaTransformsPasses();
+  registerNablaPipelines();
 }

@@ -8,8 +8,6 @@
 #include "nabla/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -18,8 +16,7 @@ int main(int argc, char **argv) {
   nabla::registerAllPasses();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
+  nabla::registerUpstreamDialects(registry);
   nabla::registerAllDialects(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

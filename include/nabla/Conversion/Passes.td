@@ -1,0 +1,51 @@
+//===- Passes.td - Nabla's conversion passes -----------------*- tablegen -*-===//
+//
+// Dialect conversions used by the `nabla-to-*` pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_CONVERSION_PASSES_TD
+#define NABLA_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
+  let summary = "Convert target-neutral GPU modules to Vulkan-flavoured SPIR-V";
+  let description = [{
+    Converts each `gpu.module` (kernels already inlined, see
+    `nabla-inline-device-calls`) into a `spirv.module` placed inside it:
+
+    - attaches a `spirv.target_env` (unless the module has one) for the
+      selected client (`vulkan`, or `metal` which drops `Float64`);
+    - sets `spirv.entry_point_abi` on each kernel from `workgroup-size`, or
+      from the kernel's `known_block_size`;
+    - maps memory spaces: default → `StorageBuffer` (kernel buffers),
+      `#gpu.address_space<workgroup>` → `Workgroup`, `memref.alloca` and
+      `#gpu.address_space<private>` → `Function`;
+    - converts gpu, arith, math, scf, cf, func, memref, index, vector and ub
+      ops, plus `memref.atomic_rmw addf` (absent upstream) to
+      `spirv.EXT.AtomicFAdd` when the target environment has the float-add
+      capability, or to a compare-exchange loop otherwise.
+
+    Buffer parameter *k* gets descriptor set 0, binding *k*; a scalar
+    parameter is a one-element storage buffer at its binding (see
+    docs/Targets.md).
+
+    ```mlir
+    gpu.module @kernels {
+      spirv.module @__spv__kernels Logical GLSL450 { ... }
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"workgroupSize", "workgroup-size", "int64_t",
+               "Workgroup size (x[,y[,z]]) of every kernel without known_block_size">,
+    Option<"client", "client", "std::string", [{"vulkan"}],
+           "Target environment flavour: vulkan or metal">,
+    Option<"use64bitIndex", "use-64bit-index", "bool", "false",
+           "Lower index to i64 instead of i32">,
+  ];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+#endif // NABLA_CONVERSION_PASSES_TD

@@ -1,0 +1,100 @@
+//===- Pipelines.h - Nabla's named lowering pipelines -----------*- C++ -*-===//
+//
+// The `nabla-to-nvvm`, `nabla-to-rocdl`, `nabla-to-spirv` and `nabla-to-metal`
+// pipelines: each takes target-neutral GPU modules to gpu.binary ops holding
+// the target's objects. Options structs are shared with nabla-compile and the
+// Python bindings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_PIPELINES_PIPELINES_H
+#define NABLA_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace nabla {
+
+/// Options every pipeline takes.
+template <typename Derived>
+struct CommonPipelineOptions : public mlir::PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("Optimization level (0-3)"),
+      llvm::cl::init(2)};
+  mlir::detail::PassOptions::Option<std::string> abi{
+      *this, "abi",
+      llvm::cl::desc("Relocation convention: v1 (baked addresses) or v2 "
+                     "(symbolic, relocated at load)"),
+      llvm::cl::init("v2")};
+};
+
+struct NablaToNVVMOptions : public CommonPipelineOptions<NablaToNVVMOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("SM architecture"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features; default: the lowest PTX version the chip "
+                     "needs, e.g. +ptx78 for sm_90")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default $CUDA_PATH or "
+                     "/usr/local/cuda")};
+  Option<bool> cubin{*this, "cubin",
+                     llvm::cl::desc("Also assemble a cubin with ptxas"),
+                     llvm::cl::init(true)};
+};
+
+struct NablaToROCDLOptions : public CommonPipelineOptions<NablaToROCDLOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("AMDGPU architecture"),
+                           llvm::cl::init("gfx90a")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("Directory with llvm/bin/ld.lld and amdgcn/bitcode; "
+                     "default: the one Nabla's build made from lld-22 and "
+                     "rocm-device-libs")};
+  Option<bool> wave64{*this, "wave64",
+                      llvm::cl::desc("Use 64-wide wavefronts"),
+                      llvm::cl::init(true)};
+};
+
+struct NablaToSPIRVOptions : public CommonPipelineOptions<NablaToSPIRVOptions> {
+  ListOption<int64_t> workgroupSize{
+      *this, "workgroup-size",
+      llvm::cl::desc("Workgroup size x[,y[,z]] (the launch's block size) of "
+                     "kernels without known_block_size")};
+};
+
+struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
+  ListOption<int64_t> workgroupSize{
+      *this, "workgroup-size",
+      llvm::cl::desc("Threadgroup size x[,y[,z]] of kernels without "
+                     "known_block_size")};
+  Option<std::string> mslVersion{*this, "msl-version",
+                                 llvm::cl::desc("Metal Shading Language version"),
+                                 llvm::cl::init("3.0")};
+};
+
+void buildNablaToNVVMPipeline(mlir::OpPassManager &pm,
+                              const NablaToNVVMOptions &options);
+void buildNablaToROCDLPipeline(mlir::OpPassManager &pm,
+                               const NablaToROCDLOptions &options);
+void buildNablaToSPIRVPipeline(mlir::OpPassManager &pm,
+                               const NablaToSPIRVOptions &options);
+void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
+                               const NablaToMetalOptions &options);
+
+/// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
+std::string getDefaultPTXFeatures(llvm::StringRef chip);
+
+/// The ROCm-layout toolkit directory Nabla's build assembled (ld.lld and
+/// Debian's device bitcode), or "" if unknown.
+std::string getDefaultROCmToolkit();
+
+/// Registers the four pipelines with the global pass registry.
+void registerNablaPipelines();
+
+} // namespace nabla
+
+#endif // NABLA_PIPELINES_PIPELINES_H

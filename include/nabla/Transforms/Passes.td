@@ -1,0 +1,102 @@
+//===- Passes.td - Nabla's GPU preparation passes ------------*- tablegen -*-===//
+//
+// Target-independent and target-preparing passes on gpu.module ops that the
+// `nabla-to-*` pipelines are made of. Conversions live in
+// nabla/Conversion/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_TRANSFORMS_PASSES_TD
+#define NABLA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
+  let summary = "Report ops in GPU modules that a target pipeline cannot lower";
+  let description = [{
+    Walks every `gpu.module` and emits a located error for each op the
+    selected target cannot lower, naming the op and the target: derivative
+    requests not yet expanded (`nabla.*`), unlowered relocation ops
+    (`reloc.*`), ops of dialects the pipeline has no lowering for, and
+    target-specific limits (no `f64` and no float atomics on workgroup memory
+    in Metal). Pipelines run it first so that a user sees one clear diagnostic
+    instead of a legalization failure deep inside a conversion.
+
+    ```mlir
+    // nabla-opt --nabla-check-target-support=target=metal
+    %x = arith.addf %a, %b : f64   // error: 'f64' is not supported by the metal target
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", [{"nvvm"}],
+           "Target pipeline to check for: nvvm, rocdl, spirv or metal">,
+    Option<"chip", "chip", "std::string", [{""}],
+           "Chip the pipeline compiles for (sm_NN for nvvm, gfxNNN for rocdl)">,
+    Option<"abi", "abi", "std::string", [{"v2"}],
+           "Relocation convention the pipeline was asked for: v1 or v2">,
+  ];
+}
+
+def InlineDeviceCalls : Pass<"nabla-inline-device-calls", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Inline every device-function call into the kernels of a GPU module";
+  let description = [{
+    Inlines each `func.call` reachable from a `gpu.func` kernel, transitively,
+    and erases device functions left without uses. Targets without a calling
+    convention for memref arguments (SPIR-V for Vulkan, Metal through SPIR-V)
+    need this; recursion and multi-block callees inside structured regions are
+    reported as errors.
+
+    ```mlir
+    gpu.func @k(%A: memref<?xf32>) kernel {
+      func.call @f(%A) : (memref<?xf32>) -> ()   // replaced by the body of @f
+      gpu.return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::cf::ControlFlowDialect"];
+}
+
+def AssembleCubin : Pass<"nabla-assemble-cubin", "mlir::ModuleOp"> {
+  let summary = "Add a cubin assembled by ptxas next to each PTX object";
+  let description = [{
+    For every `gpu.binary` object holding PTX (`assembly` format of an
+    `#nvvm.target`), runs `ptxas` from the CUDA toolkit and appends a second
+    object with the cubin (`bin` format) for the same target. A failure of
+    ptxas is a located error carrying its output.
+
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "...">,
+                         #gpu.object<#nvvm.target<chip = "sm_90">, bin = "\7FELF...">]
+    ```
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", [{""}],
+           "CUDA toolkit holding bin/ptxas (default: $CUDA_PATH or /usr/local/cuda)">,
+    Option<"optLevel", "opt-level", "int", "2", "ptxas optimization level">,
+  ];
+}
+
+def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {
+  let summary = "Serialize, validate and package SPIR-V modules as gpu.binary ops";
+  let description = [{
+    Replaces each `gpu.module` holding a `spirv.module` (the output of
+    `nabla-convert-gpu-to-spirv`) by a `gpu.binary` of the same name. The
+    SPIR-V words are validated in-process with SPIRV-Tools for the Vulkan 1.1
+    environment; a validation failure is a located error with the
+    validator's message. With `format=msl` the validated SPIR-V is compiled
+    to Metal Shading Language with SPIRV-Cross, one translation unit holding
+    every kernel (each in a namespace named after it).
+
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#spirv.target_env<...>, bin = "\03\02\23\07...">]
+    ```
+  }];
+  let options = [
+    Option<"format", "format", "std::string", [{"spirv"}],
+           "Object to produce: spirv (binary) or msl (source)">,
+    Option<"mslVersion", "msl-version", "std::string", [{"3.0"}],
+           "Metal Shading Language version for format=msl">,
+  ];
+}
+
+#endif // NABLA_TRANSFORMS_PASSES_TD

@@ -1,0 +1,308 @@
+//===- GPUToSPIRV.cpp - Target-neutral GPU modules to SPIR-V --------------===//
+//
+// Nabla's GPU-to-SPIR-V conversion. Upstream `convert-gpu-to-spirv` covers
+// gpu/arith/memref but not math, places the spirv.module next to (not inside)
+// the gpu.module, needs storage classes already on every memref and has no
+// float atomic add. This pass supplies those pieces: a target environment,
+// entry-point ABIs from the launch's block size, Nabla's memory-space
+// mapping, the full pattern set and the `memref.atomic_rmw addf` lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Conversion/Passes.h"
+
+#include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
+#include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
+#include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "mlir/Conversion/IndexToSPIRV/IndexToSPIRV.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
+#include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
+#include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_CONVERTGPUTOSPIRV
+#include "nabla/Conversion/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+//===----------------------------------------------------------------------===//
+// Memory spaces
+//===----------------------------------------------------------------------===//
+
+std::optional<spirv::StorageClass>
+nabla::mapMemorySpaceToStorageClass(Attribute memorySpace) {
+  if (!memorySpace)
+    return spirv::StorageClass::StorageBuffer;
+  if (auto gpuSpace = dyn_cast<gpu::AddressSpaceAttr>(memorySpace)) {
+    switch (gpuSpace.getValue()) {
+    case gpu::AddressSpace::Global:
+      return spirv::StorageClass::StorageBuffer;
+    case gpu::AddressSpace::Workgroup:
+      return spirv::StorageClass::Workgroup;
+    case gpu::AddressSpace::Private:
+      return spirv::StorageClass::Function;
+    }
+  }
+  return spirv::mapMemorySpaceToVulkanStorageClass(memorySpace);
+}
+
+namespace {
+
+/// Moves the memrefs produced by `memref.alloca` (and views of them) into the
+/// private address space, so that they map to the Function storage class
+/// instead of the default StorageBuffer.
+void markAllocasPrivate(gpu::GPUModuleOp module) {
+  auto privateSpace = gpu::AddressSpaceAttr::get(module.getContext(),
+                                                 gpu::AddressSpace::Private);
+  SmallVector<Value> worklist;
+  module.walk([&](memref::AllocaOp alloca) {
+    worklist.push_back(alloca.getResult());
+  });
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || type.getMemorySpace())
+      continue;
+    value.setType(MemRefType::get(type.getShape(), type.getElementType(),
+                                  type.getLayout(), privateSpace));
+    for (Operation *user : value.getUsers())
+      if (isa<ViewLikeOpInterface>(user))
+        for (Value result : user->getResults())
+          worklist.push_back(result);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Float atomic add
+//===----------------------------------------------------------------------===//
+
+/// Lowers `memref.atomic_rmw addf` to `spirv.EXT.AtomicFAdd` with device (or,
+/// on workgroup memory, workgroup) scope and relaxed semantics: adjoint
+/// accumulation needs atomicity, ordering comes from barriers.
+struct AtomicAddFToSPIRV final
+    : public OpConversionPattern<memref::AtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(memref::AtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getKind() != arith::AtomicRMWKind::addf)
+      return rewriter.notifyMatchFailure(op, "not a float add");
+    const auto &converter = *getTypeConverter<SPIRVTypeConverter>();
+    Type valueType = converter.convertType(op.getType());
+    if (!valueType)
+      return rewriter.notifyMatchFailure(op, "unsupported value type");
+
+    spirv::TargetEnv env(converter.getTargetEnv());
+    spirv::Capability capability =
+        op.getType().isF64() ? spirv::Capability::AtomicFloat64AddEXT
+                             : spirv::Capability::AtomicFloat32AddEXT;
+    if (!op.getType().isF32() && !op.getType().isF64())
+      return op.emitOpError("float atomic add is supported on f32 and f64 "
+                            "only by the SPIR-V target");
+    if (!env.allows(capability) ||
+        !env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add))
+      return op.emitOpError("needs the ")
+             << spirv::stringifyCapability(capability)
+             << " capability and SPV_EXT_shader_atomic_float_add in the "
+                "SPIR-V target environment";
+
+    MemRefType memrefType = op.getMemRefType();
+    auto storage =
+        dyn_cast_or_null<spirv::StorageClassAttr>(memrefType.getMemorySpace());
+    if (!storage)
+      return rewriter.notifyMatchFailure(op, "memref has no storage class");
+    spirv::Scope scope = storage.getValue() == spirv::StorageClass::Workgroup
+                             ? spirv::Scope::Workgroup
+                             : spirv::Scope::Device;
+    Value pointer =
+        spirv::getElementPtr(converter, memrefType, adaptor.getMemref(),
+                             adaptor.getIndices(), op.getLoc(), rewriter);
+    if (!pointer)
+      return rewriter.notifyMatchFailure(op, "cannot compute the address");
+    rewriter.replaceOpWithNewOp<spirv::EXTAtomicFAddOp>(
+        op, valueType, pointer, scope, spirv::MemorySemantics::None,
+        adaptor.getValue());
+    return success();
+  }
+};
+
+} // namespace
+
+void nabla::populateAtomicRMWFloatToSPIRVPatterns(
+    const SPIRVTypeConverter &typeConverter, RewritePatternSet &patterns) {
+  patterns.add<AtomicAddFToSPIRV>(typeConverter, patterns.getContext(),
+                                  /*benefit=*/2);
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The Vulkan 1.1 environment Nabla targets: what lavapipe and current
+/// discrete GPUs provide. spirv-update-vce later trims the module's
+/// declaration to what it uses. Metal drops Float64.
+spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context,
+                                         bool forMetal) {
+  using C = spirv::Capability;
+  SmallVector<C> capabilities = {
+      C::Shader,
+      C::Int8,
+      C::Int16,
+      C::Int64,
+      C::Float16,
+      C::StorageBuffer16BitAccess,
+      C::GroupNonUniform,
+      C::GroupNonUniformVote,
+      C::GroupNonUniformBallot,
+      C::GroupNonUniformShuffle,
+      C::GroupNonUniformShuffleRelative,
+      C::GroupNonUniformArithmetic,
+      C::AtomicFloat32AddEXT,
+  };
+  if (!forMetal) {
+    capabilities.push_back(C::Float64);
+    capabilities.push_back(C::AtomicFloat64AddEXT);
+  }
+  SmallVector<spirv::Extension> extensions = {
+      spirv::Extension::SPV_KHR_storage_buffer_storage_class,
+      spirv::Extension::SPV_KHR_16bit_storage,
+      spirv::Extension::SPV_EXT_shader_atomic_float_add};
+  auto triple = spirv::VerCapExtAttr::get(spirv::Version::V_1_3, capabilities,
+                                          extensions, context);
+  return spirv::TargetEnvAttr::get(triple,
+                                   spirv::getDefaultResourceLimits(context),
+                                   spirv::ClientAPI::Vulkan);
+}
+
+struct ConvertGPUToSPIRV
+    : public nabla::impl::ConvertGPUToSPIRVBase<ConvertGPUToSPIRV> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (client != "vulkan" && client != "metal") {
+      getOperation().emitError("unknown SPIR-V client '")
+          << client << "' (expected vulkan or metal)";
+      return signalPassFailure();
+    }
+    if (workgroupSize.size() > 3) {
+      getOperation().emitError("workgroup-size takes at most 3 dimensions");
+      return signalPassFailure();
+    }
+    SmallVector<gpu::GPUModuleOp> modules(
+        getOperation().getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp module : modules)
+      if (failed(convertModule(module)))
+        return signalPassFailure();
+  }
+
+  /// Returns the workgroup size of `kernel`, or failure with a diagnostic.
+  FailureOr<SmallVector<int32_t, 3>> getWorkgroupSize(gpu::GPUFuncOp kernel) {
+    SmallVector<int32_t, 3> size = {1, 1, 1};
+    if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
+      for (auto [i, extent] : llvm::enumerate(*known))
+        size[i] = extent;
+      return size;
+    }
+    if (workgroupSize.empty()) {
+      kernel.emitOpError("needs a workgroup size for SPIR-V: set "
+                         "known_block_size or the pipeline's workgroup-size "
+                         "(the launch's block size)");
+      return failure();
+    }
+    for (auto [i, extent] : llvm::enumerate(workgroupSize)) {
+      if (extent <= 0) {
+        kernel.emitOpError("workgroup-size must be positive");
+        return failure();
+      }
+      size[i] = extent;
+    }
+    return size;
+  }
+
+  LogicalResult convertModule(gpu::GPUModuleOp module) {
+    MLIRContext *context = &getContext();
+    if (!module->hasAttr(spirv::getTargetEnvAttrName()))
+      module->setAttr(spirv::getTargetEnvAttrName(),
+                      getDefaultTargetEnv(context, client == "metal"));
+    for (auto kernel : module.getOps<gpu::GPUFuncOp>()) {
+      if (!kernel.isKernel())
+        continue;
+      FailureOr<SmallVector<int32_t, 3>> size = getWorkgroupSize(kernel);
+      if (failed(size))
+        return failure();
+      kernel->setAttr(spirv::getEntryPointABIAttrName(),
+                      spirv::getEntryPointABIAttr(context, *size));
+    }
+
+    // Storage classes on every memref type.
+    markAllocasPrivate(module);
+    spirv::MemorySpaceToStorageClassConverter memorySpaces(
+        nabla::mapMemorySpaceToStorageClass);
+    spirv::convertMemRefTypesAndAttrs(module, memorySpaces);
+
+    // Convert a clone into a spirv.module, then move it into the original.
+    OpBuilder builder(module);
+    auto clone = cast<gpu::GPUModuleOp>(builder.clone(*module));
+    spirv::TargetEnvAttr targetEnv = spirv::lookupTargetEnvOrDefault(clone);
+    std::unique_ptr<ConversionTarget> target =
+        SPIRVConversionTarget::get(targetEnv);
+    SPIRVConversionOptions options;
+    options.use64bitIndex = use64bitIndex;
+    SPIRVTypeConverter typeConverter(targetEnv, options);
+
+    RewritePatternSet patterns(context);
+    ScfToSPIRVContext scfContext;
+    populateGPUToSPIRVPatterns(typeConverter, patterns);
+    arith::populateArithToSPIRVPatterns(typeConverter, patterns);
+    populateMathToSPIRVPatterns(typeConverter, patterns);
+    populateMemRefToSPIRVPatterns(typeConverter, patterns);
+    populateFuncToSPIRVPatterns(typeConverter, patterns);
+    populateSCFToSPIRVPatterns(typeConverter, scfContext, patterns);
+    cf::populateControlFlowToSPIRVPatterns(typeConverter, patterns);
+    index::populateIndexToSPIRVPatterns(typeConverter, patterns);
+    populateVectorToSPIRVPatterns(typeConverter, patterns);
+    ub::populateUBToSPIRVConversionPatterns(typeConverter, patterns);
+    nabla::populateAtomicRMWFloatToSPIRVPatterns(typeConverter, patterns);
+
+    if (failed(applyFullConversion(clone.getOperation(), *target,
+                                   std::move(patterns)))) {
+      // The clone may be half converted; drop whatever is left of it.
+      for (Operation *op = module->getPrevNode(); op && op != clone;) {
+        Operation *prev = op->getPrevNode();
+        op->erase();
+        op = prev;
+      }
+      if (Operation *leftover = module->getPrevNode())
+        leftover->erase();
+      return failure();
+    }
+
+    // The conversion replaced the clone by a spirv.module right before the
+    // original gpu.module: move it in and drop the original body.
+    auto spirvModule = dyn_cast_or_null<spirv::ModuleOp>(module->getPrevNode());
+    if (!spirvModule)
+      return module.emitError("GPU-to-SPIR-V conversion produced no module");
+    Block &body = module.getBodyRegion().front();
+    for (Operation &op : llvm::make_early_inc_range(body))
+      op.erase();
+    spirvModule->moveBefore(&body, body.end());
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,59 @@
+//===- ROCDLPipeline.cpp - The nabla-to-rocdl pipeline --------------------===//
+//
+// Target check, GPU-to-ROCDL conversion (math through ocml), target attach
+// and serialization to hsaco with LLVM's AMDGPU back end and ld.lld, linking
+// Debian's rocm-device-libs bitcode. Upstream has no ROCDL pipeline builder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+#ifndef NABLA_ROCM_TOOLKIT_DIR
+#define NABLA_ROCM_TOOLKIT_DIR ""
+#endif
+
+std::string nabla::getDefaultROCmToolkit() {
+  if (const char *env = std::getenv("NABLA_ROCM_TOOLKIT"))
+    return env;
+  return NABLA_ROCM_TOOLKIT_DIR;
+}
+
+void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
+                                      const NablaToROCDLOptions &options) {
+  pm.addPass(createCheckTargetSupport(
+      {"rocdl", options.chip.getValue(), options.abi.getValue()}));
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToROCDLOpsOptions rocdl;
+  rocdl.chipset = options.chip.getValue();
+  rocdl.indexBitwidth = 64;
+  rocdl.runtime = gpu::amd::Runtime::HIP;
+  device.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuROCDLAttachTargetOptions attach;
+  attach.chip = options.chip.getValue();
+  attach.optLevel = options.optLevel.getValue();
+  attach.wave64Flag = options.wave64.getValue();
+  pm.addPass(createGpuROCDLAttachTarget(attach));
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit.empty() ? getDefaultROCmToolkit()
+                                               : options.toolkit.getValue();
+  binary.compilationTarget = "bin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}

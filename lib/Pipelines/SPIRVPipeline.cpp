@@ -1,0 +1,57 @@
+//===- SPIRVPipeline.cpp - The nabla-to-spirv and nabla-to-metal pipelines ===//
+//
+// Target check, inlining of device calls (SPIR-V for Vulkan has no calling
+// convention for memrefs), alias folding, Nabla's GPU-to-SPIR-V conversion,
+// ABI lowering and capability deduction, then serialization with in-process
+// validation. Metal is the same path with SPIRV-Cross producing MSL at the
+// end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Conversion/Passes.h"
+#include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+/// The shared SPIR-V lowering for `client` (vulkan or metal).
+static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
+                               StringRef abi, ArrayRef<int64_t> workgroupSize,
+                               StringRef client) {
+  pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(nabla::createInlineDeviceCalls());
+  device.addPass(memref::createFoldMemRefAliasOpsPass());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+
+  nabla::ConvertGPUToSPIRVOptions convert;
+  convert.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
+  convert.client = client.str();
+  pm.addPass(nabla::createConvertGPUToSPIRV(convert));
+
+  OpPassManager &spirvModule =
+      pm.nest<gpu::GPUModuleOp>().nest<spirv::ModuleOp>();
+  spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  spirvModule.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
+                                      const NablaToSPIRVOptions &options) {
+  buildSPIRVLowering(pm, "spirv", options.abi, options.workgroupSize,
+                     "vulkan");
+  pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
+}
+
+void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
+                                      const NablaToMetalOptions &options) {
+  buildSPIRVLowering(pm, "metal", options.abi, options.workgroupSize,
+                     "metal");
+  pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
+}

@@ -1,0 +1,131 @@
+//===- AssembleCubin.cpp - Assemble PTX objects into cubins ---------------===//
+//
+// The NVVM pipeline serializes each GPU module once, to PTX; this pass runs
+// the CUDA toolkit's ptxas on that PTX so that the same gpu.binary carries
+// both the portable PTX and a cubin for the chip, without compiling the LLVM
+// IR twice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_ASSEMBLECUBIN
+#include "nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+namespace {
+
+/// Removes a temporary file when it goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FailureOr<std::string> ptxas = findPtxas();
+    if (failed(ptxas))
+      return signalPassFailure();
+    WalkResult result = getOperation().walk([&](gpu::BinaryOp binary) {
+      SmallVector<Attribute> objects(binary.getObjects().begin(),
+                                     binary.getObjects().end());
+      for (Attribute attr : binary.getObjects()) {
+        auto object = cast<gpu::ObjectAttr>(attr);
+        auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+        if (!target || object.getFormat() != gpu::CompilationTarget::Assembly)
+          continue;
+        FailureOr<std::string> cubin =
+            assemble(binary, *ptxas, target.getChip(), object.getObject());
+        if (failed(cubin))
+          return WalkResult::interrupt();
+        objects.push_back(gpu::ObjectAttr::get(
+            target, gpu::CompilationTarget::Binary,
+            StringAttr::get(&getContext(), *cubin), object.getProperties(),
+            object.getKernels()));
+      }
+      binary.setObjectsAttr(ArrayAttr::get(&getContext(), objects));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// Locates ptxas in the toolkit option, $CUDA_PATH, /usr/local/cuda or PATH.
+  FailureOr<std::string> findPtxas() {
+    SmallVector<std::string> roots;
+    if (!toolkitPath.empty())
+      roots.push_back(toolkitPath);
+    if (const char *env = std::getenv("CUDA_PATH"))
+      roots.push_back(env);
+    roots.push_back("/usr/local/cuda");
+    for (const std::string &root : roots) {
+      llvm::SmallString<128> candidate(root);
+      llvm::sys::path::append(candidate, "bin", "ptxas");
+      if (llvm::sys::fs::can_execute(candidate))
+        return std::string(candidate);
+    }
+    if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
+      return *onPath;
+    getOperation().emitError(
+        "ptxas not found (looked in the 'toolkit' option, $CUDA_PATH, "
+        "/usr/local/cuda/bin and PATH); it is needed to produce cubins");
+    return failure();
+  }
+
+  /// Runs ptxas on `ptx` for `chip`; returns the cubin bytes.
+  FailureOr<std::string> assemble(gpu::BinaryOp binary, StringRef ptxas,
+                                  StringRef chip, StringRef ptx) {
+    TempFile input, output, log;
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("nabla", "ptx", fd, input.path) ||
+        llvm::sys::fs::createTemporaryFile("nabla", "cubin", output.path) ||
+        llvm::sys::fs::createTemporaryFile("nabla", "log", log.path)) {
+      binary.emitError("cannot create temporary files for ptxas");
+      return failure();
+    }
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << ptx;
+    }
+    std::string arch = ("-arch=" + chip).str();
+    std::string opt = "-O" + std::to_string(optLevel);
+    SmallVector<StringRef> args = {ptxas, arch, opt, input.path, "-o",
+                                   output.path};
+    std::optional<StringRef> redirects[] = {std::nullopt, log.path, log.path};
+    std::string error;
+    int code = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                         /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &error);
+    if (code != 0) {
+      auto logText = llvm::MemoryBuffer::getFile(log.path);
+      binary.emitError("ptxas failed for ")
+          << chip << " (exit " << code << "): "
+          << (logText ? (*logText)->getBuffer().trim() : StringRef(error));
+      return failure();
+    }
+    auto cubin = llvm::MemoryBuffer::getFile(output.path, /*IsText=*/false);
+    if (!cubin) {
+      binary.emitError("cannot read the cubin written by ptxas");
+      return failure();
+    }
+    return (*cubin)->getBuffer().str();
+  }
+};
+
+} // namespace

@@ -1,0 +1,138 @@
+//===- CheckTargetSupport.cpp - Report ops a target cannot lower ----------===//
+//
+// The first pass of every `nabla-to-*` pipeline. A conversion that meets an
+// op it has no pattern for fails with a generic legalization message deep in
+// the pipeline, or worse, an LLVM back end aborts; this pass instead names
+// the op, the target and the location up front.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_CHECKTARGETSUPPORT
+#include "nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+namespace {
+
+/// Dialects every target lowers from inside a gpu.module.
+constexpr llvm::StringLiteral kCommonDialects[] = {
+    "builtin", "arith", "math",   "scf", "cf",  "func",
+    "memref",  "gpu",   "index",  "ub",  "affine", "vector"};
+
+/// True if `type` is or contains f64.
+bool containsF64(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.getElementType().isF64();
+  return type.isF64();
+}
+
+/// True if `memref` lives in workgroup (threadgroup) memory.
+bool isWorkgroupMemory(MemRefType memref) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memref.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
+struct CheckTargetSupport
+    : public nabla::impl::CheckTargetSupportBase<CheckTargetSupport> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    llvm::StringSet<> dialects;
+    for (StringRef name : kCommonDialects)
+      dialects.insert(name);
+    if (target == "nvvm") {
+      dialects.insert("llvm");
+      dialects.insert("nvvm");
+    } else if (target == "rocdl") {
+      dialects.insert("llvm");
+      dialects.insert("rocdl");
+      dialects.insert("amdgpu");
+    } else if (target == "spirv" || target == "metal") {
+      dialects.insert("spirv");
+    } else {
+      getOperation().emitError("unknown target '")
+          << target << "' (expected nvvm, rocdl, spirv or metal)";
+      return signalPassFailure();
+    }
+    bool isMetal = target == "metal";
+    if (failed(checkOptions()))
+      return signalPassFailure();
+
+    bool failed = false;
+    getOperation().walk([&](gpu::GPUModuleOp module) {
+      module.walk([&](Operation *op) {
+        if (op == module.getOperation())
+          return;
+        if (std::optional<std::string> reason = check(op, dialects, isMetal)) {
+          op->emitOpError() << *reason;
+          failed = true;
+        }
+      });
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+  /// Checks the chip name and ABI against the target.
+  LogicalResult checkOptions() {
+    if (abi != "v1" && abi != "v2")
+      return getOperation().emitError("unknown abi '")
+             << abi << "' (expected v1 or v2)";
+    if (chip.empty())
+      return success();
+    StringRef name = chip;
+    auto isChip = [&](StringRef prefix, unsigned radix) {
+      if (!name.consume_front(prefix))
+        return false;
+      StringRef digits = name.rtrim("af");
+      unsigned value;
+      return !digits.empty() && !digits.getAsInteger(radix, value);
+    };
+    if (target == "nvvm" && !isChip("sm_", 10))
+      return getOperation().emitError("invalid chip '")
+             << chip << "' for the nvvm target (expected sm_NN, e.g. sm_90)";
+    if (target == "rocdl" && !isChip("gfx", 16))
+      return getOperation().emitError("invalid chip '")
+             << chip << "' for the rocdl target (expected gfxNNN, e.g. gfx90a)";
+    return success();
+  }
+
+  /// Returns why `op` cannot be lowered for the target, or std::nullopt.
+  std::optional<std::string> check(Operation *op,
+                                   const llvm::StringSet<> &dialects,
+                                   bool isMetal) {
+    StringRef dialect = op->getName().getDialectNamespace();
+    std::string where = "the " + target + " target";
+    if (dialect == "nabla")
+      return "cannot be lowered by " + where +
+             ": derivative requests must be expanded by "
+             "--nabla-differentiate first";
+    if (dialect == "reloc")
+      return "cannot be lowered by " + where +
+             ": relocation ops must be lowered by --reloc-lower first";
+    if (!dialects.contains(dialect))
+      return "is not supported by " + where;
+    if (!isMetal)
+      return std::nullopt;
+    for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                              op->getResultTypes()))
+      if (containsF64(type))
+        return "uses f64, which " + where + " does not support";
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+      if (isa<FloatType>(atomic.getValue().getType()) &&
+          isWorkgroupMemory(atomic.getMemRefType()))
+        return "is a float atomic on threadgroup memory, which " + where +
+               " does not support";
+    return std::nullopt;
+  }
+};
+
+} // namespace

@@ -1,0 +1,143 @@
+//===- InlineDeviceCalls.cpp - Inline device calls into kernels -----------===//
+//
+// SPIR-V for Vulkan (and Metal through it) has no calling convention for
+// memref arguments, so device functions are inlined into kernels before the
+// conversion. Every op is legal to inline here: device functions are plain
+// single-threaded code of the calling thread. Recursion cannot be inlined
+// and is reported; so is a multi-block callee called from inside a
+// structured (single-block) region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/InliningUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_INLINEDEVICECALLS
+#include "nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+namespace {
+
+/// Allows inlining everything and rewrites `func.return` into a branch or a
+/// value replacement.
+struct DeviceCallInliner : public InlinerInterface {
+  using InlinerInterface::InlinerInterface;
+
+  bool isLegalToInline(Operation *, Operation *, bool) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+
+  void handleTerminator(Operation *op, Block *newDest) const final {
+    auto ret = cast<func::ReturnOp>(op);
+    OpBuilder builder(op);
+    cf::BranchOp::create(builder, op->getLoc(), newDest, ret.getOperands());
+    op->erase();
+  }
+
+  void handleTerminator(Operation *op, ValueRange valuesToRepl) const final {
+    auto ret = cast<func::ReturnOp>(op);
+    for (auto [from, to] : llvm::zip(valuesToRepl, ret.getOperands()))
+      from.replaceAllUsesWith(to);
+  }
+};
+
+/// Clones (or splices) the callee body between the split halves of the call's
+/// block, as the upstream inliner does.
+void cloneCalleeBody(OpBuilder &, Region *src, Block *inlineBlock,
+                     Block *postInsertBlock, IRMapping &mapper,
+                     bool shouldCloneInlinedRegion) {
+  Region *insertRegion = inlineBlock->getParent();
+  if (shouldCloneInlinedRegion) {
+    src->cloneInto(insertRegion, postInsertBlock->getIterator(), mapper);
+    return;
+  }
+  insertRegion->getBlocks().splice(postInsertBlock->getIterator(),
+                                   src->getBlocks(), src->begin(), src->end());
+}
+
+struct InlineDeviceCalls
+    : public nabla::impl::InlineDeviceCallsBase<InlineDeviceCalls> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    DeviceCallInliner inliner(&getContext());
+
+    // Inline into each kernel until no call is left; a callee seen on the
+    // current inlining chain again is recursion.
+    for (auto kernel : module.getOps<gpu::GPUFuncOp>()) {
+      if (failed(inlineAllCalls(kernel, symbols, inliner)))
+        return signalPassFailure();
+    }
+
+    // Erase device functions no longer referenced.
+    SmallVector<func::FuncOp> unused;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (SymbolTable::symbolKnownUseEmpty(func, module))
+        unused.push_back(func);
+    for (func::FuncOp func : unused)
+      func.erase();
+  }
+
+  LogicalResult inlineAllCalls(gpu::GPUFuncOp kernel, SymbolTable &symbols,
+                               DeviceCallInliner &inliner) {
+    // Calls carry the chain of callees they were inlined through.
+    DenseMap<Operation *, SmallVector<StringAttr>> chains;
+    while (true) {
+      func::CallOp call;
+      kernel.walk([&](func::CallOp op) {
+        call = op;
+        return WalkResult::interrupt();
+      });
+      if (!call)
+        return success();
+
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return call.emitOpError("calls @")
+               << call.getCallee()
+               << ", which has no body in this gpu.module and cannot be "
+                  "inlined for this target";
+      SmallVector<StringAttr> chain = chains.lookup(call);
+      if (llvm::is_contained(chain, callee.getSymNameAttr()))
+        return call.emitOpError("recursive call to @")
+               << call.getCallee() << " cannot be inlined for this target";
+      if (!callee.getBody().hasOneBlock() &&
+          !isa<gpu::GPUFuncOp>(call->getParentOp()))
+        return call.emitOpError("calls the multi-block function @")
+               << call.getCallee()
+               << " from inside a structured region; it cannot be inlined";
+
+      // Record the chain on the calls the inlined body brings in.
+      chain.push_back(callee.getSymNameAttr());
+      DenseSet<Operation *> before;
+      kernel.walk([&](func::CallOp op) { before.insert(op.getOperation()); });
+      if (failed(inlineCall(inliner, cloneCalleeBody, call, callee,
+                            &callee.getBody())))
+        return call.emitOpError("could not inline @") << call.getCallee();
+      chains.erase(call.getOperation());
+      call.erase();
+      kernel.walk([&](func::CallOp op) {
+        if (!before.contains(op.getOperation()))
+          chains[op.getOperation()] = chain;
+      });
+    }
+  }
+};
+
+} // namespace

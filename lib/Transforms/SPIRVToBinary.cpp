@@ -1,0 +1,193 @@
+//===- SPIRVToBinary.cpp - Package SPIR-V modules as gpu.binary -----------===//
+//
+// The last step of the SPIR-V and Metal pipelines: serialize the spirv.module
+// inside each gpu.module, validate it with SPIRV-Tools (never hand a driver
+// an invalid module), optionally cross-compile it to MSL with SPIRV-Cross's C
+// API, and replace the gpu.module by a gpu.binary holding the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include "spirv-tools/libspirv.hpp"
+#include "spirv_cross/spirv_cross_c.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_SPIRVTOBINARY
+#include "nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+namespace {
+
+/// Owns a SPIRV-Cross context and collects its error messages.
+struct CrossContext {
+  spvc_context context = nullptr;
+  std::string errors;
+
+  CrossContext() {
+    if (spvc_context_create(&context) != SPVC_SUCCESS)
+      return;
+    spvc_context_set_error_callback(
+        context,
+        [](void *userData, const char *message) {
+          auto *self = static_cast<CrossContext *>(userData);
+          self->errors += message;
+        },
+        this);
+  }
+  ~CrossContext() {
+    if (context)
+      spvc_context_destroy(context);
+  }
+};
+
+/// Strips the preamble SPIRV-Cross puts on every translation unit.
+std::string stripPreamble(StringRef source) {
+  std::string body;
+  for (StringRef line : llvm::split(source, '\n')) {
+    if (line.starts_with("#include") || line.starts_with("#pragma") ||
+        line.starts_with("using namespace metal;"))
+      continue;
+    body += line.str();
+    body += '\n';
+  }
+  return body;
+}
+
+struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (format != "spirv" && format != "msl") {
+      getOperation().emitError("unknown SPIR-V object format '")
+          << format << "' (expected spirv or msl)";
+      return signalPassFailure();
+    }
+    SmallVector<gpu::GPUModuleOp> modules;
+    getOperation().walk([&](gpu::GPUModuleOp module) {
+      if (!module.getOps<spirv::ModuleOp>().empty())
+        modules.push_back(module);
+    });
+    for (gpu::GPUModuleOp module : modules)
+      if (failed(package(module)))
+        return signalPassFailure();
+  }
+
+  LogicalResult package(gpu::GPUModuleOp module) {
+    auto spirvModules = module.getOps<spirv::ModuleOp>();
+    if (std::next(spirvModules.begin()) != spirvModules.end())
+      return module.emitError("expected one spirv.module per gpu.module");
+    spirv::ModuleOp spirvModule = *spirvModules.begin();
+
+    SmallVector<uint32_t> words;
+    spirv::SerializationOptions options;
+    if (failed(spirv::serialize(spirvModule, words, options)))
+      return module.emitError("SPIR-V serialization failed");
+    if (failed(validate(module, words)))
+      return failure();
+
+    std::string object;
+    gpu::CompilationTarget objectFormat = gpu::CompilationTarget::Binary;
+    if (format == "spirv") {
+      object.assign(reinterpret_cast<const char *>(words.data()),
+                    words.size() * sizeof(uint32_t));
+    } else {
+      FailureOr<std::string> msl = compileToMSL(module, spirvModule, words);
+      if (failed(msl))
+        return failure();
+      object = std::move(*msl);
+      objectFormat = gpu::CompilationTarget::Assembly;
+    }
+
+    Attribute target = spirv::lookupTargetEnvOrDefault(spirvModule);
+    Builder builder(&getContext());
+    NamedAttrList properties;
+    if (format == "msl")
+      properties.append("language", builder.getStringAttr("msl"));
+    auto objectAttr = gpu::ObjectAttr::get(
+        &getContext(), target, objectFormat, builder.getStringAttr(object),
+        properties.getDictionary(&getContext()), nullptr);
+    OpBuilder opBuilder(module);
+    gpu::BinaryOp::create(opBuilder, module.getLoc(), module.getName(),
+                          /*offloadingHandler=*/nullptr,
+                          builder.getArrayAttr({objectAttr}));
+    module.erase();
+    return success();
+  }
+
+  /// Validates `words` for Vulkan 1.1 with SPIRV-Tools.
+  LogicalResult validate(gpu::GPUModuleOp module, ArrayRef<uint32_t> words) {
+    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
+    std::string messages;
+    tools.SetMessageConsumer([&](spv_message_level_t, const char *,
+                                 const spv_position_t &, const char *message) {
+      if (!messages.empty())
+        messages += "; ";
+      messages += message;
+    });
+    spvtools::ValidatorOptions validatorOptions;
+    if (tools.Validate(words.data(), words.size(), validatorOptions))
+      return success();
+    return module.emitError("generated SPIR-V failed validation: ")
+           << messages;
+  }
+
+  /// Compiles every entry point of `words` to MSL; each kernel's code goes in
+  /// a namespace named after it so that SPIRV-Cross's per-entry-point type
+  /// declarations do not collide.
+  FailureOr<std::string> compileToMSL(gpu::GPUModuleOp module,
+                                      spirv::ModuleOp spirvModule,
+                                      ArrayRef<uint32_t> words) {
+    unsigned major = 3, minor = 0;
+    if (StringRef(mslVersion).split('.').first.getAsInteger(10, major) ||
+        StringRef(mslVersion).split('.').second.getAsInteger(10, minor))
+      return module.emitError("invalid msl-version '") << mslVersion << "'";
+
+    std::string unit = "#include <metal_stdlib>\n#include <simd/simd.h>\n\n"
+                       "using namespace metal;\n";
+    for (auto entry : spirvModule.getOps<spirv::EntryPointOp>()) {
+      StringRef name = entry.getFn();
+      CrossContext cross;
+      spvc_parsed_ir ir = nullptr;
+      spvc_compiler compiler = nullptr;
+      spvc_compiler_options options = nullptr;
+      const char *source = nullptr;
+      bool ok =
+          cross.context &&
+          spvc_context_parse_spirv(cross.context, words.data(), words.size(),
+                                   &ir) == SPVC_SUCCESS &&
+          spvc_context_create_compiler(cross.context, SPVC_BACKEND_MSL, ir,
+                                       SPVC_CAPTURE_MODE_TAKE_OWNERSHIP,
+                                       &compiler) == SPVC_SUCCESS &&
+          spvc_compiler_set_entry_point(compiler, name.str().c_str(),
+                                        SpvExecutionModelGLCompute) ==
+              SPVC_SUCCESS &&
+          spvc_compiler_create_compiler_options(compiler, &options) ==
+              SPVC_SUCCESS &&
+          spvc_compiler_options_set_uint(
+              options, SPVC_COMPILER_OPTION_MSL_VERSION,
+              SPVC_MAKE_MSL_VERSION(major, minor, 0)) == SPVC_SUCCESS &&
+          spvc_compiler_install_compiler_options(compiler, options) ==
+              SPVC_SUCCESS &&
+          spvc_compiler_compile(compiler, &source) == SPVC_SUCCESS;
+      if (!ok)
+        return module.emitError("SPIRV-Cross cannot express kernel @")
+               << name << " in MSL " << mslVersion << ": " << cross.errors;
+      unit += "\nnamespace " + name.str() + "_msl {\n" +
+              stripPreamble(source) + "} // namespace " + name.str() +
+              "_msl\n";
+    }
+    return unit;
+  }
+};
+
+} // namespace
