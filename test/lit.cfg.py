@@ -27,5 +27,11 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nabla_tools_dir, append_path=True)
 
 tool_dirs = [config.nabla_tools_dir, config.llvm_tools_dir]
-tools = ["nabla-opt"]
+tools = ["nabla-opt", "nabla-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Validators of the produced artifacts.
+config.substitutions.append(("spirv-val", config.spirv_val))
+if config.ptxas and not config.ptxas.endswith("NOTFOUND"):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))

@@ -1,15 +1,23 @@
 //===- NVVMPipeline.cpp - The nabla-to-nvvm pipeline ----------------------===//
 //
-// Target check, then upstream's GPU-to-NVVM lowering serializing to PTX with a
-// PTX version that fits the chip (LLVM otherwise picks PTX 6.0 and aborts on
-// sm_80+), then ptxas for the cubin.
+// Target check, then the device half of upstream's gpu-lower-to-nvvm-pipeline
+// with two differences: the PTX version is chosen to fit the chip (LLVM
+// otherwise picks PTX 6.0 and aborts on sm_80+), and the CUDA toolkit
+// (libdevice) is passed explicitly instead of being guessed from the
+// environment. ptxas then adds the cubin.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 
@@ -35,21 +43,55 @@ std::string nabla::getDefaultPTXFeatures(StringRef chip) {
   return "+ptx" + std::to_string(ptx);
 }
 
+std::string nabla::findCUDAToolkit(StringRef option) {
+  if (!option.empty())
+    return option.str();
+  SmallVector<std::string> candidates;
+  for (const char *var : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"})
+    if (const char *value = std::getenv(var))
+      candidates.push_back(value);
+  candidates.push_back("/usr/local/cuda");
+  candidates.push_back("/usr/lib/cuda");
+  for (const std::string &root : candidates) {
+    llvm::SmallString<128> libdevice(root);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+    if (llvm::sys::fs::is_directory(libdevice))
+      return root;
+  }
+  return "";
+}
+
 void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
+  std::string toolkit = findCUDAToolkit(options.toolkit);
   pm.addPass(createCheckTargetSupport(
       {"nvvm", options.chip.getValue(), options.abi.getValue()}));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
 
-  gpu::GPUToNVVMPipelineOptions upstream;
-  upstream.cubinChip = options.chip.getValue();
-  upstream.cubinFeatures = options.features.empty()
-                               ? getDefaultPTXFeatures(options.chip)
-                               : options.features.getValue();
-  upstream.cubinFormat = "isa";
-  upstream.optLevel = options.optLevel.getValue();
-  gpu::buildLowerToNVVMPassPipeline(pm, upstream);
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip.getValue();
+  attach.features = options.features.empty()
+                        ? getDefaultPTXFeatures(options.chip)
+                        : options.features.getValue();
+  attach.optLevel = options.optLevel.getValue();
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  pm.addPass(createLowerAffinePass());
+
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = toolkit;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 
   if (options.cubin)
-    pm.addPass(createAssembleCubin(
-        {options.toolkit.getValue(), options.optLevel.getValue()}));
+    pm.addPass(createAssembleCubin({toolkit, options.optLevel.getValue()}));
 }

@@ -12,6 +12,7 @@
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -27,7 +28,9 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(nabla::createInlineDeviceCalls());
+  device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
+  device.addPass(createLowerAffinePass());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
 

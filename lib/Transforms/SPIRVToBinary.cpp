@@ -63,6 +63,50 @@ std::string stripPreamble(StringRef source) {
   return body;
 }
 
+/// SPIRV-Cross 2021.01 (Debian 12) prints OpAtomicFAddEXT as the GLSL
+/// builtin `atomicAdd(x, v)`, which is not MSL. Rewrites each such call into
+/// MSL 3.0's device-memory float atomic. Integer atomics are already printed
+/// as atomic_fetch_*_explicit and never use this spelling.
+std::string rewriteFloatAtomics(StringRef source) {
+  std::string out;
+  StringRef rest = source;
+  constexpr StringLiteral call = "atomicAdd(";
+  while (true) {
+    size_t at = rest.find(call);
+    if (at == StringRef::npos)
+      break;
+    out += rest.take_front(at).str();
+    rest = rest.drop_front(at + call.size());
+    // Split the two arguments at the top-level comma.
+    int depth = 0;
+    size_t comma = StringRef::npos, end = StringRef::npos;
+    for (size_t i = 0; i < rest.size(); ++i) {
+      char c = rest[i];
+      if (c == '(' || c == '[')
+        ++depth;
+      else if ((c == ')' || c == ']') && depth > 0)
+        --depth;
+      else if (c == ',' && depth == 0 && comma == StringRef::npos)
+        comma = i;
+      else if (c == ')' && depth == 0) {
+        end = i;
+        break;
+      }
+    }
+    if (comma == StringRef::npos || end == StringRef::npos) {
+      out += call.str();
+      continue;
+    }
+    StringRef target = rest.take_front(comma).trim();
+    StringRef value = rest.slice(comma + 1, end).trim();
+    out += "atomic_fetch_add_explicit((device atomic_float *)&(" +
+           target.str() + "), " + value.str() + ", memory_order_relaxed)";
+    rest = rest.drop_front(end + 1);
+  }
+  out += rest.str();
+  return out;
+}
+
 struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
   using Base::Base;
 
@@ -183,7 +227,7 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
         return module.emitError("SPIRV-Cross cannot express kernel @")
                << name << " in MSL " << mslVersion << ": " << cross.errors;
       unit += "\nnamespace " + name.str() + "_msl {\n" +
-              stripPreamble(source) + "} // namespace " + name.str() +
+              rewriteFloatAtomics(stripPreamble(source)) + "} // namespace " + name.str() +
               "_msl\n";
     }
     return unit;

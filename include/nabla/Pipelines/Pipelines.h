@@ -88,6 +88,11 @@ void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);
 
+/// The CUDA toolkit to use: `option` if set, else the first of $CUDA_PATH,
+/// $CUDA_HOME, $CUDA_ROOT, /usr/local/cuda, /usr/lib/cuda holding
+/// nvvm/libdevice; "" if none does.
+std::string findCUDAToolkit(llvm::StringRef option);
+
 /// The ROCm-layout toolkit directory Nabla's build assembled (ld.lld and
 /// Debian's device bitcode), or "" if unknown.
 std::string getDefaultROCmToolkit();

@@ -76,6 +76,27 @@ def AssembleCubin : Pass<"nabla-assemble-cubin", "mlir::ModuleOp"> {
   ];
 }
 
+def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass multi-dimensional dynamic memref kernel parameters as 1-D buffers plus sizes";
+  let description = [{
+    SPIR-V storage buffers are runtime arrays: a `memref<?x?xT>` parameter
+    has no shape to index with. This pass rewrites each kernel parameter that
+    is a ranked memref of rank ≥ 2 with dynamic sizes and the identity layout
+    into a `memref<?xT>` (row-major data, same position) and appends one
+    `index` parameter per dynamic size, in order, at the end of the kernel's
+    parameter list; the kernel body sees the original shape again through
+    `memref.expand_shape`. The manifest of `nabla-compile` records the
+    appended parameters (`"kind": "size"`).
+
+    ```mlir
+    gpu.func @k(%A: memref<?x?xf32>) kernel
+    // becomes
+    gpu.func @k(%A: memref<?xf32>, %A_size0: index, %A_size1: index) kernel
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {
   let summary = "Serialize, validate and package SPIR-V modules as gpu.binary ops";
   let description = [{

@@ -23,12 +23,15 @@
 #include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
 #include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace nabla {
 #define GEN_PASS_DEF_CONVERTGPUTOSPIRV
@@ -234,8 +237,23 @@ struct ConvertGPUToSPIRV
     return size;
   }
 
+  /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
+  /// expansions for exp2 and fpowi, polynomial approximations (as on the
+  /// CPU back ends) for erf, atan2 and cbrt.
+  LogicalResult expandUnsupportedMath(gpu::GPUModuleOp module) {
+    RewritePatternSet patterns(&getContext());
+    math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
+    populatePolynomialApproximateErfPattern(patterns);
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name.ends_with("atan2") || name.ends_with("cbrt");
+    });
+    return applyPatternsGreedily(module, std::move(patterns));
+  }
+
   LogicalResult convertModule(gpu::GPUModuleOp module) {
     MLIRContext *context = &getContext();
+    if (failed(expandUnsupportedMath(module)))
+      return module.emitError("math expansion did not converge");
     if (!module->hasAttr(spirv::getTargetEnvAttrName()))
       module->setAttr(spirv::getTargetEnvAttrName(),
                       getDefaultTargetEnv(context, client == "metal"));

@@ -1,0 +1,66 @@
+//===- Compile.h - Compile a module to target artifacts ---------*- C++ -*-===//
+//
+// The library behind `nabla-compile` and `nabla.compile`: runs one of the
+// `nabla-to-*` pipelines on a module and returns the artifacts (one per GPU
+// module and object format) with a deterministic manifest describing the
+// kernels, their parameter ABI on the target, workgroup sizes and relocation
+// records.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_COMPILE_COMPILE_H
+#define NABLA_COMPILE_COMPILE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nabla {
+
+enum class CompileTarget { NVVM, ROCDL, SPIRV, Metal };
+
+/// Parses "nvvm", "rocdl", "spirv" or "metal".
+std::optional<CompileTarget> parseCompileTarget(llvm::StringRef name);
+llvm::StringRef stringifyCompileTarget(CompileTarget target);
+
+struct CompileOptions {
+  CompileTarget target = CompileTarget::SPIRV;
+  /// Chip for NVVM/ROCDL; empty selects the pipeline's default.
+  std::string chip;
+  std::string abi = "v2";
+  int optLevel = 2;
+  /// Workgroup size of kernels without known_block_size (SPIR-V, Metal).
+  llvm::SmallVector<int64_t, 3> workgroupSize;
+};
+
+/// One output file: `<module>.<extension>`.
+struct Artifact {
+  std::string module;
+  std::string extension;
+  std::string contents;
+
+  std::string fileName() const { return module + "." + extension; }
+};
+
+struct CompileResult {
+  std::vector<Artifact> artifacts;
+  llvm::json::Object manifest;
+};
+
+/// Lowers `module` in place with the target's pipeline and collects the
+/// artifacts and manifest. Diagnostics go to the context's handler.
+mlir::FailureOr<CompileResult> compileModule(mlir::ModuleOp module,
+                                             const CompileOptions &options);
+
+/// The manifest's description of the kernels of `module` (before lowering)
+/// on `options.target`; exposed for the runtime and tests.
+llvm::json::Array describeKernels(mlir::ModuleOp module,
+                                  const CompileOptions &options);
+
+} // namespace nabla
+
+#endif // NABLA_COMPILE_COMPILE_H

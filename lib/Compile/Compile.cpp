@@ -1,0 +1,301 @@
+//===- Compile.cpp - Compile a module to target artifacts -----------------===//
+//
+// Runs a `nabla-to-*` pipeline and turns the resulting gpu.binary objects
+// into files, with a manifest computed from the kernels' signatures before
+// lowering. The parameter ABI recorded per target is:
+//   - nvvm/rocdl: each memref expands into the LLVM memref descriptor fields
+//     (allocated ptr, aligned ptr, offset, sizes..., strides...), index is
+//     i64, other scalars are passed as themselves;
+//   - spirv/metal: descriptor set 0, binding = position; buffers are storage
+//     buffers, scalars one-element storage buffers (index as i32); dynamic
+//     multi-dimensional memrefs are 1-D buffers plus trailing size bindings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Compile/Compile.h"
+
+#include "nabla/Dialect/Reloc/IR/RelocOps.h"
+#include "nabla/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace nabla;
+
+std::optional<CompileTarget> nabla::parseCompileTarget(StringRef name) {
+  return llvm::StringSwitch<std::optional<CompileTarget>>(name)
+      .Case("nvvm", CompileTarget::NVVM)
+      .Case("rocdl", CompileTarget::ROCDL)
+      .Case("spirv", CompileTarget::SPIRV)
+      .Case("metal", CompileTarget::Metal)
+      .Default(std::nullopt);
+}
+
+StringRef nabla::stringifyCompileTarget(CompileTarget target) {
+  switch (target) {
+  case CompileTarget::NVVM:
+    return "nvvm";
+  case CompileTarget::ROCDL:
+    return "rocdl";
+  case CompileTarget::SPIRV:
+    return "spirv";
+  case CompileTarget::Metal:
+    return "metal";
+  }
+  llvm_unreachable("unknown target");
+}
+
+/// Prints an MLIR type for the manifest.
+static std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+static bool isSPIRVFamily(CompileTarget target) {
+  return target == CompileTarget::SPIRV || target == CompileTarget::Metal;
+}
+
+/// The manifest entry of one kernel parameter, without its ABI.
+static llvm::json::Object describeParameter(unsigned index, Type type) {
+  llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
+  if (auto memref = dyn_cast<MemRefType>(type)) {
+    llvm::json::Array shape;
+    for (int64_t extent : memref.getShape())
+      shape.push_back(ShapedType::isDynamic(extent) ? llvm::json::Value(nullptr)
+                                                    : llvm::json::Value(extent));
+    param["kind"] = "buffer";
+    param["element"] = typeString(memref.getElementType());
+    param["shape"] = std::move(shape);
+  } else {
+    param["kind"] = "scalar";
+  }
+  return param;
+}
+
+/// The LLVM-ABI argument list (nvvm/rocdl) of a kernel.
+static llvm::json::Array describeLLVMArguments(TypeRange params) {
+  llvm::json::Array arguments;
+  for (auto [index, type] : llvm::enumerate(params)) {
+    unsigned k = index;
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref) {
+      arguments.push_back(llvm::json::Object{
+          {"param", k},
+          {"field", "value"},
+          {"type", type.isIndex() ? "i64" : typeString(type)}});
+      continue;
+    }
+    arguments.push_back(
+        llvm::json::Object{{"param", k}, {"field", "allocated"}, {"type", "ptr"}});
+    arguments.push_back(
+        llvm::json::Object{{"param", k}, {"field", "aligned"}, {"type", "ptr"}});
+    arguments.push_back(
+        llvm::json::Object{{"param", k}, {"field", "offset"}, {"type", "i64"}});
+    for (StringRef field : {"size", "stride"})
+      for (int64_t d = 0; d < memref.getRank(); ++d)
+        arguments.push_back(llvm::json::Object{
+            {"param", k}, {"field", field}, {"dim", d}, {"type", "i64"}});
+  }
+  return arguments;
+}
+
+/// The SPIR-V binding list (spirv/metal) of a kernel.
+static llvm::json::Array describeBindings(TypeRange params) {
+  llvm::json::Array bindings;
+  SmallVector<std::pair<unsigned, int64_t>> sizes;
+  for (auto [index, type] : llvm::enumerate(params)) {
+    unsigned k = index;
+    llvm::json::Object binding{
+        {"set", 0}, {"binding", k}, {"param", k}};
+    auto memref = dyn_cast<MemRefType>(type);
+    if (memref) {
+      bool flattened = memref.getRank() >= 2 && !memref.hasStaticShape() &&
+                       memref.getLayout().isIdentity();
+      binding["kind"] = "buffer";
+      binding["type"] = typeString(memref.getElementType());
+      binding["layout"] = memref.hasStaticShape() ? "array" : "runtime_array";
+      if (flattened)
+        for (auto [d, extent] : llvm::enumerate(memref.getShape()))
+          if (ShapedType::isDynamic(extent))
+            sizes.push_back({k, static_cast<int64_t>(d)});
+    } else {
+      binding["kind"] = "scalar";
+      binding["type"] = type.isIndex() ? "i32" : typeString(type);
+    }
+    bindings.push_back(std::move(binding));
+  }
+  unsigned next = params.size();
+  for (auto [param, dim] : sizes)
+    bindings.push_back(llvm::json::Object{{"set", 0},
+                                          {"binding", next++},
+                                          {"param", param},
+                                          {"kind", "size"},
+                                          {"dim", dim},
+                                          {"type", "i32"}});
+  return bindings;
+}
+
+llvm::json::Array nabla::describeKernels(ModuleOp module,
+                                         const CompileOptions &options) {
+  llvm::json::Array kernels;
+  module.walk([&](gpu::GPUFuncOp kernel) {
+    if (!kernel.isKernel())
+      return;
+    auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+    TypeRange params = kernel.getArgumentTypes();
+    llvm::json::Array described;
+    for (auto [index, type] : llvm::enumerate(params))
+      described.push_back(describeParameter(index, type));
+
+    llvm::json::Value workgroup = nullptr;
+    if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
+      workgroup = llvm::json::Array(llvm::map_range(
+          *known, [](int32_t v) { return llvm::json::Value(v); }));
+    } else if (isSPIRVFamily(options.target) &&
+               !options.workgroupSize.empty()) {
+      llvm::json::Array size;
+      for (unsigned d = 0; d < 3; ++d)
+        size.push_back(d < options.workgroupSize.size()
+                           ? options.workgroupSize[d]
+                           : int64_t(1));
+      workgroup = std::move(size);
+    }
+
+    llvm::json::Object entry{{"name", kernel.getName()},
+                             {"module", gpuModule.getName()},
+                             {"params", std::move(described)},
+                             {"workgroup_size", std::move(workgroup)}};
+    if (isSPIRVFamily(options.target))
+      entry["bindings"] = describeBindings(params);
+    else
+      entry["arguments"] = describeLLVMArguments(params);
+    kernels.push_back(std::move(entry));
+  });
+  return kernels;
+}
+
+/// Relocation records of every gpu.module, sorted by key.
+static llvm::json::Array describeRelocations(ModuleOp module) {
+  SmallVector<reloc::GlobalOp> globals;
+  module.walk([&](reloc::GlobalOp global) { globals.push_back(global); });
+  llvm::sort(globals, [](reloc::GlobalOp a, reloc::GlobalOp b) {
+    return a.getKey() < b.getKey();
+  });
+  llvm::json::Array records;
+  for (reloc::GlobalOp global : globals) {
+    llvm::json::Object record{
+        {"key", global.getKey()},
+        {"symbol", global.getSymName()},
+        {"kind", reloc::stringifyRecordKind(global.getKind())},
+        {"type", typeString(global.getGlobalType())},
+        {"constant", global.getConstant()}};
+    if (std::optional<int64_t> offset = global.getOffset())
+      record["offset"] = *offset;
+    if (std::optional<int64_t> size = global.getByteSize())
+      record["size"] = *size;
+    if (std::optional<int64_t> address = global.getAddress())
+      record["address"] = *address;
+    if (std::optional<StringRef> shadowOf = global.getShadowOf())
+      record["shadow_of"] = *shadowOf;
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+/// Builds the target's pipeline into `pm`.
+static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
+  switch (options.target) {
+  case CompileTarget::NVVM: {
+    NablaToNVVMOptions nvvm;
+    if (!options.chip.empty())
+      nvvm.chip = options.chip;
+    nvvm.abi = options.abi;
+    nvvm.optLevel = options.optLevel;
+    buildNablaToNVVMPipeline(pm, nvvm);
+    return;
+  }
+  case CompileTarget::ROCDL: {
+    NablaToROCDLOptions rocdl;
+    if (!options.chip.empty())
+      rocdl.chip = options.chip;
+    rocdl.abi = options.abi;
+    rocdl.optLevel = options.optLevel;
+    buildNablaToROCDLPipeline(pm, rocdl);
+    return;
+  }
+  case CompileTarget::SPIRV: {
+    NablaToSPIRVOptions spirv;
+    spirv.abi = options.abi;
+    spirv.optLevel = options.optLevel;
+    spirv.workgroupSize = options.workgroupSize;
+    buildNablaToSPIRVPipeline(pm, spirv);
+    return;
+  }
+  case CompileTarget::Metal: {
+    NablaToMetalOptions metal;
+    metal.abi = options.abi;
+    metal.optLevel = options.optLevel;
+    metal.workgroupSize = options.workgroupSize;
+    buildNablaToMetalPipeline(pm, metal);
+    return;
+  }
+  }
+}
+
+/// File extension of an object of `format` on `target`.
+static StringRef getExtension(CompileTarget target,
+                              gpu::CompilationTarget format) {
+  switch (target) {
+  case CompileTarget::NVVM:
+    return format == gpu::CompilationTarget::Assembly ? "ptx" : "cubin";
+  case CompileTarget::ROCDL:
+    return format == gpu::CompilationTarget::Assembly ? "s" : "hsaco";
+  case CompileTarget::SPIRV:
+    return "spv";
+  case CompileTarget::Metal:
+    return "metal";
+  }
+  llvm_unreachable("unknown target");
+}
+
+FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
+                                              const CompileOptions &options) {
+  CompileResult result;
+  llvm::json::Array kernels = describeKernels(module, options);
+  llvm::json::Array relocations = describeRelocations(module);
+
+  PassManager pm(module.getContext());
+  buildPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+
+  llvm::json::Object modules;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    llvm::json::Array files;
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      Artifact artifact{binary.getName().str(),
+                        getExtension(options.target, object.getFormat()).str(),
+                        object.getObject().str()};
+      files.push_back(artifact.fileName());
+      result.artifacts.push_back(std::move(artifact));
+    }
+    modules[binary.getName()] = std::move(files);
+  }
+
+  result.manifest = llvm::json::Object{
+      {"format", "nabla-manifest"},
+      {"version", 1},
+      {"target", stringifyCompileTarget(options.target)},
+      {"chip", options.chip},
+      {"abi", options.abi},
+      {"modules", std::move(modules)},
+      {"kernels", std::move(kernels)},
+      {"relocations", std::move(relocations)}};
+  return result;
+}

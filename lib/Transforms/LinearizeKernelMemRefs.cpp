@@ -1,0 +1,96 @@
+//===- LinearizeKernelMemRefs.cpp - 1-D buffers plus sizes for kernels ----===//
+//
+// Rewrites dynamic multi-dimensional memref kernel parameters into a 1-D
+// buffer and trailing size parameters (the SPIR-V ABI), restoring the shape
+// inside the kernel with memref.expand_shape so that the body is unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_LINEARIZEKERNELMEMREFS
+#include "nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+
+namespace {
+
+/// True for parameters this pass rewrites.
+bool needsLinearization(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.getRank() >= 2 && !memref.hasStaticShape() &&
+         memref.getLayout().isIdentity();
+}
+
+struct LinearizeKernelMemRefs
+    : public nabla::impl::LinearizeKernelMemRefsBase<LinearizeKernelMemRefs> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>())
+      if (kernel.isKernel())
+        linearize(kernel);
+  }
+
+  void linearize(gpu::GPUFuncOp kernel) {
+    Block &entry = kernel.getBody().front();
+    Location loc = kernel.getLoc();
+    auto indexType = IndexType::get(&getContext());
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    unsigned originalCount = kernel.getNumArguments();
+    for (unsigned i = 0; i < originalCount; ++i) {
+      BlockArgument arg = entry.getArgument(i);
+      if (!needsLinearization(arg.getType()))
+        continue;
+      auto memref = cast<MemRefType>(arg.getType());
+
+      // One trailing index parameter per dynamic size.
+      SmallVector<OpFoldResult> sizes;
+      for (auto [dim, extent] : llvm::enumerate(memref.getShape())) {
+        if (!ShapedType::isDynamic(extent)) {
+          sizes.push_back(builder.getIndexAttr(extent));
+          continue;
+        }
+        BlockArgument size = entry.addArgument(indexType, arg.getLoc());
+        sizes.push_back(size);
+      }
+
+      auto flatType =
+          MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
+                          MemRefLayoutAttrInterface(), memref.getMemorySpace());
+      arg.setType(flatType);
+      SmallVector<ReassociationIndices> reassociation(1);
+      for (int64_t d = 0; d < memref.getRank(); ++d)
+        reassociation[0].push_back(d);
+      auto expanded = memref::ExpandShapeOp::create(
+          builder, loc, memref, arg, reassociation, sizes);
+      arg.replaceAllUsesExcept(expanded.getResult(), expanded);
+
+      // memref.dim of the restored shape is the size parameter itself.
+      for (Operation *user : llvm::make_early_inc_range(
+               expanded.getResult().getUsers())) {
+        auto dim = dyn_cast<memref::DimOp>(user);
+        std::optional<int64_t> index =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        if (!index || *index < 0 || *index >= memref.getRank())
+          continue;
+        Value size = getValueOrCreateConstantIndexOp(builder, loc,
+                                                     sizes[*index]);
+        dim.replaceAllUsesWith(size);
+        dim.erase();
+      }
+    }
+    SmallVector<Type> argTypes(entry.getArgumentTypes());
+    kernel.setFunctionType(
+        FunctionType::get(&getContext(), argTypes, kernel.getResultTypes()));
+  }
+};
+
+} // namespace

@@ -1,0 +1,138 @@
+//===- nabla-compile.cpp - Compile kernels to target artifacts ------------===//
+//
+// nabla-compile FILE.mlir --target=nvvm|rocdl|spirv|metal [--chip=..]
+//               [--abi=v1|v2] [--workgroup-size=X[,Y,Z]] -o DIR
+// writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json.
+// Exit status: 0 success, 1 compile error, 2 usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Compile/Compile.h"
+#include "nabla/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("nabla-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input .mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> targetName(
+    "target", cl::Required, cl::desc("nvvm, rocdl, spirv or metal"),
+    cl::cat(category));
+static cl::opt<std::string> chip("chip", cl::desc("sm_NN (nvvm), gfxNNN (rocdl)"),
+                                 cl::cat(category));
+static cl::opt<std::string> abi("abi", cl::init("v2"),
+                                cl::desc("Relocation convention: v1 or v2"),
+                                cl::cat(category));
+static cl::opt<int> optLevel("opt-level", cl::init(2),
+                             cl::desc("Optimization level"), cl::cat(category));
+static cl::list<int64_t> workgroupSize(
+    "workgroup-size", cl::CommaSeparated,
+    cl::desc("Workgroup size X[,Y,Z] for SPIR-V/Metal kernels without "
+             "known_block_size (the launch's block size)"),
+    cl::cat(category));
+static cl::alias blockAlias("block", cl::aliasopt(workgroupSize),
+                            cl::desc("Alias for --workgroup-size"),
+                            cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::Required,
+                                      cl::desc("Output directory"),
+                                      cl::value_desc("DIR"), cl::cat(category));
+
+/// Writes `contents` to `path`; reports and returns false on failure.
+static bool writeFile(StringRef path, StringRef contents) {
+  std::string error;
+  auto file = mlir::openOutputFile(path, &error);
+  if (!file) {
+    errs() << "nabla-compile: " << error << "\n";
+    return false;
+  }
+  file->os() << contents;
+  file->keep();
+  return true;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(argc, argv, "Nabla kernel compiler\n",
+                                   &errs()))
+    return 2;
+  std::optional<nabla::CompileTarget> target =
+      nabla::parseCompileTarget(targetName);
+  if (!target) {
+    errs() << "nabla-compile: unknown --target '" << targetName
+           << "' (expected nvvm, rocdl, spirv or metal)\n";
+    return 2;
+  }
+  if (abi != "v1" && abi != "v2") {
+    errs() << "nabla-compile: unknown --abi '" << abi
+           << "' (expected v1 or v2)\n";
+    return 2;
+  }
+  if (workgroupSize.size() > 3) {
+    errs() << "nabla-compile: --workgroup-size takes at most 3 values\n";
+    return 2;
+  }
+
+  mlir::DialectRegistry registry;
+  nabla::registerUpstreamDialects(registry);
+  nabla::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  // Diagnostics name the op and location; dumping whole lowered modules
+  // (a gpu.binary holds the PTX) would bury them.
+  context.printOpOnDiagnostic(false);
+
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string error;
+  auto buffer = mlir::openInputFile(inputFile, &error);
+  if (!buffer) {
+    errs() << "nabla-compile: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  nabla::CompileOptions options;
+  options.target = *target;
+  options.chip = chip;
+  options.abi = abi;
+  options.optLevel = optLevel;
+  options.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
+  FailureOr<nabla::CompileResult> result =
+      nabla::compileModule(*module, options);
+  if (failed(result))
+    return 1;
+
+  if (std::error_code ec = sys::fs::create_directories(outputDir)) {
+    errs() << "nabla-compile: cannot create '" << outputDir
+           << "': " << ec.message() << "\n";
+    return 1;
+  }
+  for (const nabla::Artifact &artifact : result->artifacts) {
+    SmallString<128> path(outputDir);
+    sys::path::append(path, artifact.fileName());
+    if (!writeFile(path, artifact.contents))
+      return 1;
+  }
+  SmallString<128> manifestPath(outputDir);
+  sys::path::append(manifestPath, "manifest.json");
+  std::string manifest;
+  raw_string_ostream os(manifest);
+  os << formatv("{0:2}", json::Value(std::move(result->manifest))) << "\n";
+  return writeFile(manifestPath, manifest) ? 0 : 1;
+}
