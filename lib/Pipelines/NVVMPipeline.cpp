@@ -80,6 +80,7 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createLowerSubgroupReduce({/*subgroupSize=*/32}));
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   device.addPass(createConvertGpuOpsToNVVMOps(nvvm));

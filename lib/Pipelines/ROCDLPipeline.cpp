@@ -36,6 +36,8 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(nabla::createLowerSubgroupReduce(
+      {options.wave64.getValue() ? 64u : 32u}));
   ConvertGpuOpsToROCDLOpsOptions rocdl;
   rocdl.chipset = options.chip.getValue();
   rocdl.indexBitwidth = 64;

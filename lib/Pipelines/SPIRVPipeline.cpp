@@ -13,6 +13,7 @@
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -27,6 +28,9 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef client) {
   pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  // Structured control flow first: a multi-block device function cannot be
+  // inlined into an scf region, and SPIR-V wants structured control flow.
+  device.addPass(createLiftControlFlowToSCFPass());
   device.addPass(nabla::createInlineDeviceCalls());
   device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());

@@ -45,6 +45,9 @@ struct LinearizeKernelMemRefs
     auto indexType = IndexType::get(&getContext());
     OpBuilder builder = OpBuilder::atBlockBegin(&entry);
     unsigned originalCount = kernel.getNumArguments();
+    // Size parameters go after the original parameters and before the
+    // workgroup/private attributions, which share the entry block.
+    unsigned nextSize = originalCount;
     for (unsigned i = 0; i < originalCount; ++i) {
       BlockArgument arg = entry.getArgument(i);
       if (!needsLinearization(arg.getType()))
@@ -58,14 +61,20 @@ struct LinearizeKernelMemRefs
           sizes.push_back(builder.getIndexAttr(extent));
           continue;
         }
-        BlockArgument size = entry.addArgument(indexType, arg.getLoc());
-        sizes.push_back(size);
+        if (failed(kernel.insertArgument(nextSize, indexType,
+                                         DictionaryAttr(), arg.getLoc())))
+          return signalPassFailure();
+        sizes.push_back(entry.getArgument(nextSize++));
       }
 
       auto flatType =
           MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
                           MemRefLayoutAttrInterface(), memref.getMemorySpace());
       arg.setType(flatType);
+      SmallVector<Type> inputs(kernel.getArgumentTypes());
+      inputs[i] = flatType;
+      kernel.setFunctionType(
+          FunctionType::get(&getContext(), inputs, kernel.getResultTypes()));
       SmallVector<ReassociationIndices> reassociation(1);
       for (int64_t d = 0; d < memref.getRank(); ++d)
         reassociation[0].push_back(d);
@@ -87,9 +96,6 @@ struct LinearizeKernelMemRefs
         dim.erase();
       }
     }
-    SmallVector<Type> argTypes(entry.getArgumentTypes());
-    kernel.setFunctionType(
-        FunctionType::get(&getContext(), argTypes, kernel.getResultTypes()));
   }
 };
 

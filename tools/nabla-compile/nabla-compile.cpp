@@ -42,9 +42,9 @@ static cl::list<int64_t> workgroupSize(
     cl::desc("Workgroup size X[,Y,Z] for SPIR-V/Metal kernels without "
              "known_block_size (the launch's block size)"),
     cl::cat(category));
-static cl::alias blockAlias("block", cl::aliasopt(workgroupSize),
-                            cl::desc("Alias for --workgroup-size"),
-                            cl::cat(category));
+static cl::list<int64_t> blockSize("block", cl::CommaSeparated,
+                                   cl::desc("Same as --workgroup-size"),
+                                   cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::Required,
                                       cl::desc("Output directory"),
                                       cl::value_desc("DIR"), cl::cat(category));
@@ -80,7 +80,13 @@ int main(int argc, char **argv) {
            << "' (expected v1 or v2)\n";
     return 2;
   }
-  if (workgroupSize.size() > 3) {
+  if (!blockSize.empty() && !workgroupSize.empty()) {
+    errs() << "nabla-compile: give --block or --workgroup-size, not both\n";
+    return 2;
+  }
+  SmallVector<int64_t, 3> size(workgroupSize.begin(), workgroupSize.end());
+  size.append(blockSize.begin(), blockSize.end());
+  if (size.size() > 3) {
     errs() << "nabla-compile: --workgroup-size takes at most 3 values\n";
     return 2;
   }
@@ -112,7 +118,7 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.abi = abi;
   options.optLevel = optLevel;
-  options.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
+  options.workgroupSize = size;
   FailureOr<nabla::CompileResult> result =
       nabla::compileModule(*module, options);
   if (failed(result))

@@ -97,6 +97,25 @@ def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.subgroup_reduce and gpu.all_reduce to shuffles";
+  let description = [{
+    The NVVM and ROCDL conversions have no lowering for floating-point
+    `gpu.subgroup_reduce`; this pass rewrites it (after splitting wide
+    vectors) into butterfly `gpu.shuffle xor` sequences over the target's
+    subgroup size, and `gpu.all_reduce` into subgroup reductions combined
+    through workgroup memory.
+
+    ```mlir
+    %r = gpu.subgroup_reduce add %x : (f32) -> f32   // 5 shuffle-xor + add steps for 32 lanes
+    ```
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "unsigned", "32",
+           "Lanes per subgroup (32 on NVIDIA, 64 on AMD wave64)">,
+  ];
+}
+
 def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {
   let summary = "Serialize, validate and package SPIR-V modules as gpu.binary ops";
   let description = [{

@@ -87,6 +87,33 @@ void markAllocasPrivate(gpu::GPUModuleOp module) {
   }
 }
 
+/// Replaces gpu.func memory attributions, which the upstream SPIR-V lowering
+/// does not convert, by allocations it does: `memref.alloc` in workgroup
+/// memory becomes a Workgroup global variable, `memref.alloca` a Function
+/// variable.
+void materializeAttributions(gpu::GPUFuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  unsigned first = kernel.getFirstWorkgroupAttributionIndex();
+  unsigned workgroupCount = kernel.getNumWorkgroupAttributions();
+  unsigned total = workgroupCount + kernel.getNumPrivateAttributions();
+  for (unsigned k = 0; k < total; ++k) {
+    BlockArgument arg = entry.getArgument(first + k);
+    auto type = cast<MemRefType>(arg.getType());
+    Value replacement =
+        k < workgroupCount
+            ? memref::AllocOp::create(builder, arg.getLoc(), type).getResult()
+            : memref::AllocaOp::create(builder, arg.getLoc(), type)
+                  .getResult();
+    arg.replaceAllUsesWith(replacement);
+  }
+  entry.eraseArguments(first, total);
+  kernel->setAttr(kernel.getNumWorkgroupAttributionsAttrName(),
+                  builder.getI64IntegerAttr(0));
+  kernel->removeAttr("workgroup_attrib_attrs");
+  kernel->removeAttr("private_attrib_attrs");
+}
+
 //===----------------------------------------------------------------------===//
 // Float atomic add
 //===----------------------------------------------------------------------===//
@@ -268,6 +295,8 @@ struct ConvertGPUToSPIRV
     }
 
     // Storage classes on every memref type.
+    for (auto kernel : module.getOps<gpu::GPUFuncOp>())
+      materializeAttributions(kernel);
     markAllocasPrivate(module);
     spirv::MemorySpaceToStorageClassConverter memorySpaces(
         nabla::mapMemorySpaceToStorageClass);
