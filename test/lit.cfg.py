@@ -15,12 +15,16 @@ config.name = "Nabla"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py"]
+                   "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.nabla_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%nabla_src_root", config.nabla_src_root))
+config.substitutions.append(
+    ("%expect_exit",
+     "/usr/bin/python3 " + os.path.join(config.nabla_src_root, "test", "Inputs",
+                                        "expect_exit.py")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

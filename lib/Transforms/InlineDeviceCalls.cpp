@@ -85,13 +85,17 @@ struct InlineDeviceCalls
         return signalPassFailure();
     }
 
-    // Erase device functions no longer referenced.
-    SmallVector<func::FuncOp> unused;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (SymbolTable::symbolKnownUseEmpty(func, module))
-        unused.push_back(func);
-    for (func::FuncOp func : unused)
-      func.erase();
+    // Erase device functions no longer referenced; erasing one can leave
+    // its own callees unreferenced, so repeat until nothing changes.
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+        if (SymbolTable::symbolKnownUseEmpty(func, module)) {
+          func.erase();
+          erased = true;
+        }
+    }
   }
 
   LogicalResult inlineAllCalls(gpu::GPUFuncOp kernel, SymbolTable &symbols,

@@ -159,7 +159,9 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
       properties.append("language", builder.getStringAttr("msl"));
     auto objectAttr = gpu::ObjectAttr::get(
         &getContext(), target, objectFormat, builder.getStringAttr(object),
-        properties.getDictionary(&getContext()), nullptr);
+        properties.empty() ? DictionaryAttr()
+                           : properties.getDictionary(&getContext()),
+        nullptr);
     OpBuilder opBuilder(module);
     gpu::BinaryOp::create(opBuilder, module.getLoc(), module.getName(),
                           /*offloadingHandler=*/nullptr,
