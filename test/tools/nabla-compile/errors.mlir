@@ -7,7 +7,7 @@
 // RUN: %expect_exit 1 nabla-compile %t.missing.mlir --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: %expect_exit 1 nabla-compile %s --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=NOSIZE
 // RUN: %expect_exit 1 nabla-compile %s --target=nvvm --chip=gfx90a -o %t 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: %expect_exit 1 nabla-compile %S/../../Pipelines/unsupported.mlir --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=PARSE
+// RUN: %expect_exit 1 nabla-compile %S/../nabla-opt/malformed.mlir --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=PARSE
 
 // TARGET: unknown --target 'cuda' (expected nvvm, rocdl, spirv or metal)
 // ABI: unknown --abi 'v9' (expected v1 or v2)
@@ -17,7 +17,7 @@
 // MISSING: cannot open input file
 // NOSIZE: errors.mlir:[[@LINE+5]]:5: error: 'gpu.func' op needs a workgroup size for SPIR-V
 // CHIP: error: invalid chip 'gfx90a' for the nvvm target
-// PARSE: error:
+// PARSE: malformed.mlir:{{[0-9]+}}:{{[0-9]+}}: error: expected
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k(%A: memref<?xf32>) kernel {
