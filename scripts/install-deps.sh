@@ -18,6 +18,11 @@ PACKAGES=(
   # GPU targets: AMD device libraries (ocml/ockl bitcode), SPIR-V validation
   # (spirv-val, libSPIRV-Tools), SPIRV-Cross for Metal Shading Language.
   rocm-device-libs spirv-tools libspirv-cross-c-shared-dev
+  # Runtime: Vulkan headers and loader, Mesa's lavapipe (a Vulkan device on the
+  # CPU, the default execution target without a GPU).
+  libvulkan-dev mesa-vulkan-drivers
+  # Integration tests compare against numpy references under pytest.
+  python3-numpy python3-pytest
 )
 
 missing=()

@@ -27,11 +27,11 @@ static cl::OptionCategory category("nabla-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input .mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string> targetName(
-    "target", cl::Required, cl::desc("nvvm, rocdl, spirv or metal"),
-    cl::cat(category));
-static cl::opt<std::string> chip("chip", cl::desc("sm_NN (nvvm), gfxNNN (rocdl)"),
-                                 cl::cat(category));
+static cl::opt<std::string> targetName("target", cl::Required,
+                                       cl::desc("nvvm, rocdl, spirv or metal"),
+                                       cl::cat(category));
+static cl::opt<std::string>
+    chip("chip", cl::desc("sm_NN (nvvm), gfxNNN (rocdl)"), cl::cat(category));
 static cl::opt<std::string> abi("abi", cl::init("v2"),
                                 cl::desc("Relocation convention: v1 or v2"),
                                 cl::cat(category));

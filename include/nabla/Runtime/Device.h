@@ -1,0 +1,76 @@
+//===- Device.h - One interface over Vulkan, CUDA and HIP -------*- C++ -*-===//
+//
+// A Device runs one compiled kernel with host arrays and scalars and copies
+// the buffers back. Every back end loads its driver at run time (dlopen), so
+// builds never need a GPU, a driver or their headers' libraries, and a
+// missing driver is an error message, not a failed start.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_DEVICE_H
+#define NABLA_RUNTIME_DEVICE_H
+
+#include "nabla/Runtime/Manifest.h"
+#include "nabla/Runtime/Npy.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nabla::runtime {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t product() const { return uint64_t(x) * y * z; }
+};
+
+/// Host data of one kernel parameter. Buffers are updated in place by a
+/// launch; scalars hold their value's little-endian bytes in the MLIR type
+/// (index as 64 bits).
+struct HostParam {
+  const ParamInfo *info = nullptr;
+  NpyArray buffer;
+  uint8_t scalar[8] = {};
+  unsigned scalarBytes = 0;
+
+  /// The scalar as a signed integer (integers and index only).
+  int64_t scalarAsInteger() const;
+};
+
+/// What to launch: the kernel's manifest entry and its object.
+struct LaunchSpec {
+  const KernelInfo *kernel = nullptr;
+  Dim3 grid, block;
+  /// The target object: SPIR-V words, a cubin/PTX image or an hsaco.
+  const std::vector<uint8_t> *image = nullptr;
+  /// "spv", "cubin", "ptx" or "hsaco".
+  std::string imageKind;
+  /// Seconds to wait for completion before giving up.
+  unsigned timeoutSeconds = 60;
+};
+
+class Device {
+public:
+  virtual ~Device();
+  /// "vulkan", "cuda" or "hip".
+  virtual std::string backend() const = 0;
+  /// Human-readable device name.
+  virtual std::string name() const = 0;
+  /// Chip to compile for ("sm_90", "gfx90a"); "" for SPIR-V devices.
+  virtual std::string chip() const = 0;
+  /// Runs the kernel; on failure returns false and sets `error`. All device
+  /// resources are released on every path.
+  virtual bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
+                      std::string &error) = 0;
+};
+
+/// Opens device `index` (-1: the preferred one) of a back end; on failure
+/// returns null and sets `error`.
+std::unique_ptr<Device> createVulkanDevice(int index, std::string &error);
+std::unique_ptr<Device> createCUDADevice(int index, std::string &error);
+std::unique_ptr<Device> createHIPDevice(int index, std::string &error);
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_DEVICE_H

@@ -1,0 +1,67 @@
+//===- Launcher.h - The launch logic of nabla-run and nabla-launch -*- C++
+//-*-===//
+//
+// Command-line flags, argument loading and checking against the manifest,
+// device selection, the launch and the output files: everything nabla-run
+// and nabla-launch share. Exit status: 0 success, 1 error, 2 usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_LAUNCHER_H
+#define NABLA_RUNTIME_LAUNCHER_H
+
+#include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/Manifest.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nabla::runtime {
+
+struct LaunchOptions {
+  std::string kernel;
+  Dim3 grid, block;
+  bool hasGrid = false, hasBlock = false;
+  /// One SPEC per kernel parameter: PATH.npy or TYPE:VALUE.
+  std::vector<std::string> args;
+  /// KEY=FILE.npy relocation inputs.
+  std::vector<std::string> relocs;
+  std::string outDir = ".";
+  /// "vulkan", "cuda", "hip" or "" (then $NABLA_TARGET, else vulkan).
+  std::string target;
+  /// Device index within the back end (-1: $NABLA_DEVICE, else preferred).
+  int device = -1;
+  /// Print every buffer's values after the launch.
+  bool print = false;
+  unsigned timeoutSeconds = 60;
+};
+
+/// Parses the shared flags; leaves other arguments in `positional`, and flags
+/// it does not know in `unknown`. Returns false with `error` on malformed
+/// values (a usage error).
+bool parseLaunchFlags(int argc, char **argv, LaunchOptions &options,
+                      std::vector<std::string> &positional,
+                      std::vector<std::string> &unknown, std::string &error);
+
+/// The help text of the shared flags.
+const char *launchFlagsHelp();
+
+/// The back end to use: options.target, else $NABLA_TARGET, else "vulkan".
+std::string resolveTarget(const LaunchOptions &options);
+
+/// Opens the back end's device; null with `error` if unavailable.
+std::unique_ptr<Device> openDevice(const std::string &target, int index,
+                                   std::string &error);
+
+/// Loads the arguments, launches `options.kernel` from `artifacts` (file name
+/// → bytes) described by `manifest`, and writes DIR/arg<k>.npy for every
+/// buffer parameter. Prints messages to stderr; returns the exit status.
+int runKernel(Device &device, const Manifest &manifest,
+              const std::map<std::string, std::vector<uint8_t>> &artifacts,
+              const LaunchOptions &options);
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_LAUNCHER_H

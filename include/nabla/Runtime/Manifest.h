@@ -1,0 +1,83 @@
+//===- Manifest.h - The kernel manifest written by nabla-compile -*- C++
+//-*-===//
+//
+// Typed view of manifest.json (see docs/Targets.md): kernels, their
+// parameters and the target's parameter ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_MANIFEST_H
+#define NABLA_RUNTIME_MANIFEST_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nabla::runtime {
+
+/// One kernel parameter as written in MLIR.
+struct ParamInfo {
+  unsigned index = 0;
+  bool isBuffer = false;
+  /// The MLIR type ("memref<?xf32>", "index", "f32"...).
+  std::string type;
+  /// Buffers: element type and shape (-1 for dynamic extents).
+  std::string element;
+  std::vector<int64_t> shape;
+};
+
+/// A SPIR-V descriptor binding (spirv/metal).
+struct BindingInfo {
+  unsigned binding = 0;
+  unsigned param = 0;
+  /// "buffer", "scalar" or "size".
+  std::string kind;
+  std::string type;
+  int dim = -1;
+};
+
+/// One LLVM-level kernel argument (nvvm/rocdl).
+struct ArgumentInfo {
+  unsigned param = 0;
+  /// "value", "allocated", "aligned", "offset", "size" or "stride".
+  std::string field;
+  std::string type;
+  int dim = -1;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string module;
+  std::vector<ParamInfo> params;
+  std::optional<std::vector<int64_t>> workgroupSize;
+  std::vector<BindingInfo> bindings;
+  std::vector<ArgumentInfo> arguments;
+};
+
+struct RelocationInfo {
+  std::string key;
+  std::string symbol;
+  std::string type;
+  bool constant = false;
+};
+
+struct Manifest {
+  std::string target;
+  std::string chip;
+  /// Module name → artifact file names.
+  std::map<std::string, std::vector<std::string>> modules;
+  std::vector<KernelInfo> kernels;
+  std::vector<RelocationInfo> relocations;
+
+  const KernelInfo *findKernel(const std::string &name) const;
+};
+
+/// Parses manifest JSON text; on failure returns false and sets `error`.
+bool parseManifest(const std::string &text, Manifest &manifest,
+                   std::string &error);
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_MANIFEST_H

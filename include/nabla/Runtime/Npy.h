@@ -1,0 +1,40 @@
+//===- Npy.h - Read and write NumPy .npy arrays -----------------*- C++ -*-===//
+//
+// Version 1.0/2.0 .npy files with little-endian float32, float64, int32 or
+// int64 data in C order: the buffer format of nabla-run and nabla-launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_NPY_H
+#define NABLA_RUNTIME_NPY_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nabla::runtime {
+
+/// A dense, C-ordered array.
+struct NpyArray {
+  /// "f4", "f8", "i4" or "i8".
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  int64_t numElements() const;
+  unsigned elementSize() const { return dtype.empty() ? 0 : dtype[1] - '0'; }
+};
+
+/// The .npy dtype code of an MLIR element type ("f32" → "f4"), or "".
+std::string dtypeForElementType(const std::string &elementType);
+
+/// Reads `path`; on failure returns false and sets `error`.
+bool readNpy(const std::string &path, NpyArray &array, std::string &error);
+
+/// Writes `array` to `path`; on failure returns false and sets `error`.
+bool writeNpy(const std::string &path, const NpyArray &array,
+              std::string &error);
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_NPY_H

@@ -1,0 +1,256 @@
+//===- CUDADevice.cpp - Run cubin/PTX kernels through the CUDA driver -----===//
+//
+// libcuda.so.1 is opened at run time and the few driver API entry points used
+// here are declared locally, so builds need neither a GPU nor the CUDA
+// headers. The primary context of the device is used; completion is polled
+// with a timeout so that a hung kernel cannot hang the tool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LLVMArguments.h"
+
+#include <chrono>
+#include <dlfcn.h>
+#include <thread>
+
+using namespace nabla::runtime;
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+
+struct Driver {
+  void *library = nullptr;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  CUresult (*cuStreamQuery)(CUstream);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+
+  bool load(std::string &error) {
+    library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      error = "no CUDA driver (libcuda.so.1 not found)";
+      return false;
+    }
+    bool ok = true;
+    auto get = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(library, name));
+      if (!fn) {
+        error = std::string("the CUDA driver lacks ") + name;
+        ok = false;
+      }
+    };
+    get(cuInit, "cuInit");
+    get(cuDeviceGetCount, "cuDeviceGetCount");
+    get(cuDeviceGet, "cuDeviceGet");
+    get(cuDeviceGetName, "cuDeviceGetName");
+    get(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    get(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    get(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    get(cuCtxSetCurrent, "cuCtxSetCurrent");
+    get(cuModuleLoadData, "cuModuleLoadData");
+    get(cuModuleUnload, "cuModuleUnload");
+    get(cuModuleGetFunction, "cuModuleGetFunction");
+    get(cuMemAlloc, "cuMemAlloc_v2");
+    get(cuMemFree, "cuMemFree_v2");
+    get(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    get(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+    get(cuLaunchKernel, "cuLaunchKernel");
+    get(cuStreamQuery, "cuStreamQuery");
+    get(cuGetErrorString, "cuGetErrorString");
+    return ok;
+  }
+
+  std::string describe(const char *what, CUresult result) const {
+    const char *text = nullptr;
+    if (cuGetErrorString)
+      cuGetErrorString(result, &text);
+    return std::string(what) +
+           " failed: " + (text ? text : "CUDA error " + std::to_string(result));
+  }
+};
+
+class CUDADevice final : public Device {
+public:
+  ~CUDADevice() override {
+    if (context)
+      driver.cuDevicePrimaryCtxRelease(device);
+    if (driver.library)
+      dlclose(driver.library);
+  }
+
+  bool open(int index, std::string &error) {
+    if (!driver.load(error))
+      return false;
+    if (CUresult r = driver.cuInit(0)) {
+      error = driver.describe("cuInit", r);
+      return false;
+    }
+    int count = 0;
+    driver.cuDeviceGetCount(&count);
+    if (count == 0) {
+      error = "no CUDA device";
+      return false;
+    }
+    if (index >= count) {
+      error = "CUDA device index " + std::to_string(index) + " out of range (" +
+              std::to_string(count) + " devices)";
+      return false;
+    }
+    if (CUresult r = driver.cuDeviceGet(&device, index < 0 ? 0 : index)) {
+      error = driver.describe("cuDeviceGet", r);
+      return false;
+    }
+    char buffer[256] = {};
+    driver.cuDeviceGetName(buffer, sizeof(buffer) - 1, device);
+    deviceName = buffer;
+    int major = 0, minor = 0;
+    driver.cuDeviceGetAttribute(
+        &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    driver.cuDeviceGetAttribute(
+        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    smChip = "sm_" + std::to_string(major * 10 + minor);
+    driver.cuDeviceGetAttribute(
+        &maxThreads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device);
+    if (CUresult r = driver.cuDevicePrimaryCtxRetain(&context, device)) {
+      error = driver.describe("cuDevicePrimaryCtxRetain", r);
+      return false;
+    }
+    driver.cuCtxSetCurrent(context);
+    return true;
+  }
+
+  std::string backend() const override { return "cuda"; }
+  std::string name() const override { return deviceName; }
+  std::string chip() const override { return smChip; }
+
+  bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
+              std::string &error) override {
+    if (spec.block.product() > static_cast<uint64_t>(maxThreads)) {
+      error = "block of " + std::to_string(spec.block.product()) +
+              " threads exceeds the " + std::to_string(maxThreads) + " that '" +
+              deviceName + "' allows";
+      return false;
+    }
+    // PTX text must be NUL-terminated for the JIT.
+    std::vector<uint8_t> image = *spec.image;
+    if (spec.imageKind == "ptx")
+      image.push_back(0);
+    CUmodule module = nullptr;
+    if (CUresult r = driver.cuModuleLoadData(&module, image.data())) {
+      error = driver.describe("cuModuleLoadData", r) + " (" + spec.imageKind +
+              " for " + smChip + "?)";
+      return false;
+    }
+    std::vector<CUdeviceptr> allocations(params.size(), 0);
+    auto release = [&] {
+      for (CUdeviceptr p : allocations)
+        if (p)
+          driver.cuMemFree(p);
+      driver.cuModuleUnload(module);
+    };
+    CUfunction function = nullptr;
+    if (CUresult r = driver.cuModuleGetFunction(&function, module,
+                                                spec.kernel->name.c_str())) {
+      error = driver.describe("cuModuleGetFunction", r);
+      release();
+      return false;
+    }
+    std::vector<uint64_t> pointers(params.size(), 0);
+    for (size_t k = 0; k < params.size(); ++k) {
+      if (!params[k].info->isBuffer)
+        continue;
+      const NpyArray &array = params[k].buffer;
+      size_t bytes = std::max<size_t>(array.data.size(), 16);
+      if (CUresult r = driver.cuMemAlloc(&allocations[k], bytes)) {
+        error = driver.describe("cuMemAlloc", r);
+        release();
+        return false;
+      }
+      if (!array.data.empty())
+        driver.cuMemcpyHtoD(allocations[k], array.data.data(),
+                            array.data.size());
+      pointers[k] = allocations[k];
+    }
+    PackedArguments packed;
+    if (!packLLVMArguments(*spec.kernel, params, pointers, packed, error)) {
+      release();
+      return false;
+    }
+    if (CUresult r = driver.cuLaunchKernel(
+            function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
+            spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
+            nullptr)) {
+      error = driver.describe("cuLaunchKernel", r);
+      release();
+      return false;
+    }
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::seconds(spec.timeoutSeconds);
+    CUresult status;
+    while ((status = driver.cuStreamQuery(nullptr)) == CUDA_ERROR_NOT_READY) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        error = "kernel '" + spec.kernel->name + "' did not finish within " +
+                std::to_string(spec.timeoutSeconds) + " s";
+        return false; // The context is unusable; do not touch its memory.
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    if (status != CUDA_SUCCESS) {
+      error = driver.describe("kernel execution", status);
+      release();
+      return false;
+    }
+    for (size_t k = 0; k < params.size(); ++k)
+      if (params[k].info->isBuffer && !params[k].buffer.data.empty())
+        driver.cuMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
+                            params[k].buffer.data.size());
+    release();
+    return true;
+  }
+
+private:
+  Driver driver{};
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  std::string deviceName, smChip;
+  int maxThreads = 1024;
+};
+
+} // namespace
+
+std::unique_ptr<Device> nabla::runtime::createCUDADevice(int index,
+                                                         std::string &error) {
+  auto device = std::make_unique<CUDADevice>();
+  if (!device->open(index, error))
+    return nullptr;
+  return device;
+}

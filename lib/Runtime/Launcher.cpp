@@ -1,0 +1,410 @@
+//===- Launcher.cpp - The launch logic of nabla-run and nabla-launch ------===//
+//
+// Flag parsing, loading and checking every argument against the kernel's
+// parameters (count, kind, type, dtype, rank and static extents), the launch
+// on the selected device and the DIR/arg<k>.npy outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Runtime/Launcher.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sys/stat.h>
+
+using namespace nabla::runtime;
+
+Device::~Device() = default;
+
+int64_t HostParam::scalarAsInteger() const {
+  int64_t value = 0;
+  if (scalarBytes == 4) {
+    int32_t v;
+    std::memcpy(&v, scalar, 4);
+    value = v;
+  } else {
+    std::memcpy(&value, scalar, 8);
+  }
+  return value;
+}
+
+/// Parses "X[,Y[,Z]]" into `dim`; all extents must be positive.
+static bool parseDim3(const std::string &text, Dim3 &dim) {
+  uint32_t values[3] = {1, 1, 1};
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno || v == 0 || v > UINT32_MAX ||
+        item[0] == '-')
+      return false;
+    values[i] = static_cast<uint32_t>(v);
+    if (comma == std::string::npos) {
+      dim = {values[0], values[1], values[2]};
+      return true;
+    }
+    start = comma + 1;
+  }
+  return false;
+}
+
+const char *nabla::runtime::launchFlagsHelp() {
+  return "  --kernel=NAME          kernel to launch (required)\n"
+         "  --grid=X[,Y,Z]         number of workgroups (required)\n"
+         "  --block=X[,Y,Z]        workgroup size (required)\n"
+         "  --arg=SPEC             one per kernel parameter, in order: "
+         "PATH.npy, f32:V, f64:V, i32:V, i64:V or index:V\n"
+         "  --reloc=KEY=FILE.npy   contents of a relocated host object\n"
+         "  --target=vulkan|cuda|hip  back end (default $NABLA_TARGET, else "
+         "vulkan)\n"
+         "  --device=N             device index (default $NABLA_DEVICE, else "
+         "the preferred one: a GPU before lavapipe)\n"
+         "  --out=DIR              where arg<k>.npy are written (default .)\n"
+         "  --timeout=SECONDS      give up waiting after this long (default "
+         "60)\n"
+         "  --print                print every buffer after the launch\n";
+}
+
+bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
+                                      LaunchOptions &options,
+                                      std::vector<std::string> &positional,
+                                      std::vector<std::string> &unknown,
+                                      std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag, std::string &out) {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) != 0)
+        return false;
+      out = arg.substr(prefix.size());
+      return true;
+    };
+    std::string v;
+    if (value("--kernel", v)) {
+      options.kernel = v;
+    } else if (value("--grid", v)) {
+      if (!parseDim3(v, options.grid)) {
+        error = "malformed --grid '" + v + "' (expected X[,Y,Z], positive)";
+        return false;
+      }
+      options.hasGrid = true;
+    } else if (value("--block", v)) {
+      if (!parseDim3(v, options.block)) {
+        error = "malformed --block '" + v + "' (expected X[,Y,Z], positive)";
+        return false;
+      }
+      options.hasBlock = true;
+    } else if (value("--arg", v)) {
+      options.args.push_back(v);
+    } else if (value("--reloc", v)) {
+      if (v.find('=') == std::string::npos || v.front() == '=') {
+        error = "malformed --reloc '" + v + "' (expected KEY=FILE.npy)";
+        return false;
+      }
+      options.relocs.push_back(v);
+    } else if (value("--out", v)) {
+      options.outDir = v;
+    } else if (value("--target", v)) {
+      if (v != "vulkan" && v != "cuda" && v != "hip") {
+        error = "unknown --target '" + v + "' (expected vulkan, cuda or hip)";
+        return false;
+      }
+      options.target = v;
+    } else if (value("--device", v)) {
+      char *end = nullptr;
+      long index = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || index < 0) {
+        error = "malformed --device '" + v + "'";
+        return false;
+      }
+      options.device = static_cast<int>(index);
+    } else if (value("--timeout", v)) {
+      char *end = nullptr;
+      long seconds = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || seconds <= 0) {
+        error = "malformed --timeout '" + v + "'";
+        return false;
+      }
+      options.timeoutSeconds = static_cast<unsigned>(seconds);
+    } else if (arg == "--print") {
+      options.print = true;
+    } else if (arg.rfind("--", 0) == 0) {
+      unknown.push_back(arg);
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  return true;
+}
+
+std::string nabla::runtime::resolveTarget(const LaunchOptions &options) {
+  if (!options.target.empty())
+    return options.target;
+  if (const char *env = std::getenv("NABLA_TARGET"))
+    if (*env)
+      return env;
+  return "vulkan";
+}
+
+std::unique_ptr<Device> nabla::runtime::openDevice(const std::string &target,
+                                                   int index,
+                                                   std::string &error) {
+  if (index < 0)
+    if (const char *env = std::getenv("NABLA_DEVICE"))
+      index = std::atoi(env);
+  if (target == "vulkan")
+    return createVulkanDevice(index, error);
+  if (target == "cuda")
+    return createCUDADevice(index, error);
+  if (target == "hip")
+    return createHIPDevice(index, error);
+  error = "unknown target '" + target + "' (expected vulkan, cuda or hip)";
+  return nullptr;
+}
+
+/// Byte size of a scalar MLIR type, or 0 if it is not a parameter scalar.
+static unsigned scalarSize(const std::string &type) {
+  if (type == "f32" || type == "i32")
+    return 4;
+  if (type == "f64" || type == "i64" || type == "index")
+    return 8;
+  return 0;
+}
+
+/// Fills `param` from a TYPE:VALUE spec.
+static bool loadScalar(const std::string &spec, HostParam &param,
+                       std::string &error) {
+  size_t colon = spec.find(':');
+  std::string type = spec.substr(0, colon), text = spec.substr(colon + 1);
+  const std::string &expected = param.info->type;
+  if (type != expected) {
+    error = "parameter #" + std::to_string(param.info->index) + " is " +
+            expected + ", got '" + spec + "'";
+    return false;
+  }
+  char *end = nullptr;
+  errno = 0;
+  param.scalarBytes = scalarSize(type);
+  if (type == "f32" || type == "f64") {
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE) {
+      error = "malformed value in '" + spec + "'";
+      return false;
+    }
+    if (type == "f32") {
+      float f = static_cast<float>(v);
+      std::memcpy(param.scalar, &f, 4);
+    } else {
+      std::memcpy(param.scalar, &v, 8);
+    }
+    return true;
+  }
+  long long v = std::strtoll(text.c_str(), &end, 0);
+  if (text.empty() || *end != '\0' || errno == ERANGE) {
+    error = "malformed value in '" + spec + "'";
+    return false;
+  }
+  if (type == "i32") {
+    if (v < INT32_MIN || v > INT32_MAX) {
+      error = "value in '" + spec + "' does not fit i32";
+      return false;
+    }
+    int32_t i = static_cast<int32_t>(v);
+    std::memcpy(param.scalar, &i, 4);
+  } else {
+    int64_t i = v;
+    std::memcpy(param.scalar, &i, 8);
+  }
+  return true;
+}
+
+/// Fills `param` from a .npy spec and checks dtype, rank and extents.
+static bool loadBuffer(const std::string &spec, HostParam &param,
+                       std::string &error) {
+  const ParamInfo &info = *param.info;
+  if (!readNpy(spec, param.buffer, error))
+    return false;
+  std::string want = dtypeForElementType(info.element);
+  if (want.empty()) {
+    error = "parameter #" + std::to_string(info.index) + " has element type " +
+            info.element + ", which .npy buffers do not support";
+    return false;
+  }
+  if (param.buffer.dtype != want) {
+    error = "parameter #" + std::to_string(info.index) + " (" + info.type +
+            ") needs dtype " + want + ", '" + spec + "' has " +
+            param.buffer.dtype;
+    return false;
+  }
+  if (param.buffer.shape.size() != info.shape.size()) {
+    error = "parameter #" + std::to_string(info.index) + " (" + info.type +
+            ") has rank " + std::to_string(info.shape.size()) + ", '" + spec +
+            "' has rank " + std::to_string(param.buffer.shape.size());
+    return false;
+  }
+  for (size_t d = 0; d < info.shape.size(); ++d)
+    if (info.shape[d] >= 0 && info.shape[d] != param.buffer.shape[d]) {
+      error = "parameter #" + std::to_string(info.index) + " (" + info.type +
+              ") needs extent " + std::to_string(info.shape[d]) +
+              " in dimension " + std::to_string(d) + ", '" + spec + "' has " +
+              std::to_string(param.buffer.shape[d]);
+      return false;
+    }
+  return true;
+}
+
+/// Prints a buffer's values (all of them up to 64, else the first 64).
+static void printBuffer(unsigned index, const NpyArray &array) {
+  std::printf("arg%u = [", index);
+  int64_t n = array.numElements(), shown = n < 64 ? n : 64;
+  for (int64_t i = 0; i < shown; ++i) {
+    const uint8_t *p = array.data.data() + i * array.elementSize();
+    if (i)
+      std::printf(", ");
+    if (array.dtype == "f4") {
+      float v;
+      std::memcpy(&v, p, 4);
+      std::printf("%g", v);
+    } else if (array.dtype == "f8") {
+      double v;
+      std::memcpy(&v, p, 8);
+      std::printf("%g", v);
+    } else if (array.dtype == "i4") {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      std::printf("%d", v);
+    } else {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      std::printf("%" PRId64, v);
+    }
+  }
+  std::printf("%s]\n", shown < n ? ", ..." : "");
+}
+
+int nabla::runtime::runKernel(
+    Device &device, const Manifest &manifest,
+    const std::map<std::string, std::vector<uint8_t>> &artifacts,
+    const LaunchOptions &options) {
+  auto fail = [](const std::string &message) {
+    std::cerr << "error: " << message << "\n";
+    return 1;
+  };
+  const KernelInfo *kernel = manifest.findKernel(options.kernel);
+  if (!kernel) {
+    std::string names;
+    for (const KernelInfo &k : manifest.kernels)
+      names += (names.empty() ? "" : ", ") + k.name;
+    return fail("unknown kernel '" + options.kernel + "' (kernels: " + names +
+                ")");
+  }
+
+  // The object for this back end.
+  std::string backend = device.backend();
+  std::vector<std::string> wanted;
+  if (backend == "vulkan")
+    wanted = {"spv"};
+  else if (backend == "cuda")
+    wanted = {"cubin", "ptx"};
+  else
+    wanted = {"hsaco"};
+  const std::vector<uint8_t> *image = nullptr;
+  std::string imageKind;
+  for (const std::string &ext : wanted) {
+    auto it = artifacts.find(kernel->module + "." + ext);
+    if (it != artifacts.end()) {
+      image = &it->second;
+      imageKind = ext;
+      break;
+    }
+  }
+  if (!image)
+    return fail("no " + wanted.front() + " object for module '" +
+                kernel->module + "' (the kernels were compiled for '" +
+                manifest.target + "', which the " + backend +
+                " back end cannot run)");
+  if (backend == "vulkan" && kernel->workgroupSize) {
+    const std::vector<int64_t> &wg = *kernel->workgroupSize;
+    Dim3 b = options.block;
+    if (wg.size() != 3 || wg[0] != b.x || wg[1] != b.y || wg[2] != b.z)
+      return fail("kernel '" + kernel->name +
+                  "' was compiled for workgroup "
+                  "size " +
+                  std::to_string(wg.size() > 0 ? wg[0] : 0) + "," +
+                  std::to_string(wg.size() > 1 ? wg[1] : 0) + "," +
+                  std::to_string(wg.size() > 2 ? wg[2] : 0) +
+                  "; launch with that --block or recompile with --block=" +
+                  std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+                  std::to_string(b.z));
+  }
+
+  // Relocations are checked against the manifest's records.
+  for (const std::string &reloc : options.relocs) {
+    std::string key = reloc.substr(0, reloc.find('='));
+    bool known = false;
+    for (const RelocationInfo &record : manifest.relocations)
+      known |= record.key == key;
+    if (!known)
+      return fail("--reloc names '" + key +
+                  "', which is not a relocation record of these kernels");
+  }
+
+  // Arguments, one per parameter.
+  if (options.args.size() != kernel->params.size())
+    return fail("kernel '" + kernel->name + "' takes " +
+                std::to_string(kernel->params.size()) + " arguments, got " +
+                std::to_string(options.args.size()));
+  std::vector<HostParam> params(kernel->params.size());
+  for (size_t k = 0; k < params.size(); ++k) {
+    params[k].info = &kernel->params[k];
+    const std::string &spec = options.args[k];
+    bool isScalarSpec = spec.find(':') != std::string::npos &&
+                        scalarSize(spec.substr(0, spec.find(':'))) != 0;
+    std::string error;
+    if (kernel->params[k].isBuffer) {
+      if (isScalarSpec)
+        return fail("parameter #" + std::to_string(k) + " is a buffer (" +
+                    kernel->params[k].type + "), got the scalar '" + spec +
+                    "'");
+      if (!loadBuffer(spec, params[k], error))
+        return fail(error);
+    } else {
+      if (!isScalarSpec)
+        return fail("parameter #" + std::to_string(k) + " is a scalar (" +
+                    kernel->params[k].type + "), got '" + spec + "'");
+      if (!loadScalar(spec, params[k], error))
+        return fail(error);
+    }
+  }
+
+  LaunchSpec spec;
+  spec.kernel = kernel;
+  spec.grid = options.grid;
+  spec.block = options.block;
+  spec.image = image;
+  spec.imageKind = imageKind;
+  spec.timeoutSeconds = options.timeoutSeconds;
+  std::string error;
+  if (!device.launch(spec, params, error))
+    return fail(error);
+
+  ::mkdir(options.outDir.c_str(), 0755);
+  for (const HostParam &param : params) {
+    if (!param.info->isBuffer)
+      continue;
+    std::string path =
+        options.outDir + "/arg" + std::to_string(param.info->index) + ".npy";
+    if (!writeNpy(path, param.buffer, error))
+      return fail(error);
+    if (options.print)
+      printBuffer(param.info->index, param.buffer);
+  }
+  return 0;
+}

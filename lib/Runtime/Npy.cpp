@@ -1,0 +1,177 @@
+//===- Npy.cpp - Read and write NumPy .npy arrays -------------------------===//
+//
+// The .npy format: magic "\x93NUMPY", version, header length, a Python dict
+// literal {'descr': '<f4', 'fortran_order': False, 'shape': (n, m), } padded
+// to 64 bytes, then the raw data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Runtime/Npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace nabla::runtime;
+
+int64_t NpyArray::numElements() const {
+  int64_t n = 1;
+  for (int64_t extent : shape)
+    n *= extent;
+  return n;
+}
+
+std::string nabla::runtime::dtypeForElementType(const std::string &element) {
+  if (element == "f32")
+    return "f4";
+  if (element == "f64")
+    return "f8";
+  if (element == "i32")
+    return "i4";
+  if (element == "i64" || element == "index")
+    return "i8";
+  return "";
+}
+
+/// Extracts the quoted value after `key` in the header dict.
+static bool findField(const std::string &header, const std::string &key,
+                      std::string &value) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    return false;
+  size_t colon = header.find(':', at);
+  if (colon == std::string::npos)
+    return false;
+  size_t start = header.find_first_not_of(" ", colon + 1);
+  if (start == std::string::npos)
+    return false;
+  if (header[start] == '\'') {
+    size_t end = header.find('\'', start + 1);
+    if (end == std::string::npos)
+      return false;
+    value = header.substr(start + 1, end - start - 1);
+    return true;
+  }
+  if (header[start] == '(') {
+    size_t end = header.find(')', start);
+    if (end == std::string::npos)
+      return false;
+    value = header.substr(start + 1, end - start - 1);
+    return true;
+  }
+  size_t end = header.find_first_of(",}", start);
+  value = header.substr(start, end - start);
+  return true;
+}
+
+bool nabla::runtime::readNpy(const std::string &path, NpyArray &array,
+                             std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  auto bad = [&](const std::string &why) {
+    error = "'" + path + "' is not a supported .npy file: " + why;
+    return false;
+  };
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    return bad("missing magic");
+  unsigned major = static_cast<uint8_t>(bytes[6]);
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return bad("truncated header");
+    headerLength = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLength |= size_t(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    headerStart = 12;
+  } else {
+    return bad("unknown version " + std::to_string(major));
+  }
+  if (headerStart + headerLength > bytes.size())
+    return bad("truncated header");
+  std::string header = bytes.substr(headerStart, headerLength);
+
+  std::string descr, fortran, shape;
+  if (!findField(header, "descr", descr) ||
+      !findField(header, "fortran_order", fortran) ||
+      !findField(header, "shape", shape))
+    return bad("malformed header");
+  if (fortran.find("True") != std::string::npos)
+    return bad("Fortran order is not supported (use C order)");
+  if (descr.size() != 3 || (descr[0] != '<' && descr[0] != '|'))
+    return bad("dtype '" + descr + "' is not little-endian");
+  array.dtype = descr.substr(1);
+  if (array.dtype != "f4" && array.dtype != "f8" && array.dtype != "i4" &&
+      array.dtype != "i8")
+    return bad("dtype '" + descr +
+               "' (supported: float32, float64, int32, int64)");
+
+  array.shape.clear();
+  std::stringstream dims(shape);
+  std::string item;
+  while (std::getline(dims, item, ',')) {
+    size_t first = item.find_first_not_of(" ");
+    if (first == std::string::npos)
+      continue;
+    char *end = nullptr;
+    long long extent = std::strtoll(item.c_str() + first, &end, 10);
+    if (end == item.c_str() + first || extent < 0)
+      return bad("bad shape '" + shape + "'");
+    array.shape.push_back(extent);
+  }
+  size_t dataBytes = size_t(array.numElements()) * array.elementSize();
+  size_t dataStart = headerStart + headerLength;
+  if (bytes.size() - dataStart != dataBytes)
+    return bad("expected " + std::to_string(dataBytes) + " data bytes, found " +
+               std::to_string(bytes.size() - dataStart));
+  array.data.assign(bytes.begin() + dataStart, bytes.end());
+  return true;
+}
+
+bool nabla::runtime::writeNpy(const std::string &path, const NpyArray &array,
+                              std::string &error) {
+  std::string shape = "(";
+  for (size_t i = 0; i < array.shape.size(); ++i)
+    shape +=
+        std::to_string(array.shape[i]) + (array.shape.size() == 1      ? ","
+                                          : i + 1 < array.shape.size() ? ", "
+                                                                       : "");
+  shape += ")";
+  std::string header = "{'descr': '<" + array.dtype +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  char preamble[10] = {'\x93',
+                       'N',
+                       'U',
+                       'M',
+                       'P',
+                       'Y',
+                       1,
+                       0,
+                       static_cast<char>(header.size() & 0xFF),
+                       static_cast<char>(header.size() >> 8)};
+  out.write(preamble, sizeof(preamble));
+  out << header;
+  out.write(reinterpret_cast<const char *>(array.data.data()),
+            array.data.size());
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}

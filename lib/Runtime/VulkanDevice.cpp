@@ -1,0 +1,614 @@
+//===- VulkanDevice.cpp - Run SPIR-V kernels through Vulkan ---------------===//
+//
+// The embedded default back end. The loader (libvulkan.so.1) is opened at run
+// time and every entry point fetched through vkGetInstanceProcAddr /
+// vkGetDeviceProcAddr, so nothing links against Vulkan. A real GPU is
+// preferred over a CPU implementation (Mesa's lavapipe); every feature the
+// device supports is enabled (float64, int64, float atomic add...), since the
+// SPIR-V module declares exactly the capabilities it uses.
+//
+// Binding k of descriptor set 0 is parameter k (see docs/Targets.md): buffers
+// are copied in and out of host-visible storage buffers, scalars and sizes
+// are one-element storage buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Runtime/Device.h"
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <cstring>
+#include <dlfcn.h>
+#include <functional>
+
+using namespace nabla::runtime;
+
+namespace {
+
+/// Every Vulkan entry point the back end uses, fetched at run time.
+#define NABLA_VK_INSTANCE_FUNCTIONS(X)                                         \
+  X(vkDestroyInstance)                                                         \
+  X(vkEnumeratePhysicalDevices)                                                \
+  X(vkGetPhysicalDeviceProperties)                                             \
+  X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
+  X(vkGetPhysicalDeviceMemoryProperties)                                       \
+  X(vkGetPhysicalDeviceFeatures2)                                              \
+  X(vkEnumerateDeviceExtensionProperties)                                      \
+  X(vkCreateDevice)                                                            \
+  X(vkGetDeviceProcAddr)
+
+#define NABLA_VK_DEVICE_FUNCTIONS(X)                                           \
+  X(vkDestroyDevice)                                                           \
+  X(vkGetDeviceQueue)                                                          \
+  X(vkCreateBuffer)                                                            \
+  X(vkDestroyBuffer)                                                           \
+  X(vkGetBufferMemoryRequirements)                                             \
+  X(vkAllocateMemory)                                                          \
+  X(vkFreeMemory)                                                              \
+  X(vkBindBufferMemory)                                                        \
+  X(vkMapMemory)                                                               \
+  X(vkUnmapMemory)                                                             \
+  X(vkCreateShaderModule)                                                      \
+  X(vkDestroyShaderModule)                                                     \
+  X(vkCreateDescriptorSetLayout)                                               \
+  X(vkDestroyDescriptorSetLayout)                                              \
+  X(vkCreatePipelineLayout)                                                    \
+  X(vkDestroyPipelineLayout)                                                   \
+  X(vkCreateComputePipelines)                                                  \
+  X(vkDestroyPipeline)                                                         \
+  X(vkCreateDescriptorPool)                                                    \
+  X(vkDestroyDescriptorPool)                                                   \
+  X(vkAllocateDescriptorSets)                                                  \
+  X(vkUpdateDescriptorSets)                                                    \
+  X(vkCreateCommandPool)                                                       \
+  X(vkDestroyCommandPool)                                                      \
+  X(vkAllocateCommandBuffers)                                                  \
+  X(vkBeginCommandBuffer)                                                      \
+  X(vkEndCommandBuffer)                                                        \
+  X(vkCmdBindPipeline)                                                         \
+  X(vkCmdBindDescriptorSets)                                                   \
+  X(vkCmdDispatch)                                                             \
+  X(vkCreateFence)                                                             \
+  X(vkDestroyFence)                                                            \
+  X(vkQueueSubmit)                                                             \
+  X(vkWaitForFences)
+
+/// Runs the registered clean-up actions in reverse order.
+class Cleanup {
+public:
+  ~Cleanup() {
+    for (auto it = actions.rbegin(); it != actions.rend(); ++it)
+      (*it)();
+  }
+  void add(std::function<void()> action) {
+    actions.push_back(std::move(action));
+  }
+
+private:
+  std::vector<std::function<void()>> actions;
+};
+
+std::string vkError(const char *what, VkResult result) {
+  return std::string(what) + " failed (VkResult " + std::to_string(result) +
+         ")";
+}
+
+class VulkanDevice final : public Device {
+public:
+  ~VulkanDevice() override {
+    if (device)
+      vkDestroyDevice(device, nullptr);
+    if (instance)
+      vkDestroyInstance(instance, nullptr);
+    if (library)
+      dlclose(library);
+  }
+
+  bool open(int index, std::string &error);
+
+  std::string backend() const override { return "vulkan"; }
+  std::string name() const override { return properties.deviceName; }
+  std::string chip() const override { return ""; }
+  bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
+              std::string &error) override;
+
+private:
+  void *library = nullptr;
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+#define NABLA_DECLARE(name) PFN_##name name = nullptr;
+  NABLA_VK_INSTANCE_FUNCTIONS(NABLA_DECLARE)
+  NABLA_VK_DEVICE_FUNCTIONS(NABLA_DECLARE)
+#undef NABLA_DECLARE
+
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queueFamily = 0;
+
+  bool createBuffer(VkDeviceSize size, VkBuffer &buffer, VkDeviceMemory &memory,
+                    std::string &error);
+};
+
+bool VulkanDevice::open(int index, std::string &error) {
+  library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    error = "no Vulkan loader (libvulkan.so.1 not found; install "
+            "libvulkan1 and a driver such as mesa-vulkan-drivers)";
+    return false;
+  }
+  vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+      dlsym(library, "vkGetInstanceProcAddr"));
+  auto vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(
+      vkGetInstanceProcAddr ? vkGetInstanceProcAddr(nullptr, "vkCreateInstance")
+                            : nullptr);
+  if (!vkCreateInstance) {
+    error = "the Vulkan loader lacks vkCreateInstance";
+    return false;
+  }
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "nabla";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo instanceInfo{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  instanceInfo.pApplicationInfo = &app;
+  if (VkResult r = vkCreateInstance(&instanceInfo, nullptr, &instance)) {
+    error = vkError("vkCreateInstance", r) + ": no Vulkan driver available";
+    return false;
+  }
+#define NABLA_LOAD_INSTANCE(name)                                              \
+  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name)); \
+  if (!name) {                                                                 \
+    error = "the Vulkan loader lacks " #name;                                  \
+    return false;                                                              \
+  }
+  NABLA_VK_INSTANCE_FUNCTIONS(NABLA_LOAD_INSTANCE)
+#undef NABLA_LOAD_INSTANCE
+
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  if (devices.empty()) {
+    error = "no Vulkan device found";
+    return false;
+  }
+  if (index >= static_cast<int>(devices.size())) {
+    error = "Vulkan device index " + std::to_string(index) + " out of range (" +
+            std::to_string(devices.size()) + " devices)";
+    return false;
+  }
+  if (index >= 0) {
+    physical = devices[index];
+  } else {
+    // A real GPU first, then anything (lavapipe is a CPU device).
+    physical = devices.front();
+    for (VkPhysicalDevice candidate : devices) {
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(candidate, &p);
+      if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+          p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) {
+        physical = candidate;
+        break;
+      }
+    }
+  }
+  vkGetPhysicalDeviceProperties(physical, &properties);
+
+  uint32_t familyCount = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount, nullptr);
+  std::vector<VkQueueFamilyProperties> families(familyCount);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount,
+                                           families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < familyCount && !found; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      queueFamily = i;
+      found = true;
+    }
+  if (!found) {
+    error = std::string("Vulkan device '") + properties.deviceName +
+            "' has no compute queue";
+    return false;
+  }
+
+  // Enable every supported feature the generated SPIR-V may declare.
+  uint32_t extensionCount = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                       nullptr);
+  std::vector<VkExtensionProperties> extensions(extensionCount);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                       extensions.data());
+  bool hasAtomicFloat = false;
+  for (const VkExtensionProperties &e : extensions)
+    hasAtomicFloat |=
+        std::strcmp(e.extensionName,
+                    VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME) == 0;
+
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceVulkan12Features vulkan12{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features vulkan11{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  bool is12 = properties.apiVersion >= VK_API_VERSION_1_2;
+  void **next = &features.pNext;
+  if (is12) {
+    *next = &vulkan11;
+    next = &vulkan11.pNext;
+    *next = &vulkan12;
+    next = &vulkan12.pNext;
+  }
+  if (hasAtomicFloat)
+    *next = &atomicFloat;
+  vkGetPhysicalDeviceFeatures2(physical, &features);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queueInfo.queueFamilyIndex = queueFamily;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+  const char *enabled[] = {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME};
+  VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  deviceInfo.pNext = &features;
+  deviceInfo.queueCreateInfoCount = 1;
+  deviceInfo.pQueueCreateInfos = &queueInfo;
+  deviceInfo.enabledExtensionCount = hasAtomicFloat ? 1 : 0;
+  deviceInfo.ppEnabledExtensionNames = enabled;
+  if (VkResult r = vkCreateDevice(physical, &deviceInfo, nullptr, &device)) {
+    error = vkError("vkCreateDevice", r);
+    return false;
+  }
+#define NABLA_LOAD_DEVICE(name)                                                \
+  name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));     \
+  if (!name) {                                                                 \
+    error = "the Vulkan driver lacks " #name;                                  \
+    return false;                                                              \
+  }
+  NABLA_VK_DEVICE_FUNCTIONS(NABLA_LOAD_DEVICE)
+#undef NABLA_LOAD_DEVICE
+  vkGetDeviceQueue(device, queueFamily, 0, &queue);
+  return true;
+}
+
+bool VulkanDevice::createBuffer(VkDeviceSize size, VkBuffer &buffer,
+                                VkDeviceMemory &memory, std::string &error) {
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (VkResult r = vkCreateBuffer(device, &info, nullptr, &buffer)) {
+    error = vkError("vkCreateBuffer", r);
+    return false;
+  }
+  VkMemoryRequirements requirements;
+  vkGetBufferMemoryRequirements(device, buffer, &requirements);
+  VkPhysicalDeviceMemoryProperties memoryProperties;
+  vkGetPhysicalDeviceMemoryProperties(physical, &memoryProperties);
+  const VkMemoryPropertyFlags wanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < memoryProperties.memoryTypeCount; ++i)
+    if ((requirements.memoryTypeBits & (1u << i)) &&
+        (memoryProperties.memoryTypes[i].propertyFlags & wanted) == wanted) {
+      type = i;
+      break;
+    }
+  if (type == UINT32_MAX) {
+    error = "no host-visible coherent memory for storage buffers";
+    return false;
+  }
+  VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  allocate.allocationSize = requirements.size;
+  allocate.memoryTypeIndex = type;
+  if (VkResult r = vkAllocateMemory(device, &allocate, nullptr, &memory)) {
+    error = vkError("vkAllocateMemory", r) + " for " + std::to_string(size) +
+            " bytes";
+    return false;
+  }
+  if (VkResult r = vkBindBufferMemory(device, buffer, memory, 0)) {
+    error = vkError("vkBindBufferMemory", r);
+    return false;
+  }
+  return true;
+}
+
+/// The bytes a binding holds before the launch.
+bool bindingBytes(const BindingInfo &binding,
+                  const std::vector<HostParam> &params,
+                  std::vector<uint8_t> &bytes, std::string &error) {
+  if (binding.param >= params.size()) {
+    error = "manifest binding refers to parameter " +
+            std::to_string(binding.param) + ", which does not exist";
+    return false;
+  }
+  const HostParam &param = params[binding.param];
+  if (binding.kind == "buffer") {
+    bytes = param.buffer.data;
+    return true;
+  }
+  if (binding.kind == "size") {
+    if (binding.dim < 0 ||
+        binding.dim >= static_cast<int>(param.buffer.shape.size())) {
+      error = "manifest size binding has a bad dimension";
+      return false;
+    }
+    int64_t extent = param.buffer.shape[binding.dim];
+    if (extent > INT32_MAX) {
+      error = "extent " + std::to_string(extent) +
+              " does not fit the 32-bit SPIR-V index";
+      return false;
+    }
+    int32_t v = static_cast<int32_t>(extent);
+    bytes.assign(reinterpret_cast<uint8_t *>(&v),
+                 reinterpret_cast<uint8_t *>(&v) + 4);
+    return true;
+  }
+  // A scalar; index is 32-bit in SPIR-V.
+  if (param.info->type == "index") {
+    int64_t v = param.scalarAsInteger();
+    if (v < INT32_MIN || v > INT32_MAX) {
+      error = "index argument " + std::to_string(v) +
+              " does not fit the 32-bit SPIR-V index";
+      return false;
+    }
+    int32_t narrow = static_cast<int32_t>(v);
+    bytes.assign(reinterpret_cast<uint8_t *>(&narrow),
+                 reinterpret_cast<uint8_t *>(&narrow) + 4);
+    return true;
+  }
+  bytes.assign(param.scalar, param.scalar + param.scalarBytes);
+  return true;
+}
+
+bool VulkanDevice::launch(const LaunchSpec &spec,
+                          std::vector<HostParam> &params, std::string &error) {
+  const VkPhysicalDeviceLimits &limits = properties.limits;
+  const Dim3 &b = spec.block, &g = spec.grid;
+  if (b.x > limits.maxComputeWorkGroupSize[0] ||
+      b.y > limits.maxComputeWorkGroupSize[1] ||
+      b.z > limits.maxComputeWorkGroupSize[2] ||
+      b.product() > limits.maxComputeWorkGroupInvocations) {
+    error = "block " + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+            std::to_string(b.z) + " exceeds what '" + name() +
+            "' allows (at most " +
+            std::to_string(limits.maxComputeWorkGroupInvocations) +
+            " invocations, " +
+            std::to_string(limits.maxComputeWorkGroupSize[0]) + "," +
+            std::to_string(limits.maxComputeWorkGroupSize[1]) + "," +
+            std::to_string(limits.maxComputeWorkGroupSize[2]) + ")";
+    return false;
+  }
+  if (g.x > limits.maxComputeWorkGroupCount[0] ||
+      g.y > limits.maxComputeWorkGroupCount[1] ||
+      g.z > limits.maxComputeWorkGroupCount[2]) {
+    error = "grid exceeds the device's maximum workgroup count";
+    return false;
+  }
+  if (spec.image->size() % 4 != 0 || spec.image->empty()) {
+    error = "the SPIR-V object is not a whole number of words";
+    return false;
+  }
+
+  Cleanup cleanup;
+  const std::vector<BindingInfo> &bindings = spec.kernel->bindings;
+  std::vector<VkBuffer> buffers(bindings.size(), VK_NULL_HANDLE);
+  std::vector<VkDeviceMemory> memories(bindings.size(), VK_NULL_HANDLE);
+  std::vector<VkDeviceSize> sizes(bindings.size());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    std::vector<uint8_t> bytes;
+    if (!bindingBytes(bindings[i], params, bytes, error))
+      return false;
+    // Storage buffers may not be empty; keep 16-byte granules.
+    sizes[i] = std::max<VkDeviceSize>(16, (bytes.size() + 15) / 16 * 16);
+    if (!createBuffer(sizes[i], buffers[i], memories[i], error))
+      return false;
+    VkBuffer buffer = buffers[i];
+    VkDeviceMemory memory = memories[i];
+    cleanup.add([this, buffer, memory] {
+      vkDestroyBuffer(device, buffer, nullptr);
+      vkFreeMemory(device, memory, nullptr);
+    });
+    void *mapped = nullptr;
+    if (VkResult r = vkMapMemory(device, memory, 0, sizes[i], 0, &mapped)) {
+      error = vkError("vkMapMemory", r);
+      return false;
+    }
+    std::memset(mapped, 0, sizes[i]);
+    std::memcpy(mapped, bytes.data(), bytes.size());
+    vkUnmapMemory(device, memory);
+  }
+
+  VkShaderModuleCreateInfo shaderInfo{
+      VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  shaderInfo.codeSize = spec.image->size();
+  shaderInfo.pCode = reinterpret_cast<const uint32_t *>(spec.image->data());
+  VkShaderModule shader;
+  if (VkResult r =
+          vkCreateShaderModule(device, &shaderInfo, nullptr, &shader)) {
+    error = vkError("vkCreateShaderModule", r);
+    return false;
+  }
+  cleanup.add(
+      [this, shader] { vkDestroyShaderModule(device, shader, nullptr); });
+
+  std::vector<VkDescriptorSetLayoutBinding> layoutBindings;
+  for (const BindingInfo &binding : bindings) {
+    VkDescriptorSetLayoutBinding b{};
+    b.binding = binding.binding;
+    b.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b.descriptorCount = 1;
+    b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    layoutBindings.push_back(b);
+  }
+  VkDescriptorSetLayoutCreateInfo setLayoutInfo{
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  setLayoutInfo.bindingCount = layoutBindings.size();
+  setLayoutInfo.pBindings = layoutBindings.data();
+  VkDescriptorSetLayout setLayout;
+  if (VkResult r = vkCreateDescriptorSetLayout(device, &setLayoutInfo, nullptr,
+                                               &setLayout)) {
+    error = vkError("vkCreateDescriptorSetLayout", r);
+    return false;
+  }
+  cleanup.add([this, setLayout] {
+    vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
+  });
+
+  VkPipelineLayoutCreateInfo pipelineLayoutInfo{
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pipelineLayoutInfo.setLayoutCount = 1;
+  pipelineLayoutInfo.pSetLayouts = &setLayout;
+  VkPipelineLayout pipelineLayout;
+  if (VkResult r = vkCreatePipelineLayout(device, &pipelineLayoutInfo, nullptr,
+                                          &pipelineLayout)) {
+    error = vkError("vkCreatePipelineLayout", r);
+    return false;
+  }
+  cleanup.add([this, pipelineLayout] {
+    vkDestroyPipelineLayout(device, pipelineLayout, nullptr);
+  });
+
+  VkComputePipelineCreateInfo pipelineInfo{
+      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pipelineInfo.stage.sType =
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipelineInfo.stage.module = shader;
+  pipelineInfo.stage.pName = spec.kernel->name.c_str();
+  pipelineInfo.layout = pipelineLayout;
+  VkPipeline pipeline;
+  if (VkResult r = vkCreateComputePipelines(
+          device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &pipeline)) {
+    error = vkError("vkCreateComputePipelines", r) + " for kernel '" +
+            spec.kernel->name + "'";
+    return false;
+  }
+  cleanup.add(
+      [this, pipeline] { vkDestroyPipeline(device, pipeline, nullptr); });
+
+  VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                std::max<uint32_t>(1, bindings.size())};
+  VkDescriptorPoolCreateInfo poolInfo{
+      VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  poolInfo.maxSets = 1;
+  poolInfo.poolSizeCount = 1;
+  poolInfo.pPoolSizes = &poolSize;
+  VkDescriptorPool pool;
+  if (VkResult r = vkCreateDescriptorPool(device, &poolInfo, nullptr, &pool)) {
+    error = vkError("vkCreateDescriptorPool", r);
+    return false;
+  }
+  cleanup.add([this, pool] { vkDestroyDescriptorPool(device, pool, nullptr); });
+  VkDescriptorSetAllocateInfo setInfo{
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  setInfo.descriptorPool = pool;
+  setInfo.descriptorSetCount = 1;
+  setInfo.pSetLayouts = &setLayout;
+  VkDescriptorSet set;
+  if (VkResult r = vkAllocateDescriptorSets(device, &setInfo, &set)) {
+    error = vkError("vkAllocateDescriptorSets", r);
+    return false;
+  }
+  std::vector<VkDescriptorBufferInfo> bufferInfos(bindings.size());
+  std::vector<VkWriteDescriptorSet> writes(bindings.size());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    bufferInfos[i] = {buffers[i], 0, VK_WHOLE_SIZE};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = bindings[i].binding;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &bufferInfos[i];
+  }
+  vkUpdateDescriptorSets(device, writes.size(), writes.data(), 0, nullptr);
+
+  VkCommandPoolCreateInfo commandPoolInfo{
+      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  commandPoolInfo.queueFamilyIndex = queueFamily;
+  VkCommandPool commandPool;
+  if (VkResult r = vkCreateCommandPool(device, &commandPoolInfo, nullptr,
+                                       &commandPool)) {
+    error = vkError("vkCreateCommandPool", r);
+    return false;
+  }
+  cleanup.add([this, commandPool] {
+    vkDestroyCommandPool(device, commandPool, nullptr);
+  });
+  VkCommandBufferAllocateInfo commandInfo{
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  commandInfo.commandPool = commandPool;
+  commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  commandInfo.commandBufferCount = 1;
+  VkCommandBuffer commands;
+  if (VkResult r = vkAllocateCommandBuffers(device, &commandInfo, &commands)) {
+    error = vkError("vkAllocateCommandBuffers", r);
+    return false;
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(commands, &begin);
+  vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                          pipelineLayout, 0, 1, &set, 0, nullptr);
+  vkCmdDispatch(commands, g.x, g.y, g.z);
+  if (VkResult r = vkEndCommandBuffer(commands)) {
+    error = vkError("vkEndCommandBuffer", r);
+    return false;
+  }
+
+  VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence;
+  if (VkResult r = vkCreateFence(device, &fenceInfo, nullptr, &fence)) {
+    error = vkError("vkCreateFence", r);
+    return false;
+  }
+  cleanup.add([this, fence] { vkDestroyFence(device, fence, nullptr); });
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands;
+  if (VkResult r = vkQueueSubmit(queue, 1, &submit, fence)) {
+    error = vkError("vkQueueSubmit", r);
+    return false;
+  }
+  VkResult waited =
+      vkWaitForFences(device, 1, &fence, VK_TRUE,
+                      uint64_t(spec.timeoutSeconds) * 1000000000ull);
+  if (waited == VK_TIMEOUT) {
+    error = "kernel '" + spec.kernel->name + "' did not finish within " +
+            std::to_string(spec.timeoutSeconds) + " s";
+    return false;
+  }
+  if (waited != VK_SUCCESS) {
+    error = vkError("vkWaitForFences", waited);
+    return false;
+  }
+
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    if (bindings[i].kind != "buffer")
+      continue;
+    NpyArray &array = params[bindings[i].param].buffer;
+    void *mapped = nullptr;
+    if (VkResult r =
+            vkMapMemory(device, memories[i], 0, sizes[i], 0, &mapped)) {
+      error = vkError("vkMapMemory", r);
+      return false;
+    }
+    std::memcpy(array.data.data(), mapped, array.data.size());
+    vkUnmapMemory(device, memories[i]);
+  }
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<Device> nabla::runtime::createVulkanDevice(int index,
+                                                           std::string &error) {
+  auto device = std::make_unique<VulkanDevice>();
+  if (!device->open(index, error))
+    return nullptr;
+  return device;
+}

@@ -1,0 +1,115 @@
+//===- nabla-run.cpp - Compile and launch one kernel ----------------------===//
+//
+// nabla-run FILE.mlir --kernel=NAME [--target=vulkan|cuda|hip]
+//           --grid=X[,Y,Z] --block=X[,Y,Z] [--arg=SPEC]... [--reloc=KEY=FILE]
+//           [--out=DIR]
+// Compiles FILE for the device (SPIR-V with the launch's block size, or the
+// device's sm_/gfx chip), launches once with the launcher code nabla-launch
+// uses, and writes DIR/arg<k>.npy for every buffer parameter.
+// Exit status: 0 success, 1 compile/runtime error, 2 usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Compile/Compile.h"
+#include "nabla/InitAll.h"
+#include "nabla/Runtime/Launcher.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <iostream>
+
+using namespace nabla::runtime;
+
+static int usage(const std::string &message) {
+  std::cerr << "nabla-run: " << message << "\n"
+            << "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
+               "--block=X[,Y,Z] [--arg=SPEC]...\n"
+            << launchFlagsHelp();
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help") {
+      usage("compile and launch one kernel");
+      return 0;
+    }
+  LaunchOptions options;
+  std::vector<std::string> positional, unknown;
+  std::string error;
+  if (!parseLaunchFlags(argc, argv, options, positional, unknown, error))
+    return usage(error);
+  if (!unknown.empty())
+    return usage("unknown option '" + unknown.front() + "'");
+  if (positional.size() != 1)
+    return usage("expected one input .mlir file");
+  if (options.kernel.empty() || !options.hasGrid || !options.hasBlock)
+    return usage("--kernel, --grid and --block are required");
+
+  std::string target = resolveTarget(options);
+  std::unique_ptr<Device> device = openDevice(target, options.device, error);
+  if (!device) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+
+  mlir::DialectRegistry registry;
+  nabla::registerUpstreamDialects(registry);
+  nabla::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto buffer = mlir::openInputFile(positional.front(), &error);
+  if (!buffer) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (module->getOps<mlir::gpu::GPUModuleOp>().empty()) {
+    std::cerr << "error: '" << positional.front()
+              << "' has no gpu.module to compile (for precompiled kernels "
+                 "use nabla-launch on a nabla-compile directory)\n";
+    return 1;
+  }
+
+  nabla::CompileOptions compile;
+  if (target == "vulkan") {
+    compile.target = nabla::CompileTarget::SPIRV;
+    compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
+  } else {
+    compile.target = target == "cuda" ? nabla::CompileTarget::NVVM
+                                      : nabla::CompileTarget::ROCDL;
+    compile.chip = device->chip();
+  }
+  mlir::FailureOr<nabla::CompileResult> result =
+      nabla::compileModule(*module, compile);
+  if (mlir::failed(result))
+    return 1;
+
+  std::string manifestText;
+  llvm::raw_string_ostream os(manifestText);
+  os << llvm::json::Value(std::move(result->manifest));
+  Manifest manifest;
+  if (!parseManifest(manifestText, manifest, error)) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  std::map<std::string, std::vector<uint8_t>> artifacts;
+  for (const nabla::Artifact &artifact : result->artifacts)
+    artifacts[artifact.fileName()].assign(artifact.contents.begin(),
+                                          artifact.contents.end());
+  return runKernel(*device, manifest, artifacts, options);
+}
