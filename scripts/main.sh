@@ -5,8 +5,10 @@
 #   1. parses and verifies it (the nabla.autodiff request is checked against
 #      its callee) and prints the round-tripped IR;
 #   2. compiles its primal kernel for all four targets and validates every
-#      artifact (ptxas, llvm-readelf, spirv-val, MSL content).
-# The gradient kernel joins step 2 once nabla-differentiate exists.
+#      artifact (ptxas, llvm-readelf, spirv-val, MSL content);
+#   3. runs mul_kernel with nabla-run on the default device (lavapipe without
+#      a GPU), printing input and output and checking output = input^2.
+# The gradient kernel joins once nabla-differentiate exists.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -39,3 +41,18 @@ fi
 /usr/lib/llvm-22/bin/llvm-readelf -h "$out/rocdl/kernels.hsaco" | grep -E "Machine|Flags" | sed 's/^ */  hsaco: /'
 spirv-val --target-env vulkan1.1 "$out/spirv/kernels.spv" && echo "  spirv-val: kernels.spv valid for Vulkan 1.1"
 grep -c "kernel void" "$out/metal/kernels.metal" | sed 's/^/  metal: kernels in MSL: /'
+
+echo "== 3. nabla-run mul_kernel on the default device =="
+/usr/bin/python3 -c "import numpy as np; np.save('$out/A.npy', np.linspace(-2, 2, 16, dtype=np.float32))"
+/usr/bin/python3 -c "import numpy as np; print('input  A =', np.load('$out/A.npy'))"
+"$bin/nabla-run" "$primal" --kernel=mul_kernel --grid=1 --block=64 \
+  --arg="$out/A.npy" --arg=index:16 --out="$out/run"
+/usr/bin/python3 - "$out" <<'PY'
+import sys, numpy as np
+out = sys.argv[1]
+a, r = np.load(f"{out}/A.npy"), np.load(f"{out}/run/arg0.npy")
+print("output A =", r)
+ok = np.array_equal(r, a * a)
+print("check: output == input**2:", "OK" if ok else "MISMATCH")
+sys.exit(0 if ok else 1)
+PY

@@ -66,8 +66,9 @@ static llvm::json::Object describeParameter(unsigned index, Type type) {
   if (auto memref = dyn_cast<MemRefType>(type)) {
     llvm::json::Array shape;
     for (int64_t extent : memref.getShape())
-      shape.push_back(ShapedType::isDynamic(extent) ? llvm::json::Value(nullptr)
-                                                    : llvm::json::Value(extent));
+      shape.push_back(ShapedType::isDynamic(extent)
+                          ? llvm::json::Value(nullptr)
+                          : llvm::json::Value(extent));
     param["kind"] = "buffer";
     param["element"] = typeString(memref.getElementType());
     param["shape"] = std::move(shape);
@@ -90,10 +91,10 @@ static llvm::json::Array describeLLVMArguments(TypeRange params) {
           {"type", type.isIndex() ? "i64" : typeString(type)}});
       continue;
     }
-    arguments.push_back(
-        llvm::json::Object{{"param", k}, {"field", "allocated"}, {"type", "ptr"}});
-    arguments.push_back(
-        llvm::json::Object{{"param", k}, {"field", "aligned"}, {"type", "ptr"}});
+    arguments.push_back(llvm::json::Object{
+        {"param", k}, {"field", "allocated"}, {"type", "ptr"}});
+    arguments.push_back(llvm::json::Object{
+        {"param", k}, {"field", "aligned"}, {"type", "ptr"}});
     arguments.push_back(
         llvm::json::Object{{"param", k}, {"field", "offset"}, {"type", "i64"}});
     for (StringRef field : {"size", "stride"})
@@ -110,8 +111,7 @@ static llvm::json::Array describeBindings(TypeRange params) {
   SmallVector<std::pair<unsigned, int64_t>> sizes;
   for (auto [index, type] : llvm::enumerate(params)) {
     unsigned k = index;
-    llvm::json::Object binding{
-        {"set", 0}, {"binding", k}, {"param", k}};
+    llvm::json::Object binding{{"set", 0}, {"binding", k}, {"param", k}};
     auto memref = dyn_cast<MemRefType>(type);
     if (memref) {
       bool flattened = memref.getRank() >= 2 && !memref.hasStaticShape() &&
@@ -233,6 +233,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     spirv.abi = options.abi;
     spirv.optLevel = options.optLevel;
     spirv.workgroupSize = options.workgroupSize;
+    spirv.subgroupSize = options.subgroupSize;
     buildNablaToSPIRVPipeline(pm, spirv);
     return;
   }
@@ -241,6 +242,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     metal.abi = options.abi;
     metal.optLevel = options.optLevel;
     metal.workgroupSize = options.workgroupSize;
+    metal.subgroupSize = options.subgroupSize;
     buildNablaToMetalPipeline(pm, metal);
     return;
   }
@@ -288,14 +290,14 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
     modules[binary.getName()] = std::move(files);
   }
 
-  result.manifest = llvm::json::Object{
-      {"format", "nabla-manifest"},
-      {"version", 1},
-      {"target", stringifyCompileTarget(options.target)},
-      {"chip", options.chip},
-      {"abi", options.abi},
-      {"modules", std::move(modules)},
-      {"kernels", std::move(kernels)},
-      {"relocations", std::move(relocations)}};
+  result.manifest =
+      llvm::json::Object{{"format", "nabla-manifest"},
+                         {"version", 1},
+                         {"target", stringifyCompileTarget(options.target)},
+                         {"chip", options.chip},
+                         {"abi", options.abi},
+                         {"modules", std::move(modules)},
+                         {"kernels", std::move(kernels)},
+                         {"relocations", std::move(relocations)}};
   return result;
 }

@@ -6,8 +6,8 @@
 
 #include "nabla/InitAll.h"
 
-#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Conversion/Passes.h"
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"

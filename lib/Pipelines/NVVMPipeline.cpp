@@ -29,7 +29,8 @@ std::string nabla::getDefaultPTXFeatures(StringRef chip) {
   unsigned sm = 0;
   StringRef digits = chip;
   if (!digits.consume_front("sm_") ||
-      digits.take_while([](char c) { return c >= '0' && c <= '9'; }).getAsInteger(10, sm))
+      digits.take_while([](char c) { return c >= '0' && c <= '9'; })
+          .getAsInteger(10, sm))
     return "+ptx60";
   unsigned ptx = 60;
   for (auto [minimumSM, version] : kMinimumPTX)

@@ -25,7 +25,7 @@ using namespace mlir;
 /// The shared SPIR-V lowering for `client` (vulkan or metal).
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, ArrayRef<int64_t> workgroupSize,
-                               StringRef client) {
+                               unsigned subgroupSize, StringRef client) {
   pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be
@@ -41,6 +41,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   nabla::ConvertGPUToSPIRVOptions convert;
   convert.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
   convert.client = client.str();
+  convert.subgroupSize = subgroupSize;
   pm.addPass(nabla::createConvertGPUToSPIRV(convert));
 
   OpPassManager &spirvModule =
@@ -52,13 +53,13 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
 void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
                                       const NablaToSPIRVOptions &options) {
   buildSPIRVLowering(pm, "spirv", options.abi, options.workgroupSize,
-                     "vulkan");
+                     options.subgroupSize, "vulkan");
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
 }
 
 void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
                                       const NablaToMetalOptions &options) {
   buildSPIRVLowering(pm, "metal", options.abi, options.workgroupSize,
-                     "metal");
+                     options.subgroupSize, "metal");
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
 }

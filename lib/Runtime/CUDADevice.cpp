@@ -151,6 +151,7 @@ public:
   std::string backend() const override { return "cuda"; }
   std::string name() const override { return deviceName; }
   std::string chip() const override { return smChip; }
+  unsigned subgroupSize() const override { return 32; }
 
   bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
               std::string &error) override {

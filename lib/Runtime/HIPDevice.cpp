@@ -123,6 +123,7 @@ public:
   std::string backend() const override { return "hip"; }
   std::string name() const override { return deviceName; }
   std::string chip() const override { return gfxChip; }
+  unsigned subgroupSize() const override { return 64; }
 
   bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
               std::string &error) override {

@@ -34,6 +34,7 @@ namespace {
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
   X(vkGetPhysicalDeviceMemoryProperties)                                       \
   X(vkGetPhysicalDeviceFeatures2)                                              \
+  X(vkGetPhysicalDeviceProperties2)                                            \
   X(vkEnumerateDeviceExtensionProperties)                                      \
   X(vkCreateDevice)                                                            \
   X(vkGetDeviceProcAddr)
@@ -110,6 +111,7 @@ public:
   std::string backend() const override { return "vulkan"; }
   std::string name() const override { return properties.deviceName; }
   std::string chip() const override { return ""; }
+  unsigned subgroupSize() const override { return subgroupLanes; }
   bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
               std::string &error) override;
 
@@ -127,6 +129,7 @@ private:
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
+  unsigned subgroupLanes = 32;
 
   bool createBuffer(VkDeviceSize size, VkBuffer &buffer, VkDeviceMemory &memory,
                     std::string &error);
@@ -195,6 +198,13 @@ bool VulkanDevice::open(int index, std::string &error) {
     }
   }
   vkGetPhysicalDeviceProperties(physical, &properties);
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties2.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(physical, &properties2);
+  subgroupLanes = subgroup.subgroupSize;
 
   uint32_t familyCount = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount, nullptr);

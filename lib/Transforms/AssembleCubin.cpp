@@ -54,10 +54,10 @@ struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
             assemble(binary, *ptxas, target.getChip(), object.getObject());
         if (failed(cubin))
           return WalkResult::interrupt();
-        objects.push_back(gpu::ObjectAttr::get(
-            target, gpu::CompilationTarget::Binary,
-            StringAttr::get(&getContext(), *cubin), object.getProperties(),
-            object.getKernels()));
+        objects.push_back(
+            gpu::ObjectAttr::get(target, gpu::CompilationTarget::Binary,
+                                 StringAttr::get(&getContext(), *cubin),
+                                 object.getProperties(), object.getKernels()));
       }
       binary.setObjectsAttr(ArrayAttr::get(&getContext(), objects));
       return WalkResult::advance();
@@ -80,7 +80,8 @@ struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
       if (llvm::sys::fs::can_execute(candidate))
         return std::string(candidate);
     }
-    if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
+    if (llvm::ErrorOr<std::string> onPath =
+            llvm::sys::findProgramByName("ptxas"))
       return *onPath;
     getOperation().emitError(
         "ptxas not found (looked in the 'toolkit' option, $CUDA_PATH, "
@@ -105,8 +106,8 @@ struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
     }
     std::string arch = ("-arch=" + chip).str();
     std::string opt = "-O" + std::to_string(optLevel);
-    SmallVector<StringRef> args = {ptxas, arch, opt, input.path, "-o",
-                                   output.path};
+    SmallVector<StringRef> args = {ptxas,      arch, opt,
+                                   input.path, "-o", output.path};
     std::optional<StringRef> redirects[] = {std::nullopt, log.path, log.path};
     std::string error;
     int code = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,

@@ -24,8 +24,8 @@ namespace {
 
 /// Dialects every target lowers from inside a gpu.module.
 constexpr llvm::StringLiteral kCommonDialects[] = {
-    "builtin", "arith", "math",   "scf", "cf",  "func",
-    "memref",  "gpu",   "index",  "ub",  "affine", "vector"};
+    "builtin", "arith", "math",  "scf", "cf",     "func",
+    "memref",  "gpu",   "index", "ub",  "affine", "vector"};
 
 /// True if `type` is or contains f64.
 bool containsF64(Type type) {
@@ -106,9 +106,8 @@ struct CheckTargetSupport
   }
 
   /// Returns why `op` cannot be lowered for the target, or std::nullopt.
-  std::optional<std::string> check(Operation *op,
-                                   const llvm::StringSet<> &dialects,
-                                   bool isMetal) {
+  std::optional<std::string>
+  check(Operation *op, const llvm::StringSet<> &dialects, bool isMetal) {
     StringRef dialect = op->getName().getDialectNamespace();
     std::string where = "the " + target + " target";
     if (dialect == "nabla")
@@ -122,8 +121,8 @@ struct CheckTargetSupport
       return "is not supported by " + where;
     if (!isMetal)
       return std::nullopt;
-    for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
-                                              op->getResultTypes()))
+    for (Type type :
+         llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
       if (containsF64(type))
         return "uses f64, which " + where + " does not support";
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))

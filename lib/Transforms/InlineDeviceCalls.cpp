@@ -90,7 +90,8 @@ struct InlineDeviceCalls
     bool erased = true;
     while (erased) {
       erased = false;
-      for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      for (auto func :
+           llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
         if (SymbolTable::symbolKnownUseEmpty(func, module)) {
           func.erase();
           erased = true;

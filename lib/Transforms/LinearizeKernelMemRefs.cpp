@@ -61,8 +61,8 @@ struct LinearizeKernelMemRefs
           sizes.push_back(builder.getIndexAttr(extent));
           continue;
         }
-        if (failed(kernel.insertArgument(nextSize, indexType,
-                                         DictionaryAttr(), arg.getLoc())))
+        if (failed(kernel.insertArgument(nextSize, indexType, DictionaryAttr(),
+                                         arg.getLoc())))
           return signalPassFailure();
         sizes.push_back(entry.getArgument(nextSize++));
       }
@@ -78,20 +78,20 @@ struct LinearizeKernelMemRefs
       SmallVector<ReassociationIndices> reassociation(1);
       for (int64_t d = 0; d < memref.getRank(); ++d)
         reassociation[0].push_back(d);
-      auto expanded = memref::ExpandShapeOp::create(
-          builder, loc, memref, arg, reassociation, sizes);
+      auto expanded = memref::ExpandShapeOp::create(builder, loc, memref, arg,
+                                                    reassociation, sizes);
       arg.replaceAllUsesExcept(expanded.getResult(), expanded);
 
       // memref.dim of the restored shape is the size parameter itself.
-      for (Operation *user : llvm::make_early_inc_range(
-               expanded.getResult().getUsers())) {
+      for (Operation *user :
+           llvm::make_early_inc_range(expanded.getResult().getUsers())) {
         auto dim = dyn_cast<memref::DimOp>(user);
         std::optional<int64_t> index =
             dim ? dim.getConstantIndex() : std::nullopt;
         if (!index || *index < 0 || *index >= memref.getRank())
           continue;
-        Value size = getValueOrCreateConstantIndexOp(builder, loc,
-                                                     sizes[*index]);
+        Value size =
+            getValueOrCreateConstantIndexOp(builder, loc, sizes[*index]);
         dim.replaceAllUsesWith(size);
         dim.erase();
       }

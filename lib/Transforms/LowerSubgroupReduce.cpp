@@ -8,6 +8,7 @@
 
 #include "nabla/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -26,6 +27,16 @@ struct LowerSubgroupReduce
   using Base::Base;
 
   void runOnOperation() override {
+    // The subgroup size is a constant of the target (NVVM has no lowering
+    // for gpu.subgroup_size).
+    getOperation().walk([&](gpu::SubgroupSizeOp op) {
+      OpBuilder builder(op);
+      op.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(builder, op.getLoc(), subgroupSize)
+              .getResult());
+      op.erase();
+    });
+
     RewritePatternSet patterns(&getContext());
     populateGpuAllReducePatterns(patterns);
     populateGpuBreakDownSubgroupReducePatterns(patterns,

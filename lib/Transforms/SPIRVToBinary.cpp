@@ -126,11 +126,39 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
         return signalPassFailure();
   }
 
+  /// spirv-update-vce misses that the subgroup built-ins need the
+  /// GroupNonUniform capability (SPIRV-Tools rejects the module without it);
+  /// completes the module's triple.
+  void addBuiltinCapabilities(spirv::ModuleOp spirvModule) {
+    bool usesSubgroupBuiltins = false;
+    spirvModule.walk([&](spirv::GlobalVariableOp variable) {
+      std::optional<StringRef> builtin = variable.getBuiltIn();
+      usesSubgroupBuiltins |=
+          builtin && (*builtin == "SubgroupLocalInvocationId" ||
+                      *builtin == "SubgroupSize" || *builtin == "SubgroupId" ||
+                      *builtin == "NumSubgroups");
+    });
+    std::optional<spirv::VerCapExtAttr> triple = spirvModule.getVceTriple();
+    if (!usesSubgroupBuiltins || !triple)
+      return;
+    SmallVector<spirv::Capability> capabilities(triple->getCapabilities());
+    if (llvm::is_contained(capabilities, spirv::Capability::GroupNonUniform))
+      return;
+    capabilities.push_back(spirv::Capability::GroupNonUniform);
+    SmallVector<spirv::Extension> extensions(triple->getExtensions());
+    // GroupNonUniform exists from SPIR-V 1.3 on.
+    spirv::Version version =
+        std::max(triple->getVersion(), spirv::Version::V_1_3);
+    spirvModule.setVceTripleAttr(spirv::VerCapExtAttr::get(
+        version, capabilities, extensions, &getContext()));
+  }
+
   LogicalResult package(gpu::GPUModuleOp module) {
     auto spirvModules = module.getOps<spirv::ModuleOp>();
     if (std::next(spirvModules.begin()) != spirvModules.end())
       return module.emitError("expected one spirv.module per gpu.module");
     spirv::ModuleOp spirvModule = *spirvModules.begin();
+    addBuiltinCapabilities(spirvModule);
 
     SmallVector<uint32_t> words;
     spirv::SerializationOptions options;
@@ -183,8 +211,7 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
     spvtools::ValidatorOptions validatorOptions;
     if (tools.Validate(words.data(), words.size(), validatorOptions))
       return success();
-    return module.emitError("generated SPIR-V failed validation: ")
-           << messages;
+    return module.emitError("generated SPIR-V failed validation: ") << messages;
   }
 
   /// Compiles every entry point of `words` to MSL; each kernel's code goes in
@@ -229,8 +256,8 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
         return module.emitError("SPIRV-Cross cannot express kernel @")
                << name << " in MSL " << mslVersion << ": " << cross.errors;
       unit += "\nnamespace " + name.str() + "_msl {\n" +
-              rewriteFloatAtomics(stripPreamble(source)) + "} // namespace " + name.str() +
-              "_msl\n";
+              rewriteFloatAtomics(stripPreamble(source)) + "} // namespace " +
+              name.str() + "_msl\n";
     }
     return unit;
   }

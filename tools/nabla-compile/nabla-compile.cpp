@@ -45,7 +45,11 @@ static cl::list<int64_t> workgroupSize(
 static cl::list<int64_t> blockSize("block", cl::CommaSeparated,
                                    cl::desc("Same as --workgroup-size"),
                                    cl::cat(category));
-static cl::opt<std::string> outputDir("o", cl::Required,
+static cl::opt<unsigned>
+    subgroupSize("subgroup-size", cl::init(32),
+                 cl::desc("Subgroup size of the SPIR-V/Metal device"),
+                 cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::Required, cl::Prefix,
                                       cl::desc("Output directory"),
                                       cl::value_desc("DIR"), cl::cat(category));
 
@@ -119,6 +123,7 @@ int main(int argc, char **argv) {
   options.abi = abi;
   options.optLevel = optLevel;
   options.workgroupSize = size;
+  options.subgroupSize = subgroupSize;
   FailureOr<nabla::CompileResult> result =
       nabla::compileModule(*module, options);
   if (failed(result))

@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
   if (target == "vulkan") {
     compile.target = nabla::CompileTarget::SPIRV;
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
+    compile.subgroupSize = device->subgroupSize();
   } else {
     compile.target = target == "cuda" ? nabla::CompileTarget::NVVM
                                       : nabla::CompileTarget::ROCDL;

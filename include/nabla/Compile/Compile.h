@@ -35,6 +35,8 @@ struct CompileOptions {
   int optLevel = 2;
   /// Workgroup size of kernels without known_block_size (SPIR-V, Metal).
   llvm::SmallVector<int64_t, 3> workgroupSize;
+  /// Subgroup size of the device (SPIR-V, Metal).
+  unsigned subgroupSize = 32;
 };
 
 /// One output file: `<module>.<extension>`.

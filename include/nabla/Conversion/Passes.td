@@ -17,6 +17,9 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
 
     - attaches a `spirv.target_env` (unless the module has one) for the
       selected client (`vulkan`, or `metal` which drops `Float64`);
+    - records `subgroup-size` in the resource limits and folds
+      `gpu.subgroup_size` to it, so that shuffles written with the
+      subgroup size as their width lower for any device;
     - sets `spirv.entry_point_abi` on each kernel from `workgroup-size`, or
       from the kernel's `known_block_size`;
     - maps memory spaces: default → `StorageBuffer` (kernel buffers),
@@ -44,6 +47,8 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
            "Target environment flavour: vulkan or metal">,
     Option<"use64bitIndex", "use-64bit-index", "bool", "false",
            "Lower index to i64 instead of i32">,
+    Option<"subgroupSize", "subgroup-size", "unsigned", "32",
+           "Subgroup size of the device (gpu.subgroup_size and shuffle widths)">,
   ];
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }

@@ -64,6 +64,11 @@ struct NablaToSPIRVOptions : public CommonPipelineOptions<NablaToSPIRVOptions> {
       *this, "workgroup-size",
       llvm::cl::desc("Workgroup size x[,y[,z]] (the launch's block size) of "
                      "kernels without known_block_size")};
+  Option<unsigned> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("Subgroup size of the device (nabla-run passes the "
+                     "device's)"),
+      llvm::cl::init(32)};
 };
 
 struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
@@ -71,6 +76,9 @@ struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
       *this, "workgroup-size",
       llvm::cl::desc("Threadgroup size x[,y[,z]] of kernels without "
                      "known_block_size")};
+  Option<unsigned> subgroupSize{*this, "subgroup-size",
+                                llvm::cl::desc("SIMD-group size"),
+                                llvm::cl::init(32)};
   Option<std::string> mslVersion{*this, "msl-version",
                                  llvm::cl::desc("Metal Shading Language version"),
                                  llvm::cl::init("3.0")};

@@ -59,6 +59,8 @@ public:
   virtual std::string name() const = 0;
   /// Chip to compile for ("sm_90", "gfx90a"); "" for SPIR-V devices.
   virtual std::string chip() const = 0;
+  /// Lanes per subgroup (warp, wavefront).
+  virtual unsigned subgroupSize() const = 0;
   /// Runs the kernel; on failure returns false and sets `error`. All device
   /// resources are released on every path.
   virtual bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,

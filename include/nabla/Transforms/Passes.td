@@ -100,6 +100,8 @@ def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::
 def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.subgroup_reduce and gpu.all_reduce to shuffles";
   let description = [{
+    Also replaces `gpu.subgroup_size` by the target's constant.
+
     The NVVM and ROCDL conversions have no lowering for floating-point
     `gpu.subgroup_reduce`; this pass rewrites it (after splitting wide
     vectors) into butterfly `gpu.shuffle xor` sequences over the target's
@@ -114,6 +116,7 @@ def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUMod
     Option<"subgroupSize", "subgroup-size", "unsigned", "32",
            "Lanes per subgroup (32 on NVIDIA, 64 on AMD wave64)">,
   ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {

@@ -22,6 +22,7 @@
 #include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
 #include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
 #include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -70,9 +71,8 @@ void markAllocasPrivate(gpu::GPUModuleOp module) {
   auto privateSpace = gpu::AddressSpaceAttr::get(module.getContext(),
                                                  gpu::AddressSpace::Private);
   SmallVector<Value> worklist;
-  module.walk([&](memref::AllocaOp alloca) {
-    worklist.push_back(alloca.getResult());
-  });
+  module.walk(
+      [&](memref::AllocaOp alloca) { worklist.push_back(alloca.getResult()); });
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     auto type = dyn_cast<MemRefType>(value.getType());
@@ -103,8 +103,7 @@ void materializeAttributions(gpu::GPUFuncOp kernel) {
     Value replacement =
         k < workgroupCount
             ? memref::AllocOp::create(builder, arg.getLoc(), type).getResult()
-            : memref::AllocaOp::create(builder, arg.getLoc(), type)
-                  .getResult();
+            : memref::AllocaOp::create(builder, arg.getLoc(), type).getResult();
     arg.replaceAllUsesWith(replacement);
   }
   entry.eraseArguments(first, total);
@@ -136,9 +135,9 @@ struct AtomicAddFToSPIRV final
       return rewriter.notifyMatchFailure(op, "unsupported value type");
 
     spirv::TargetEnv env(converter.getTargetEnv());
-    spirv::Capability capability =
-        op.getType().isF64() ? spirv::Capability::AtomicFloat64AddEXT
-                             : spirv::Capability::AtomicFloat32AddEXT;
+    spirv::Capability capability = op.getType().isF64()
+                                       ? spirv::Capability::AtomicFloat64AddEXT
+                                       : spirv::Capability::AtomicFloat32AddEXT;
     if (!op.getType().isF32() && !op.getType().isF64())
       return op.emitOpError("float atomic add is supported on f32 and f64 "
                             "only by the SPIR-V target");
@@ -186,8 +185,8 @@ namespace {
 /// The Vulkan 1.1 environment Nabla targets: what lavapipe and current
 /// discrete GPUs provide. spirv-update-vce later trims the module's
 /// declaration to what it uses. Metal drops Float64.
-spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context,
-                                         bool forMetal) {
+spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context, bool forMetal,
+                                         unsigned subgroupSize) {
   using C = spirv::Capability;
   SmallVector<C> capabilities = {
       C::Shader,
@@ -214,9 +213,14 @@ spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context,
       spirv::Extension::SPV_EXT_shader_atomic_float_add};
   auto triple = spirv::VerCapExtAttr::get(spirv::Version::V_1_3, capabilities,
                                           extensions, context);
-  return spirv::TargetEnvAttr::get(triple,
-                                   spirv::getDefaultResourceLimits(context),
-                                   spirv::ClientAPI::Vulkan);
+  spirv::ResourceLimitsAttr defaults = spirv::getDefaultResourceLimits(context);
+  auto limits = spirv::ResourceLimitsAttr::get(
+      context, defaults.getMaxComputeSharedMemorySize(),
+      defaults.getMaxComputeWorkgroupInvocations(),
+      defaults.getMaxComputeWorkgroupSize(), subgroupSize, std::nullopt,
+      std::nullopt, defaults.getCooperativeMatrixPropertiesKhr(),
+      defaults.getCooperativeMatrixPropertiesNv());
+  return spirv::TargetEnvAttr::get(triple, limits, spirv::ClientAPI::Vulkan);
 }
 
 struct ConvertGPUToSPIRV
@@ -282,8 +286,25 @@ struct ConvertGPUToSPIRV
     if (failed(expandUnsupportedMath(module)))
       return module.emitError("math expansion did not converge");
     if (!module->hasAttr(spirv::getTargetEnvAttrName()))
-      module->setAttr(spirv::getTargetEnvAttrName(),
-                      getDefaultTargetEnv(context, client == "metal"));
+      module->setAttr(
+          spirv::getTargetEnvAttrName(),
+          getDefaultTargetEnv(context, client == "metal", subgroupSize));
+    // Shuffle widths must be the constant subgroup size in SPIR-V.
+    unsigned limitSize = spirv::lookupTargetEnvOrDefault(module)
+                             .getResourceLimits()
+                             .getSubgroupSize();
+    module.walk([&](gpu::SubgroupSizeOp op) {
+      OpBuilder builder(op);
+      op.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(builder, op.getLoc(), limitSize)
+              .getResult());
+      op.erase();
+    });
+    {
+      RewritePatternSet folds(context);
+      arith::IndexCastOp::getCanonicalizationPatterns(folds, context);
+      (void)applyPatternsGreedily(module, std::move(folds));
+    }
     for (auto kernel : module.getOps<gpu::GPUFuncOp>()) {
       if (!kernel.isKernel())
         continue;

@@ -1,0 +1,274 @@
+# ===- test_run_kernels.py - Run corpus kernels, compare with numpy -------=== #
+#
+# Every kernel of test/Integration/corpus runs through `nabla-run` on the
+# default device (lavapipe on a machine without a GPU) and its outputs are
+# compared with a reference computed independently in numpy; `nabla-launch`
+# runs a `nabla-compile` directory the same way. The bad-input cases check
+# exit status 1 (errors) and 2 (usage) and the message.
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
+CORPUS = os.path.join(ROOT, "test", "Integration", "corpus")
+RNG = np.random.default_rng(20261202)
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+def run(args, expect=0):
+    result = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert result.returncode == expect, (
+        f"{' '.join(args)} exited {result.returncode}, expected {expect}\n"
+        f"stdout: {result.stdout}\nstderr: {result.stderr}")
+    return result
+
+
+def launch(tmp_path, kernel_file, kernel, grid, block, args, expect=0,
+           extra=(), launcher=None):
+    """Runs a kernel; `args` are numpy arrays (buffers) or 'type:value'
+    strings (scalars). Returns {k: output array} for buffer parameters."""
+    specs = []
+    for k, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            path = tmp_path / f"in{k}.npy"
+            np.save(path, arg)
+            specs.append(f"--arg={path}")
+        else:
+            specs.append(f"--arg={arg}")
+    out = tmp_path / "out"
+    command = (launcher or [tool("nabla-run"), os.path.join(CORPUS, kernel_file)])
+    result = run(command + [f"--kernel={kernel}", f"--grid={grid}",
+                            f"--block={block}", f"--out={out}"]
+                 + specs + list(extra), expect)
+    if expect != 0:
+        return result
+    return {k: np.load(out / f"arg{k}.npy")
+            for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
+
+
+def test_seed_mul(tmp_path):
+    a = RNG.standard_normal(100).astype(np.float32)
+    out = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 2, 64,
+                 [a, "index:90"])
+    expected = a.copy()
+    expected[:90] = a[:90] * a[:90]
+    np.testing.assert_array_equal(out[0], expected)
+
+
+def test_2d_static_and_every_scalar_type(tmp_path):
+    a = RNG.standard_normal((37, 5)).astype(np.float32)
+    b = RNG.standard_normal((4, 8))
+    out = launch(tmp_path, "shapes_scalars.mlir", "scale2d", "5,1", "8,8",
+                 [a, b, "f32:1.5", "f64:-2.0", "i32:3", "i64:-7", "index:11"])
+    np.testing.assert_allclose(out[0], a * np.float32(1.5) + 3 - 7 + 11,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(out[1], b * -2.0)
+
+
+def test_workgroup_reduction_with_barriers_and_float_atomics(tmp_path):
+    x = RNG.random(1000).astype(np.float32)
+    out = launch(tmp_path, "workgroup_reduce.mlir", "block_sum", 16, 64,
+                 [x, np.zeros(1, np.float32), "index:1000"])
+    np.testing.assert_allclose(out[1][0], x.astype(np.float64).sum(),
+                               rtol=1e-5)
+
+
+def subgroup_size(tmp_path):
+    info = launch(tmp_path, "subgroup_size.mlir", "subgroup_info", 1, 64,
+                  [np.zeros(128, np.int32)])[0]
+    size = int(info[0])
+    assert size > 0 and np.all(info[0::2] == size)
+    np.testing.assert_array_equal(info[1::2], np.arange(64) % size)
+    return size
+
+
+def test_subgroup_shuffles(tmp_path):
+    size = subgroup_size(tmp_path)
+    n = 64
+    x = RNG.standard_normal(n).astype(np.float32)
+    y = launch(tmp_path, "subgroup.mlir", "shuffles", 1, n,
+               [x, np.zeros(4 * n, np.float32)])[1].reshape(n, 4)
+    lane = np.arange(n) % size
+    base = np.arange(n) - lane
+    np.testing.assert_array_equal(y[:, 0], x[base + (lane ^ 1)])
+    down = np.where(lane + 1 < size, x[np.minimum(np.arange(n) + 1, n - 1)], -1)
+    np.testing.assert_array_equal(y[:, 1], down)
+    up = np.where(lane >= 1, x[np.maximum(np.arange(n) - 1, 0)], -1)
+    np.testing.assert_array_equal(y[:, 2], up)
+    np.testing.assert_array_equal(y[:, 3], x[base])
+
+
+def test_subgroup_reduce(tmp_path):
+    size = subgroup_size(tmp_path)
+    x = RNG.standard_normal(64).astype(np.float32)
+    y = launch(tmp_path, "subgroup.mlir", "subgroup_sum", 1, 64,
+               [x, np.zeros(64, np.float32)])[1]
+    sums = x.reshape(-1, size).astype(np.float64).sum(axis=1)
+    np.testing.assert_allclose(y, np.repeat(sums, size), rtol=1e-5, atol=1e-6)
+
+
+def test_control_flow_subview_calls_and_integer_atomics(tmp_path):
+    n = 200
+    x = RNG.uniform(-2, 2, n).astype(np.float32)
+    c = RNG.standard_normal(6).astype(np.float32)
+    out = launch(tmp_path, "control_flow.mlir", "poly", 4, 64,
+                 [x, c, np.zeros(1, np.int32), f"index:{n}"])
+    p = np.zeros(n, np.float32)
+    for k in range(1, 5):
+        p = p * x + c[k]
+    np.testing.assert_allclose(out[0], np.maximum(p, 0), rtol=1e-5, atol=1e-6)
+    assert out[2][0] == n
+
+
+def test_math_functions(tmp_path):
+    x = RNG.uniform(0.1, 0.9, 256).astype(np.float32)
+    out = launch(tmp_path, "math.mlir", "math_kernel", 4, 64,
+                 [x, np.zeros(256, np.float32), "index:256"])
+    d = x.astype(np.float64)
+    erf = np.vectorize(__import__("math").erf)
+    expected = (np.sin(d) + np.cos(d) + np.tan(d) + np.exp(d) + np.exp2(d)
+                + np.expm1(d) + np.log(d) + np.log1p(d) + np.log2(d) + np.sqrt(d)
+                + 1 / np.sqrt(d) + np.tanh(d) + d ** 1.5 + (d * 1.5 + d)
+                + np.abs(d) + erf(d) + np.arctan(d) + np.arctan2(d, 1.5)
+                + np.floor(d) + np.ceil(d) + np.log10(d) + np.cbrt(d)
+                + np.sinh(d) + np.cosh(d) + np.copysign(d, 1.5) + np.round(d)
+                + d ** 2)
+    np.testing.assert_allclose(out[1], expected, rtol=2e-4)
+
+
+def test_nabla_launch_runs_a_compiled_directory(tmp_path):
+    compiled = tmp_path / "compiled"
+    run([tool("nabla-compile"), os.path.join(CORPUS, "seed_primal.mlir"),
+         "--target=spirv", "--block=32", "-o", str(compiled)])
+    a = RNG.standard_normal(50).astype(np.float32)
+    out = launch(tmp_path, None, "mul_kernel", 2, 32, [a, "index:50"],
+                 launcher=[tool("nabla-launch"), str(compiled)])
+    np.testing.assert_array_equal(out[0], a * a)
+
+
+# --- bad input: a message and exit 1 (errors) or 2 (usage), never a crash.
+
+def test_wrong_argument_count(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32)], expect=1)
+    assert "takes 2 arguments, got 1" in r.stderr
+
+
+def test_wrong_dtype(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros(4, np.float64), "index:4"], expect=1)
+    assert "needs dtype f4" in r.stderr
+
+
+def test_wrong_rank(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros((2, 2), np.float32), "index:4"], expect=1)
+    assert "has rank 1" in r.stderr
+
+
+def test_wrong_static_extent(tmp_path):
+    r = launch(tmp_path, "shapes_scalars.mlir", "scale2d", 1, "8,8",
+               [np.zeros((2, 2), np.float32), np.zeros((4, 7)), "f32:1",
+                "f64:1", "i32:1", "i64:1", "index:1"], expect=1)
+    assert "needs extent 8 in dimension 1" in r.stderr
+
+
+def test_wrong_scalar_type(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32), "f32:4"], expect=1)
+    assert "parameter #1 is index, got 'f32:4'" in r.stderr
+
+
+def test_scalar_for_buffer(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               ["f32:1", "index:4"], expect=1)
+    assert "is a buffer" in r.stderr
+
+
+def test_missing_npy(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [str(tmp_path / "nothere.npy"), "index:4"], expect=1)
+    assert "cannot open" in r.stderr
+
+
+def test_malformed_npy(tmp_path):
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not an npy file at all")
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [str(bad), "index:4"], expect=1)
+    assert "not a supported .npy file" in r.stderr
+
+
+def test_unknown_kernel(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "nope", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1)
+    assert "unknown kernel 'nope' (kernels: mul_kernel)" in r.stderr
+
+
+def test_block_too_large(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 100000,
+               [np.zeros(4, np.float32), "index:4"], expect=1)
+    assert "exceeds what" in r.stderr or "exceeds" in r.stderr
+
+
+def test_unknown_relocation(tmp_path):
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=[f"--reloc=host.x={tmp_path}/x.npy"])
+    assert "not a relocation record" in r.stderr
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--grid=0"], "malformed --grid"),
+    (["--block=a"], "malformed --block"),
+    (["--target=opencl"], "unknown --target"),
+    (["--bogus"], "unknown option '--bogus'"),
+    (["--reloc=novalue"], "malformed --reloc"),
+])
+def test_usage_errors(tmp_path, flags, message):
+    r = run([tool("nabla-run"), os.path.join(CORPUS, "seed_primal.mlir"),
+             "--kernel=mul_kernel", "--grid=1", "--block=1"] + flags, 2)
+    assert message in r.stderr
+
+
+def test_missing_required_flags():
+    r = run([tool("nabla-run"), os.path.join(CORPUS, "seed_primal.mlir")], 2)
+    assert "--kernel, --grid and --block are required" in r.stderr
+
+
+def test_no_cuda_driver_fails_cleanly(tmp_path):
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a CUDA device is present")
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=["--target=cuda"])
+    assert "CUDA" in r.stderr
+
+
+def test_launch_rejects_other_target_directory(tmp_path):
+    compiled = tmp_path / "nvvm"
+    run([tool("nabla-compile"), os.path.join(CORPUS, "seed_primal.mlir"),
+         "--target=nvvm", "--chip=sm_80", "-o", str(compiled)])
+    r = launch(tmp_path, None, "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               launcher=[tool("nabla-launch"), str(compiled)])
+    assert "compiled for 'nvvm'" in r.stderr
+
+
+def test_launch_rejects_other_block(tmp_path):
+    compiled = tmp_path / "spirv"
+    run([tool("nabla-compile"), os.path.join(CORPUS, "seed_primal.mlir"),
+         "--target=spirv", "--block=32", "-o", str(compiled)])
+    r = launch(tmp_path, None, "mul_kernel", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               launcher=[tool("nabla-launch"), str(compiled)])
+    assert "compiled for workgroup size 32,1,1" in r.stderr
