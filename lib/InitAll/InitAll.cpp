@@ -8,6 +8,7 @@
 
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
@@ -29,6 +30,7 @@ void nabla::registerUpstreamDialects(mlir::DialectRegistry &registry) {
 
 void nabla::registerAllPasses() {
   registerNablaConversionPasses();
+  registerNablaDialectPasses();
   registerNablaTransformsPasses();
   registerNablaPipelines();
 }

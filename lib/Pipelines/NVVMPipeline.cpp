@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -65,6 +66,7 @@ std::string nabla::findCUDAToolkit(StringRef option) {
 void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
   std::string toolkit = findCUDAToolkit(options.toolkit);
+  pm.addPass(createDifferentiate());
   pm.addPass(createCheckTargetSupport(
       {"nvvm", options.chip.getValue(), options.abi.getValue()}));
   pm.addPass(createGpuKernelOutliningPass());

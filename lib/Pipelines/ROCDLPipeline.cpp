@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -29,6 +30,7 @@ std::string nabla::getDefaultROCmToolkit() {
 
 void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                       const NablaToROCDLOptions &options) {
+  pm.addPass(createDifferentiate());
   pm.addPass(createCheckTargetSupport(
       {"rocdl", options.chip.getValue(), options.abi.getValue()}));
   pm.addPass(createSCFToControlFlowPass());

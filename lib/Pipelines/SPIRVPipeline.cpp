@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/Passes.h"
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -26,6 +27,7 @@ using namespace mlir;
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, StringRef client) {
+  pm.addPass(nabla::createDifferentiate());
   pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be

@@ -1,0 +1,52 @@
+//===- Passes.td - Passes of the nabla dialect ---------------*- tablegen -*-===//
+//
+// The differentiation pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD
+#define NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
+  let summary = "Expand nabla.autodiff and nabla.fwddiff into generated derivative functions";
+  let description = [{
+    Replaces every `nabla.autodiff` (reverse mode) and `nabla.fwddiff`
+    (forward mode) by a `func.call` of a generated `func.func` placed next
+    to the callee. Generated functions are named deterministically from the
+    callee, the mode and the activities
+    (`__nabla_vjp_<callee>_<codes>`, `__nabla_jvp_<callee>_<codes>` with one
+    letter per activity: c const, d dup, n dupnoneed, a active, x
+    activenoneed), and shared between identical requests.
+
+    Calls inside the differentiated function are inlined first, so nested
+    device functions are differentiated transitively. Only values that depend
+    on an active input get derivative code (integer and index computation,
+    thread ids and constants stay inactive).
+
+    Reverse mode follows Enzyme's memory semantics: the adjoint of a load
+    accumulates into the shadow (`memref.atomic_rmw addf`, or a plain
+    load-add-store when the index is the thread's global id, so the access is
+    thread-exclusive); the adjoint of a store reads and zeroes the shadow.
+    Values the reverse sweep needs from inside `scf.if` regions are cached by
+    yielding them from the forward `scf.if`. With `remarks=true` every kept
+    atomic is reported with its reason.
+
+    ```mlir
+    nabla.autodiff @mul(%A, %dA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                      ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    // becomes
+    func.call @__nabla_vjp_mul_dc(%A, %dA, %n) : (memref<?xf32>, memref<?xf32>, index) -> ()
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark where an adjoint accumulation keeps an atomic">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+                           "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+#endif // NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD

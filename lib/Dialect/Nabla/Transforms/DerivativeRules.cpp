@@ -1,0 +1,208 @@
+//===- DerivativeRules.cpp - Local derivatives of arith and math ops ------===//
+//
+// Partial derivatives of the arith and math ops Nabla differentiates. Each
+// rule reuses the primal result where that is cheaper (exp, sqrt, tanh...).
+//
+//===----------------------------------------------------------------------===//
+
+#include "DerivativeRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+Value nabla::createZero(OpBuilder &builder, Location loc, Type type) {
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    auto element = cast<FloatType>(complex.getElementType());
+    auto zero = builder.getFloatAttr(element, 0.0);
+    return complex::ConstantOp::create(builder, loc, type,
+                                       builder.getArrayAttr({zero, zero}));
+  }
+  return arith::ConstantOp::create(builder, loc, type,
+                                   cast<TypedAttr>(builder.getZeroAttr(type)));
+}
+
+Value nabla::addDerivatives(OpBuilder &builder, Location loc, Value a,
+                            Value b) {
+  if (!a)
+    return b;
+  if (!b)
+    return a;
+  return arith::AddFOp::create(builder, loc, a, b);
+}
+
+/// A float constant of `type` (scalar or vector splat).
+static Value constant(OpBuilder &builder, Location loc, Type type,
+                      double value) {
+  Type element = mlir::getElementTypeOrSelf(type);
+  TypedAttr attr = builder.getFloatAttr(element, value);
+  if (auto vector = dyn_cast<VectorType>(type))
+    attr = DenseElementsAttr::get(vector, attr);
+  return arith::ConstantOp::create(builder, loc, type, attr);
+}
+
+bool nabla::hasZeroDerivative(Operation *op) {
+  return isa<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+             math::TruncOp>(op);
+}
+
+bool nabla::hasDerivativeRule(Operation *op) {
+  if (isa<arith::ExtFOp, arith::TruncFOp>(op) || hasZeroDerivative(op))
+    return true;
+  return isa<
+      arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::NegFOp,
+      arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+      arith::SelectOp, math::SinOp, math::CosOp, math::TanOp, math::ExpOp,
+      math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
+      math::Log10Op, math::SqrtOp, math::RsqrtOp, math::CbrtOp, math::TanhOp,
+      math::SinhOp, math::CoshOp, math::AtanOp, math::Atan2Op, math::PowFOp,
+      math::FPowIOp, math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp>(
+      op);
+}
+
+Value nabla::castDerivative(OpBuilder &builder, Operation *cast,
+                            Value derivative, bool toOperand) {
+  Location loc = cast->getLoc();
+  Type type =
+      toOperand ? cast->getOperand(0).getType() : cast->getResult(0).getType();
+  bool widen = isa<arith::ExtFOp>(cast) != toOperand;
+  if (widen)
+    return arith::ExtFOp::create(builder, loc, type, derivative);
+  return arith::TruncFOp::create(builder, loc, type, derivative);
+}
+
+FailureOr<SmallVector<Value>> nabla::emitPartials(OpBuilder &builder,
+                                                  Operation *op) {
+  Location loc = op->getLoc();
+  Value r = op->getNumResults() == 1 ? op->getResult(0) : Value();
+  Type type = r ? r.getType() : Type();
+  auto c = [&](double v) { return constant(builder, loc, type, v); };
+  auto mul = [&](Value a, Value b) {
+    return arith::MulFOp::create(builder, loc, a, b).getResult();
+  };
+  auto div = [&](Value a, Value b) {
+    return arith::DivFOp::create(builder, loc, a, b).getResult();
+  };
+  auto add = [&](Value a, Value b) {
+    return arith::AddFOp::create(builder, loc, a, b).getResult();
+  };
+  auto sub = [&](Value a, Value b) {
+    return arith::SubFOp::create(builder, loc, a, b).getResult();
+  };
+  auto neg = [&](Value a) {
+    return arith::NegFOp::create(builder, loc, a).getResult();
+  };
+  Value x = op->getNumOperands() ? op->getOperand(0) : Value();
+  Value y = op->getNumOperands() > 1 ? op->getOperand(1) : Value();
+  using Partials = SmallVector<Value>;
+
+  // Max/min route the derivative to the operand that won (ties: the first).
+  auto chooseFirst = [&](arith::CmpFPredicate predicate) -> Partials {
+    Value first = arith::CmpFOp::create(builder, loc, predicate, x, y);
+    return {arith::SelectOp::create(builder, loc, first, c(1), c(0)),
+            arith::SelectOp::create(builder, loc, first, c(0), c(1))};
+  };
+
+  return llvm::TypeSwitch<Operation *, FailureOr<Partials>>(op)
+      .Case([&](arith::AddFOp) {
+        return Partials{c(1), c(1)};
+      })
+      .Case([&](arith::SubFOp) {
+        return Partials{c(1), c(-1)};
+      })
+      .Case([&](arith::MulFOp) {
+        return Partials{y, x};
+      })
+      .Case([&](arith::DivFOp) {
+        return Partials{div(c(1), y), neg(div(r, y))};
+      })
+      .Case([&](arith::NegFOp) { return Partials{c(-1)}; })
+      .Case([&](arith::MaximumFOp) {
+        return chooseFirst(arith::CmpFPredicate::OGE);
+      })
+      .Case([&](arith::MaxNumFOp) {
+        return chooseFirst(arith::CmpFPredicate::OGE);
+      })
+      .Case([&](arith::MinimumFOp) {
+        return chooseFirst(arith::CmpFPredicate::OLE);
+      })
+      .Case([&](arith::MinNumFOp) {
+        return chooseFirst(arith::CmpFPredicate::OLE);
+      })
+      .Case([&](arith::SelectOp select) -> FailureOr<Partials> {
+        Value cond = select.getCondition();
+        return Partials{
+            Value(), arith::SelectOp::create(builder, loc, cond, c(1), c(0)),
+            arith::SelectOp::create(builder, loc, cond, c(0), c(1))};
+      })
+      .Case([&](math::SinOp) {
+        return Partials{math::CosOp::create(builder, loc, x)};
+      })
+      .Case([&](math::CosOp) {
+        return Partials{neg(math::SinOp::create(builder, loc, x))};
+      })
+      .Case([&](math::TanOp) { return Partials{add(c(1), mul(r, r))}; })
+      .Case([&](math::ExpOp) { return Partials{r}; })
+      .Case([&](math::Exp2Op) { return Partials{mul(r, c(M_LN2))}; })
+      .Case([&](math::ExpM1Op) { return Partials{add(r, c(1))}; })
+      .Case([&](math::LogOp) { return Partials{div(c(1), x)}; })
+      .Case([&](math::Log1pOp) { return Partials{div(c(1), add(x, c(1)))}; })
+      .Case([&](math::Log2Op) { return Partials{div(c(1 / M_LN2), x)}; })
+      .Case([&](math::Log10Op) { return Partials{div(c(1 / M_LN10), x)}; })
+      .Case([&](math::SqrtOp) { return Partials{div(c(0.5), r)}; })
+      .Case([&](math::RsqrtOp) { return Partials{div(mul(c(-0.5), r), x)}; })
+      .Case([&](math::CbrtOp) { return Partials{div(r, mul(c(3), x))}; })
+      .Case([&](math::TanhOp) { return Partials{sub(c(1), mul(r, r))}; })
+      .Case([&](math::SinhOp) {
+        return Partials{math::CoshOp::create(builder, loc, x)};
+      })
+      .Case([&](math::CoshOp) {
+        return Partials{math::SinhOp::create(builder, loc, x)};
+      })
+      .Case([&](math::AtanOp) {
+        return Partials{div(c(1), add(c(1), mul(x, x)))};
+      })
+      .Case([&](math::Atan2Op) {
+        // atan2(y, x): operands are (y, x) in that order.
+        Value denominator = add(mul(x, x), mul(y, y));
+        return Partials{div(y, denominator), neg(div(x, denominator))};
+      })
+      .Case([&](math::PowFOp) {
+        Value dBase =
+            mul(y, math::PowFOp::create(builder, loc, x, sub(y, c(1))));
+        Value dExponent = mul(r, math::LogOp::create(builder, loc, x));
+        return Partials{dBase, dExponent};
+      })
+      .Case([&](math::FPowIOp pow) {
+        Value n = pow.getRhs();
+        Value one = arith::ConstantOp::create(
+            builder, loc, n.getType(), builder.getIntegerAttr(n.getType(), 1));
+        Value nMinusOne = arith::SubIOp::create(builder, loc, n, one);
+        Value nAsFloat = arith::SIToFPOp::create(builder, loc, type, n);
+        return Partials{
+            mul(nAsFloat, math::FPowIOp::create(builder, loc, x, nMinusOne)),
+            Value()};
+      })
+      .Case([&](math::FmaOp fma) {
+        return Partials{fma.getB(), fma.getA(), c(1)};
+      })
+      .Case([&](math::AbsFOp) {
+        return Partials{math::CopySignOp::create(builder, loc, c(1), x)};
+      })
+      .Case([&](math::ErfOp) {
+        return Partials{mul(c(2 / std::sqrt(M_PI)),
+                            math::ExpOp::create(builder, loc, neg(mul(x, x))))};
+      })
+      .Case([&](math::CopySignOp) {
+        Value sameSign = mul(math::CopySignOp::create(builder, loc, c(1), x),
+                             math::CopySignOp::create(builder, loc, c(1), y));
+        return Partials{sameSign, Value()};
+      })
+      .Default([](Operation *) { return failure(); });
+}

@@ -1,0 +1,48 @@
+//===- DerivativeRules.h - Local derivatives of arith and math ops -*- C++
+//-*-===//
+//
+// One rule per differentiable op, written once as the op's partial
+// derivatives: forward mode multiplies them by the operand tangents, reverse
+// mode by the result adjoint. Casts between float types are the only ops
+// whose derivative changes type and are handled separately.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_DERIVATIVERULES_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_DERIVATIVERULES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Operation.h"
+
+namespace nabla {
+
+/// True if `op` has a derivative rule (partials or a float cast).
+bool hasDerivativeRule(mlir::Operation *op);
+
+/// True for ops whose result is piecewise constant (floor, ceil, round...):
+/// their derivative is zero.
+bool hasZeroDerivative(mlir::Operation *op);
+
+/// Emits at `builder` the partial derivative of `op`'s single result with
+/// respect to each operand (null for operands that are not differentiable,
+/// such as a select's condition). `op` is the primal op whose operands and
+/// result are available at the insertion point.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+emitPartials(mlir::OpBuilder &builder, mlir::Operation *op);
+
+/// For float casts (extf, truncf): converts a derivative of the operand type
+/// to the result type (forward) or back (reverse, `toOperand`).
+mlir::Value castDerivative(mlir::OpBuilder &builder, mlir::Operation *cast,
+                           mlir::Value derivative, bool toOperand);
+
+/// A zero of `type` (float, vector or complex of float, integer, index).
+mlir::Value createZero(mlir::OpBuilder &builder, mlir::Location loc,
+                       mlir::Type type);
+
+/// `a + b`, treating a null value as zero.
+mlir::Value addDerivatives(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::Value a, mlir::Value b);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_DERIVATIVERULES_H

@@ -1,0 +1,945 @@
+//===- Differentiate.cpp - Expand derivative requests ---------------------===//
+//
+// The `nabla-differentiate` pass. For every distinct (callee, mode,
+// activities) it generates one derivative function next to the callee and
+// replaces each request by a call of it:
+//
+//  1. The callee is cloned and its calls inlined (nested device functions are
+//     differentiated transitively).
+//  2. Activity analysis marks the float values that depend on an active input
+//     and the memrefs that have shadows.
+//  3. Forward mode (JVPEmitter) clones each op and emits its tangent next to
+//     it; regions get extra results/iter_args for tangents.
+//  4. Reverse mode (VJPEmitter) emits a forward sweep, then a reverse sweep
+//     of adjoints at the end of the function. Values the reverse sweep needs
+//     from inside an scf.if are cached by yielding them from the forward
+//     scf.if; the reverse of an scf.if is an scf.if on the same condition
+//     that yields the adjoint contributions to values defined outside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
+
+#include "DerivativeRules.h"
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/InliningUtils.h"
+#include "llvm/ADT/ScopeExit.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_DIFFERENTIATE
+#include "nabla/Dialect/Nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Preparation: clone the callee and inline its calls
+//===----------------------------------------------------------------------===//
+
+/// Inlines everything; `func.return` becomes a branch or a replacement.
+struct CallInliner : public InlinerInterface {
+  using InlinerInterface::InlinerInterface;
+  bool isLegalToInline(Operation *, Operation *, bool) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  void handleTerminator(Operation *op, Block *newDest) const final {
+    OpBuilder builder(op);
+    cf::BranchOp::create(builder, op->getLoc(), newDest, op->getOperands());
+    op->erase();
+  }
+  void handleTerminator(Operation *op, ValueRange values) const final {
+    for (auto [from, to] : llvm::zip(values, op->getOperands()))
+      from.replaceAllUsesWith(to);
+  }
+};
+
+void cloneBody(OpBuilder &, Region *src, Block *inlineBlock, Block *post,
+               IRMapping &mapper, bool clone) {
+  Region *region = inlineBlock->getParent();
+  if (clone)
+    src->cloneInto(region, post->getIterator(), mapper);
+  else
+    region->getBlocks().splice(post->getIterator(), src->getBlocks(),
+                               src->begin(), src->end());
+}
+
+/// Inlines every func.call in `func` (resolved in `symbols`), transitively.
+LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
+  CallInliner inliner(func.getContext());
+  for (unsigned round = 0;; ++round) {
+    func::CallOp call;
+    func.walk([&](func::CallOp op) {
+      call = op;
+      return WalkResult::interrupt();
+    });
+    if (!call)
+      return success();
+    if (round > 1000)
+      return call.emitOpError("recursive call to @")
+             << call.getCallee() << " cannot be differentiated";
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal())
+      return call.emitOpError("calls @")
+             << call.getCallee()
+             << ", which has no body to differentiate (give it a custom "
+                "derivative or mark the call's operands const)";
+    if (failed(inlineCall(inliner, cloneBody, call, callee, &callee.getBody())))
+      return call.emitOpError("cannot be inlined for differentiation");
+    call.erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Activity analysis
+//===----------------------------------------------------------------------===//
+
+bool isFloatLike(Type type) { return isDifferentiableScalarType(type); }
+
+/// Float values that depend on an active input, and memrefs with shadows.
+struct Activities {
+  DenseSet<Value> varied;
+  DenseSet<Value> shadowed;
+
+  bool isVaried(Value v) const { return varied.contains(v); }
+  bool isShadowed(Value v) const { return shadowed.contains(v); }
+
+  /// Propagates from the seeds to a fixpoint over `func`.
+  void propagate(func::FuncOp func) {
+    bool changed = true;
+    auto mark = [&](DenseSet<Value> &set, Value v) {
+      changed |= set.insert(v).second;
+    };
+    while (changed) {
+      changed = false;
+      func.walk([&](Operation *op) {
+        if (auto load = dyn_cast<memref::LoadOp>(op)) {
+          if (isShadowed(load.getMemRef()) && isFloatLike(load.getType()))
+            mark(varied, load.getResult());
+          return;
+        }
+        if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+            isShadowed(op->getOperand(0))) {
+          for (Value r : op->getResults())
+            mark(shadowed, r);
+          return;
+        }
+        if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+          Operation *parent = op->getParentOp();
+          for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+            if (!isVaried(v))
+              continue;
+            if (isa<scf::IfOp, scf::ForOp>(parent))
+              mark(varied, parent->getResult(i));
+            if (auto loop = dyn_cast<scf::ForOp>(parent))
+              mark(varied, loop.getRegionIterArgs()[i]);
+          }
+          return;
+        }
+        if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          for (auto [init, arg] :
+               llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+            if (isVaried(init))
+              mark(varied, arg);
+          return;
+        }
+        if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) ||
+            op->getNumRegions())
+          return;
+        bool anyVaried = llvm::any_of(op->getOperands(),
+                                      [&](Value v) { return isVaried(v); });
+        if (anyVaried && !hasZeroDerivative(op))
+          for (Value r : op->getResults())
+            if (isFloatLike(r.getType()))
+              mark(varied, r);
+      });
+    }
+  }
+};
+
+/// Short code of an activity list: c d n a x.
+std::string activityCode(ArrayRef<Activity> activities) {
+  std::string code;
+  for (Activity a : activities) {
+    switch (a) {
+    case Activity::Const:
+      code += 'c';
+      break;
+    case Activity::Dup:
+      code += 'd';
+      break;
+    case Activity::DupNoNeed:
+      code += 'n';
+      break;
+    case Activity::Active:
+      code += 'a';
+      break;
+    case Activity::ActiveNoNeed:
+      code += 'x';
+      break;
+    }
+  }
+  return code;
+}
+
+/// Reports an op on an active path that has no derivative rule.
+LogicalResult unsupported(Operation *op, StringRef mode) {
+  return op->emitOpError("has no ")
+         << mode
+         << "-mode derivative rule and is on an active path (it depends on or "
+            "writes differentiated data)";
+}
+
+/// True if `op` touches differentiated data: a varied operand or result, or
+/// a memref operand with a shadow.
+bool touchesActiveData(Operation *op, const Activities &act) {
+  for (Value v : op->getOperands())
+    if (act.isVaried(v) || act.isShadowed(v))
+      return true;
+  for (Value v : op->getResults())
+    if (act.isVaried(v))
+      return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward mode
+//===----------------------------------------------------------------------===//
+
+class JVPEmitter {
+public:
+  JVPEmitter(OpBuilder &builder, const Activities &act)
+      : b(builder), act(act) {}
+
+  IRMapping map;
+  DenseMap<Value, Value> tangent; // src value → tangent
+  DenseMap<Value, Value> shadow;  // src memref → shadow memref
+
+  Value tangentOf(Value src) { return tangent.lookup(src); }
+
+  SmallVector<Value> mapAll(ValueRange values) {
+    return llvm::map_to_vector(values, [&](Value v) { return map.lookup(v); });
+  }
+
+  /// Tangent of `src`, materializing a zero if it has none.
+  Value tangentOrZero(Value src, Location loc) {
+    if (Value t = tangentOf(src))
+      return t;
+    return createZero(b, loc, src.getType());
+  }
+
+  LogicalResult emitBlock(Block &src) {
+    for (Operation &op : src.without_terminator())
+      if (failed(emitOp(&op)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult emitOp(Operation *op) {
+    Location loc = op->getLoc();
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return emitIf(ifOp);
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return emitFor(loop);
+    if (op->getNumRegions() && touchesActiveData(op, act))
+      return unsupported(op, "forward");
+
+    Operation *clone = b.clone(*op, map);
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (Value sh = shadow.lookup(load.getMemRef()))
+        if (act.isVaried(load.getResult()))
+          tangent[load.getResult()] =
+              memref::LoadOp::create(b, loc, sh, mapAll(load.getIndices()));
+      return success();
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      Value sh = shadow.lookup(store.getMemRef());
+      if (!sh) {
+        if (act.isVaried(store.getValue()))
+          return op->emitOpError("stores a differentiated value into a "
+                                 "buffer without a shadow; mark the buffer "
+                                 "dup");
+        return success();
+      }
+      if (isFloatLike(store.getValue().getType()))
+        memref::StoreOp::create(b, loc, tangentOrZero(store.getValue(), loc),
+                                sh, mapAll(store.getIndices()));
+      return success();
+    }
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      Value sh = shadow.lookup(atomic.getMemref());
+      if (!sh) {
+        if (act.isVaried(atomic.getValue()))
+          return op->emitOpError("accumulates a differentiated value into a "
+                                 "buffer without a shadow");
+        return success();
+      }
+      if (atomic.getKind() != arith::AtomicRMWKind::addf)
+        return unsupported(op, "forward");
+      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+                                  tangentOrZero(atomic.getValue(), loc), sh,
+                                  mapAll(atomic.getIndices()));
+      return success();
+    }
+    if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+        act.isShadowed(op->getOperand(0))) {
+      IRMapping shadowMap = map;
+      shadowMap.map(map.lookup(op->getOperand(0)),
+                    shadow.lookup(op->getOperand(0)));
+      Operation *view = b.clone(*op, shadowMap);
+      shadow[op->getResult(0)] = view->getResult(0);
+      return success();
+    }
+
+    bool variedResult = llvm::any_of(op->getResults(),
+                                     [&](Value r) { return act.isVaried(r); });
+    if (!variedResult) {
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return act.isShadowed(v); }))
+        return unsupported(op, "forward");
+      return success();
+    }
+    if (!hasDerivativeRule(op))
+      return unsupported(op, "forward");
+    if (hasZeroDerivative(op))
+      return success();
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      tangent[op->getResult(0)] =
+          castDerivative(b, clone, tangentOf(op->getOperand(0)),
+                         /*toOperand=*/false);
+      return success();
+    }
+    FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
+    if (failed(partials))
+      return unsupported(op, "forward");
+    Value sum;
+    for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials)) {
+      Value t = tangentOf(operand);
+      if (!t || !partial)
+        continue;
+      sum = addDerivatives(b, loc, sum,
+                           arith::MulFOp::create(b, loc, t, partial));
+    }
+    tangent[op->getResult(0)] =
+        sum ? sum : createZero(b, loc, op->getResult(0).getType());
+    return success();
+  }
+
+  /// Result/iter-arg positions of `values` that carry a tangent.
+  SmallVector<unsigned> variedPositions(ValueRange values) {
+    SmallVector<unsigned> positions;
+    for (auto [i, v] : llvm::enumerate(values))
+      if (act.isVaried(v))
+        positions.push_back(i);
+    return positions;
+  }
+
+  LogicalResult emitIf(scf::IfOp op) {
+    Location loc = op.getLoc();
+    SmallVector<unsigned> withTangent = variedPositions(op.getResults());
+    SmallVector<Type> types(op.getResultTypes());
+    for (unsigned i : withTangent)
+      types.push_back(op.getResult(i).getType());
+    auto newIf =
+        scf::IfOp::create(b, loc, types, map.lookup(op.getCondition()),
+                          /*withElseRegion=*/!op.getElseRegion().empty());
+    for (auto [srcRegion, dstRegion] :
+         {std::pair(&op.getThenRegion(), &newIf.getThenRegion()),
+          std::pair(&op.getElseRegion(), &newIf.getElseRegion())}) {
+      if (srcRegion->empty())
+        continue;
+      OpBuilder::InsertionGuard guard(b);
+      Block &dst = dstRegion->front();
+      if (!dst.empty() && dst.mightHaveTerminator())
+        dst.getTerminator()->erase();
+      b.setInsertionPointToEnd(&dst);
+      Block &src = srcRegion->front();
+      if (failed(emitBlock(src)))
+        return failure();
+      auto yield = cast<scf::YieldOp>(src.getTerminator());
+      SmallVector<Value> operands = llvm::map_to_vector(
+          yield.getOperands(), [&](Value v) { return map.lookup(v); });
+      for (unsigned i : withTangent)
+        operands.push_back(tangentOrZero(yield.getOperand(i), loc));
+      scf::YieldOp::create(b, loc, operands);
+    }
+    for (auto [i, r] : llvm::enumerate(op.getResults()))
+      map.map(r, newIf.getResult(i));
+    for (auto [k, i] : llvm::enumerate(withTangent))
+      tangent[op.getResult(i)] = newIf.getResult(op.getNumResults() + k);
+    return success();
+  }
+
+  LogicalResult emitFor(scf::ForOp op) {
+    Location loc = op.getLoc();
+    SmallVector<unsigned> withTangent = variedPositions(op.getResults());
+    SmallVector<Value> inits = llvm::map_to_vector(
+        op.getInitArgs(), [&](Value v) { return map.lookup(v); });
+    for (unsigned i : withTangent)
+      inits.push_back(tangentOrZero(op.getInitArgs()[i], loc));
+    auto loop = scf::ForOp::create(b, loc, map.lookup(op.getLowerBound()),
+                                   map.lookup(op.getUpperBound()),
+                                   map.lookup(op.getStep()), inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = loop.getBody();
+      if (!body->empty() && body->mightHaveTerminator())
+        body->getTerminator()->erase();
+      b.setInsertionPointToEnd(body);
+      map.map(op.getInductionVar(), loop.getInductionVar());
+      for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
+        map.map(arg, loop.getRegionIterArgs()[i]);
+      for (auto [k, i] : llvm::enumerate(withTangent))
+        tangent[op.getRegionIterArgs()[i]] =
+            loop.getRegionIterArgs()[op.getNumRegionIterArgs() + k];
+      if (failed(emitBlock(*op.getBody())))
+        return failure();
+      auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+      SmallVector<Value> operands = llvm::map_to_vector(
+          yield.getOperands(), [&](Value v) { return map.lookup(v); });
+      for (unsigned i : withTangent)
+        operands.push_back(tangentOrZero(yield.getOperand(i), loc));
+      scf::YieldOp::create(b, loc, operands);
+    }
+    for (auto [i, r] : llvm::enumerate(op.getResults()))
+      map.map(r, loop.getResult(i));
+    for (auto [k, i] : llvm::enumerate(withTangent))
+      tangent[op.getResult(i)] = loop.getResult(op.getNumResults() + k);
+    return success();
+  }
+
+private:
+  OpBuilder &b;
+  const Activities &act;
+};
+
+//===----------------------------------------------------------------------===//
+// Reverse mode
+//===----------------------------------------------------------------------===//
+
+/// Adjoint contributions gathered in one region of the reverse sweep.
+struct AdjointScope {
+  DenseMap<Value, Value> adjoints; // src value → accumulated adjoint
+
+  void add(OpBuilder &b, Location loc, Value src, Value adjoint) {
+    if (!adjoint)
+      return;
+    Value &slot = adjoints[src];
+    slot = addDerivatives(b, loc, slot, adjoint);
+  }
+  Value get(Value src) const { return adjoints.lookup(src); }
+};
+
+class VJPEmitter {
+public:
+  VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks)
+      : b(builder), act(act), remarks(remarks) {}
+
+  /// src value → forward value available at function scope.
+  IRMapping fwd;
+  DenseMap<Value, Value> shadow; // src memref → shadow (function scope)
+
+  //--- Forward sweep -------------------------------------------------------//
+
+  /// Src values defined in the innermost branch being cloned (to cache).
+  SmallVector<SmallVector<Value>> branchScopes;
+
+  void defined(Value src, Value forward) {
+    fwd.map(src, forward);
+    if (!branchScopes.empty())
+      branchScopes.back().push_back(src);
+  }
+
+  LogicalResult forwardBlock(Block &src) {
+    for (Operation &op : src.without_terminator())
+      if (failed(forwardOp(&op)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult forwardOp(Operation *op) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return forwardIf(ifOp);
+    if (op->getNumRegions() && touchesActiveData(op, act))
+      return op->emitOpError("is not supported yet by reverse mode on an "
+                             "active path (loops need per-thread tapes)");
+    Operation *clone = b.clone(*op, fwd);
+    for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+      defined(src, dst);
+    if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+        act.isShadowed(op->getOperand(0))) {
+      if (!branchScopes.empty())
+        return op->emitOpError("views of differentiated buffers inside "
+                               "scf.if are not supported yet in reverse mode");
+      IRMapping shadowMap = fwd;
+      shadowMap.map(fwd.lookup(op->getOperand(0)),
+                    shadow.lookup(op->getOperand(0)));
+      shadow[op->getResult(0)] = b.clone(*op, shadowMap)->getResult(0);
+    }
+    return success();
+  }
+
+  /// Clones an scf.if and yields every value defined in its branches, so
+  /// that the reverse sweep can use them after the if.
+  LogicalResult forwardIf(scf::IfOp op) {
+    Location loc = op.getLoc();
+    SmallVector<Value> cached[2];
+    Block *blocks[2] = {nullptr, nullptr};
+    Region *regions[2] = {&op.getThenRegion(), &op.getElseRegion()};
+    // First clone each branch into a detached block to learn what to cache.
+    SmallVector<std::unique_ptr<Block>> detached;
+    for (int k = 0; k < 2; ++k) {
+      detached.push_back(std::make_unique<Block>());
+      blocks[k] = detached.back().get();
+      if (regions[k]->empty())
+        continue;
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(blocks[k]);
+      branchScopes.emplace_back();
+      if (failed(forwardBlock(regions[k]->front())))
+        return failure();
+      for (Value v : branchScopes.back())
+        if (!isa<BaseMemRefType>(v.getType()))
+          cached[k].push_back(v);
+      branchScopes.pop_back();
+    }
+    SmallVector<Type> types(op.getResultTypes());
+    for (int k = 0; k < 2; ++k)
+      for (Value v : cached[k])
+        types.push_back(v.getType());
+    auto newIf = scf::IfOp::create(b, loc, types, fwd.lookup(op.getCondition()),
+                                   /*withElseRegion=*/true);
+    for (int k = 0; k < 2; ++k) {
+      Block &dst = k == 0 ? newIf.getThenRegion().front()
+                          : newIf.getElseRegion().front();
+      if (!dst.empty() && dst.mightHaveTerminator())
+        dst.getTerminator()->erase();
+      dst.getOperations().splice(dst.end(), blocks[k]->getOperations());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(&dst);
+      SmallVector<Value> operands;
+      if (!regions[k]->empty()) {
+        auto yield = cast<scf::YieldOp>(regions[k]->front().getTerminator());
+        for (Value v : yield.getOperands())
+          operands.push_back(fwd.lookup(v));
+      }
+      for (int j = 0; j < 2; ++j)
+        for (Value v : cached[j])
+          operands.push_back(j == k ? fwd.lookup(v)
+                                    : createZero(b, loc, v.getType()));
+      scf::YieldOp::create(b, loc, operands);
+    }
+    unsigned next = 0;
+    for (Value r : op.getResults())
+      defined(r, newIf.getResult(next++));
+    for (int k = 0; k < 2; ++k)
+      for (Value v : cached[k])
+        defined(v, newIf.getResult(next++));
+    return success();
+  }
+
+  //--- Reverse sweep -------------------------------------------------------//
+
+  LogicalResult reverseBlock(Block &src, AdjointScope &scope) {
+    for (Operation &op : llvm::reverse(src.without_terminator()))
+      if (failed(reverseOp(&op, scope)))
+        return failure();
+    return success();
+  }
+
+  /// Accumulates `value` into `shadowMemref[indices]`: a plain
+  /// load-add-store when the index is the thread's global id (the access is
+  /// thread-exclusive), an atomic add otherwise.
+  void accumulate(Operation *src, Value shadowMemref, ValueRange indices,
+                  Value value) {
+    Location loc = src->getLoc();
+    bool exclusive =
+        indices.size() == 1 &&
+        isa_and_nonnull<gpu::GlobalIdOp>(indices.front().getDefiningOp()) &&
+        isa<BlockArgument>(shadowMemref);
+    if (exclusive) {
+      Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
+      memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
+                              shadowMemref, indices);
+      return;
+    }
+    if (remarks)
+      src->emitRemark("adjoint accumulation keeps an atomic: the index is "
+                      "not proven to be an injective function of the global "
+                      "thread id");
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
+                                shadowMemref, indices);
+  }
+
+  SmallVector<Value> mapped(ValueRange values) {
+    return llvm::map_to_vector(values, [&](Value v) { return fwd.lookup(v); });
+  }
+
+  LogicalResult reverseOp(Operation *op, AdjointScope &scope) {
+    Location loc = op->getLoc();
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return reverseIf(ifOp, scope);
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      Value sh = shadow.lookup(store.getMemRef());
+      if (!sh) {
+        if (act.isVaried(store.getValue()))
+          return op->emitOpError("stores a differentiated value into a "
+                                 "buffer without a shadow; mark the buffer "
+                                 "dup");
+        return success();
+      }
+      if (!isFloatLike(store.getValue().getType()))
+        return success();
+      SmallVector<Value> indices = mapped(store.getIndices());
+      Value d = memref::LoadOp::create(b, loc, sh, indices);
+      memref::StoreOp::create(
+          b, loc, createZero(b, loc, store.getValue().getType()), sh, indices);
+      if (act.isVaried(store.getValue()))
+        scope.add(b, loc, store.getValue(), d);
+      return success();
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      Value sh = shadow.lookup(load.getMemRef());
+      if (Value d = scope.get(load.getResult()); d && sh)
+        accumulate(op, sh, mapped(load.getIndices()), d);
+      return success();
+    }
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      Value sh = shadow.lookup(atomic.getMemref());
+      if (!sh) {
+        if (act.isVaried(atomic.getValue()))
+          return op->emitOpError("accumulates a differentiated value into a "
+                                 "buffer without a shadow");
+        return success();
+      }
+      if (atomic.getKind() != arith::AtomicRMWKind::addf ||
+          scope.get(atomic.getResult()))
+        return unsupported(op, "reverse");
+      if (act.isVaried(atomic.getValue()))
+        scope.add(
+            b, loc, atomic.getValue(),
+            memref::LoadOp::create(b, loc, sh, mapped(atomic.getIndices())));
+      return success();
+    }
+    bool variedResult = llvm::any_of(op->getResults(),
+                                     [&](Value r) { return act.isVaried(r); });
+    if (!variedResult) {
+      if (!isa<ViewLikeOpInterface>(op) &&
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return act.isShadowed(v); }))
+        return unsupported(op, "reverse");
+      return success();
+    }
+    if (!hasDerivativeRule(op))
+      return unsupported(op, "reverse");
+    Value d = scope.get(op->getResult(0));
+    if (!d || hasZeroDerivative(op))
+      return success();
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      if (act.isVaried(op->getOperand(0)))
+        scope.add(b, loc, op->getOperand(0),
+                  castDerivative(b, op, d, /*toOperand=*/true));
+      return success();
+    }
+    // Partials are computed on a clone at the current point; its result is
+    // replaced by the forward value when the sweep has one.
+    Operation *clone = b.clone(*op, fwd);
+    FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
+    if (Value forward = fwd.lookupOrNull(op->getResult(0))) {
+      clone->getResult(0).replaceAllUsesWith(forward);
+      clone->erase();
+    }
+    if (failed(partials))
+      return unsupported(op, "reverse");
+    for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
+      if (partial && act.isVaried(operand))
+        scope.add(b, loc, operand, arith::MulFOp::create(b, loc, d, partial));
+    return success();
+  }
+
+  /// Varied src values defined outside `op` and used inside it.
+  SmallVector<Value> usedFromOutside(Operation *op) {
+    SmallVector<Value> values;
+    DenseSet<Value> seen;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (act.isVaried(v) &&
+            !op->isAncestor(v.getParentRegion()->getParentOp()) &&
+            seen.insert(v).second)
+          values.push_back(v);
+    });
+    return values;
+  }
+
+  LogicalResult reverseIf(scf::IfOp op, AdjointScope &outer) {
+    Location loc = op.getLoc();
+    SmallVector<Value> outside = usedFromOutside(op);
+    SmallVector<Type> types =
+        llvm::map_to_vector(outside, [](Value v) { return v.getType(); });
+    auto revIf = scf::IfOp::create(b, loc, types, fwd.lookup(op.getCondition()),
+                                   /*withElseRegion=*/true);
+    Region *regions[2] = {&op.getThenRegion(), &op.getElseRegion()};
+    Block *dsts[2] = {&revIf.getThenRegion().front(),
+                      &revIf.getElseRegion().front()};
+    for (int k = 0; k < 2; ++k) {
+      OpBuilder::InsertionGuard guard(b);
+      if (!dsts[k]->empty() && dsts[k]->mightHaveTerminator())
+        dsts[k]->getTerminator()->erase();
+      b.setInsertionPointToEnd(dsts[k]);
+      AdjointScope scope;
+      if (!regions[k]->empty()) {
+        Block &src = regions[k]->front();
+        auto yield = cast<scf::YieldOp>(src.getTerminator());
+        for (auto [i, v] : llvm::enumerate(yield.getOperands()))
+          if (act.isVaried(v))
+            scope.add(b, loc, v, outer.get(op.getResult(i)));
+        if (failed(reverseBlock(src, scope)))
+          return failure();
+      }
+      SmallVector<Value> yields;
+      for (Value v : outside) {
+        Value d = scope.get(v);
+        yields.push_back(d ? d : createZero(b, loc, v.getType()));
+      }
+      scf::YieldOp::create(b, loc, yields);
+    }
+    for (auto [v, r] : llvm::zip(outside, revIf.getResults()))
+      outer.add(b, loc, v, r);
+    return success();
+  }
+
+private:
+  OpBuilder &b;
+  const Activities &act;
+  bool remarks;
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // Requests created while generating (none today, since calls are
+    // inlined) would be picked up by the next round.
+    SmallVector<Operation *> requests;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AutodiffOp, FwddiffOp>(op))
+        requests.push_back(op);
+    });
+    for (Operation *request : requests)
+      if (failed(expand(request)))
+        return signalPassFailure();
+  }
+
+  template <typename OpTy> static ValueRange inputsOf(Operation *op) {
+    return cast<OpTy>(op).getInputs();
+  }
+
+  LogicalResult expand(Operation *request) {
+    SymbolTableCollection tables;
+    FunctionOpInterface calleeInterface;
+    DerivativeMode mode;
+    SmallVector<Activity> args, rets;
+    if (auto ad = dyn_cast<AutodiffOp>(request)) {
+      calleeInterface = ad.resolveCallee(tables);
+      mode = DerivativeMode::Reverse;
+      args = ad.getArgumentActivities();
+      rets = ad.getResultActivities();
+    } else {
+      auto fd = cast<FwddiffOp>(request);
+      calleeInterface = fd.resolveCallee(tables);
+      mode = DerivativeMode::Forward;
+      args = fd.getArgumentActivities();
+      rets = fd.getResultActivities();
+    }
+    auto callee =
+        dyn_cast_or_null<func::FuncOp>(calleeInterface.getOperation());
+    if (!callee || callee.isExternal())
+      return request->emitOpError("can only differentiate a func.func with a "
+                                  "body; @")
+             << (calleeInterface ? calleeInterface.getName() : StringRef("?"))
+             << " has none";
+
+    std::string name =
+        (mode == DerivativeMode::Reverse ? "__nabla_vjp_" : "__nabla_jvp_") +
+        callee.getName().str() + "_" + activityCode(args);
+    if (!rets.empty())
+      name += "_" + activityCode(rets);
+
+    Operation *tableOp = SymbolTable::getNearestSymbolTable(callee);
+    SymbolTable symbols(tableOp);
+    auto derivative = symbols.lookup<func::FuncOp>(name);
+    if (!derivative) {
+      FailureOr<func::FuncOp> generated =
+          generate(callee, symbols, name, mode, args, rets, request);
+      if (failed(generated))
+        return failure();
+      derivative = *generated;
+    }
+    OpBuilder builder(request);
+    auto call = func::CallOp::create(builder, request->getLoc(), derivative,
+                                     request->getOperands());
+    request->replaceAllUsesWith(call.getResults());
+    request->erase();
+    return success();
+  }
+
+  FailureOr<func::FuncOp> generate(func::FuncOp callee, SymbolTable &symbols,
+                                   StringRef name, DerivativeMode mode,
+                                   ArrayRef<Activity> args,
+                                   ArrayRef<Activity> rets,
+                                   Operation *request) {
+    DerivativeSignature signature = DerivativeSignature::expand(
+        mode, callee.getArgumentTypes(), callee.getResultTypes(), args, rets);
+
+    // A private, call-inlined working copy of the callee.
+    OpBuilder builder(callee);
+    auto work = cast<func::FuncOp>(builder.clone(*callee));
+    work.setName((name + "_primal").str());
+    symbols.insert(work);
+    auto eraseWork = llvm::make_scope_exit([&] { work.erase(); });
+    if (failed(inlineCalls(work, symbols)))
+      return failure();
+    if (!work.getBody().hasOneBlock())
+      return request->emitOpError("cannot differentiate @")
+             << callee.getName()
+             << ": unstructured control flow (cf branches) is not supported "
+                "yet; use scf";
+
+    auto funcType = FunctionType::get(
+        &getContext(), signature.getOperandTypes(), signature.getResultTypes());
+    builder.setInsertionPointAfter(callee);
+    auto derivative =
+        func::FuncOp::create(builder, callee.getLoc(), name, funcType);
+    derivative.setPrivate();
+    symbols.insert(derivative);
+    Block *entry = derivative.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+
+    // Map the callee's arguments to primal/shadow arguments.
+    Block &body = work.getBody().front();
+    Activities act;
+    SmallVector<Value> primalArgs(body.getNumArguments()),
+        shadowArgs(body.getNumArguments());
+    unsigned next = 0;
+    for (auto [i, activity] : llvm::enumerate(args)) {
+      primalArgs[i] = entry->getArgument(next++);
+      if (hasShadow(activity))
+        shadowArgs[i] = entry->getArgument(next++);
+      Value arg = body.getArgument(i);
+      if (activity == Activity::Const)
+        continue;
+      if (isa<BaseMemRefType>(arg.getType()))
+        act.shadowed.insert(arg);
+      else if (isFloatLike(arg.getType()))
+        act.varied.insert(arg);
+    }
+    act.propagate(work);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    LogicalResult result =
+        mode == DerivativeMode::Forward
+            ? emitForward(builder, body, ret, act, args, rets, primalArgs,
+                          shadowArgs)
+            : emitReverse(builder, body, ret, act, args, rets, primalArgs,
+                          shadowArgs, entry->getArguments().drop_front(next));
+    if (failed(result)) {
+      derivative.erase();
+      return failure();
+    }
+    return derivative;
+  }
+
+  LogicalResult emitForward(OpBuilder &builder, Block &body, func::ReturnOp ret,
+                            const Activities &act, ArrayRef<Activity> args,
+                            ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
+                            ArrayRef<Value> shadowArgs) {
+    JVPEmitter emitter(builder, act);
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      emitter.map.map(arg, primalArgs[i]);
+      if (!shadowArgs[i])
+        continue;
+      if (isa<BaseMemRefType>(arg.getType()))
+        emitter.shadow[arg] = shadowArgs[i];
+      else
+        emitter.tangent[arg] = shadowArgs[i];
+    }
+    if (failed(emitter.emitBlock(body)))
+      return failure();
+    SmallVector<Value> results;
+    for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+      if (rets[j] != Activity::DupNoNeed)
+        results.push_back(emitter.map.lookup(v));
+      if (hasShadow(rets[j])) {
+        if (isa<BaseMemRefType>(v.getType())) {
+          Value sh = emitter.shadow.lookup(v);
+          if (!sh)
+            return ret.emitOpError("returns a buffer without a shadow as dup");
+          results.push_back(sh);
+        } else {
+          results.push_back(emitter.tangentOrZero(v, ret.getLoc()));
+        }
+      }
+    }
+    func::ReturnOp::create(builder, ret.getLoc(), results);
+    return success();
+  }
+
+  LogicalResult emitReverse(OpBuilder &builder, Block &body, func::ReturnOp ret,
+                            const Activities &act, ArrayRef<Activity> args,
+                            ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
+                            ArrayRef<Value> shadowArgs, ValueRange seeds) {
+    VJPEmitter emitter(builder, act, remarks);
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      emitter.fwd.map(arg, primalArgs[i]);
+      if (shadowArgs[i])
+        emitter.shadow[arg] = shadowArgs[i];
+    }
+    if (failed(emitter.forwardBlock(body)))
+      return failure();
+
+    AdjointScope scope;
+    Location loc = ret.getLoc();
+    unsigned seed = 0;
+    for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+      if (isActiveValue(rets[j])) {
+        Value s = seeds[seed++];
+        if (act.isVaried(v))
+          scope.add(builder, loc, v, s);
+      }
+    if (failed(emitter.reverseBlock(body, scope)))
+      return failure();
+
+    SmallVector<Value> results;
+    for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+      if (rets[j] == Activity::Const || rets[j] == Activity::Active)
+        results.push_back(emitter.fwd.lookup(v));
+    for (auto [i, activity] : llvm::enumerate(args))
+      if (activity == Activity::Active) {
+        Value arg = body.getArgument(i);
+        Value d = scope.get(arg);
+        results.push_back(d ? d : createZero(builder, loc, arg.getType()));
+      }
+    func::ReturnOp::create(builder, loc, results);
+    return success();
+  }
+};
+
+} // namespace
