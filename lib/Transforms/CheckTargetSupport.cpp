@@ -10,6 +10,7 @@
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -119,6 +120,17 @@ struct CheckTargetSupport
              ": relocation ops must be lowered by --reloc-lower first";
     if (!dialects.contains(dialect))
       return "is not supported by " + where;
+    // GLSL.std.450's transcendental functions are 16/32-bit only.
+    if ((target == "spirv" || isMetal) &&
+        isa<math::SinOp, math::CosOp, math::TanOp, math::ExpOp, math::Exp2Op,
+            math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
+            math::Log10Op, math::TanhOp, math::SinhOp, math::CoshOp,
+            math::AtanOp, math::Atan2Op, math::PowFOp, math::ErfOp,
+            math::CbrtOp>(op) &&
+        llvm::any_of(op->getResultTypes(), containsF64))
+      return "on f64 has no lowering for " + where +
+             " (GLSL.std.450 transcendentals are 32-bit); use f32, or the "
+             "nvvm/rocdl targets";
     if (!isMetal)
       return std::nullopt;
     for (Type type :

@@ -126,10 +126,14 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
         return signalPassFailure();
   }
 
-  /// spirv-update-vce misses that the subgroup built-ins need the
-  /// GroupNonUniform capability (SPIRV-Tools rejects the module without it);
-  /// completes the module's triple.
+  /// spirv-update-vce misses two requirements that SPIRV-Tools enforces: the
+  /// subgroup built-ins need GroupNonUniform, and a float atomic add on f64
+  /// needs AtomicFloat64AddEXT. Completes the module's triple.
   void addBuiltinCapabilities(spirv::ModuleOp spirvModule) {
+    bool usesF64AtomicAdd = false;
+    spirvModule.walk([&](spirv::EXTAtomicFAddOp op) {
+      usesF64AtomicAdd |= op.getType().isF64();
+    });
     bool usesSubgroupBuiltins = false;
     spirvModule.walk([&](spirv::GlobalVariableOp variable) {
       std::optional<StringRef> builtin = variable.getBuiltIn();
@@ -139,12 +143,18 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
                       *builtin == "NumSubgroups");
     });
     std::optional<spirv::VerCapExtAttr> triple = spirvModule.getVceTriple();
-    if (!usesSubgroupBuiltins || !triple)
+    if (!triple)
       return;
     SmallVector<spirv::Capability> capabilities(triple->getCapabilities());
-    if (llvm::is_contained(capabilities, spirv::Capability::GroupNonUniform))
+    auto require = [&](bool needed, spirv::Capability capability) {
+      if (needed && !llvm::is_contained(capabilities, capability))
+        capabilities.push_back(capability);
+    };
+    size_t before = capabilities.size();
+    require(usesSubgroupBuiltins, spirv::Capability::GroupNonUniform);
+    require(usesF64AtomicAdd, spirv::Capability::AtomicFloat64AddEXT);
+    if (capabilities.size() == before)
       return;
-    capabilities.push_back(spirv::Capability::GroupNonUniform);
     SmallVector<spirv::Extension> extensions(triple->getExtensions());
     // GroupNonUniform exists from SPIR-V 1.3 on.
     spirv::Version version =

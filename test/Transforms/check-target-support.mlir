@@ -41,3 +41,16 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// RUN: not nabla-opt %s -split-input-file --nabla-check-target-support=target=spirv 2>&1 | FileCheck %s --check-prefix=SPIRV-F64
+// SPIRV-F64: error: 'math.sin' op on f64 has no lowering for the spirv target (GLSL.std.450 transcendentals are 32-bit); use f32, or the nvvm/rocdl targets
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%x: f64) kernel {
+      %s = math.sin %x : f64
+      gpu.return
+    }
+  }
+}

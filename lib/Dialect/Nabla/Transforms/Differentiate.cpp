@@ -656,11 +656,19 @@ public:
       return success();
     }
     // Partials are computed on a clone at the current point; its result is
-    // replaced by the forward value when the sweep has one.
+    // replaced by the forward value when the sweep has one. (Cloning records
+    // the clone in `fwd`, so the forward mapping is restored afterwards.)
+    Value forward = fwd.lookupOrNull(op->getResult(0));
     Operation *clone = b.clone(*op, fwd);
     FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
-    if (Value forward = fwd.lookupOrNull(op->getResult(0))) {
-      clone->getResult(0).replaceAllUsesWith(forward);
+    if (forward) {
+      fwd.map(op->getResult(0), forward);
+      Value cloned = clone->getResult(0);
+      cloned.replaceAllUsesWith(forward);
+      if (succeeded(partials))
+        for (Value &partial : *partials)
+          if (partial == cloned)
+            partial = forward;
       clone->erase();
     }
     if (failed(partials))
