@@ -23,11 +23,13 @@
 #include "DerivativeRules.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
+#include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -822,14 +824,19 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     auto work = cast<func::FuncOp>(builder.clone(*callee));
     work.setName((name + "_primal").str());
     symbols.insert(work);
-    auto eraseWork = llvm::make_scope_exit([&] { work.erase(); });
+    llvm::scope_exit eraseWork([&] { work.erase(); });
     if (failed(inlineCalls(work, symbols)))
       return failure();
-    if (!work.getBody().hasOneBlock())
-      return request->emitOpError("cannot differentiate @")
-             << callee.getName()
-             << ": unstructured control flow (cf branches) is not supported "
-                "yet; use scf";
+    // Unstructured control flow (cf.br, cf.cond_br, cf.switch, also from
+    // inlined multi-block callees) is lifted to scf first.
+    if (!work.getBody().hasOneBlock()) {
+      OpPassManager lift(func::FuncOp::getOperationName());
+      lift.addPass(createLiftControlFlowToSCFPass());
+      if (failed(runPipeline(lift, work)) || !work.getBody().hasOneBlock())
+        return request->emitOpError("cannot differentiate @")
+               << callee.getName()
+               << ": its control flow could not be made structured";
+    }
 
     auto funcType = FunctionType::get(
         &getContext(), signature.getOperandTypes(), signature.getResultTypes());

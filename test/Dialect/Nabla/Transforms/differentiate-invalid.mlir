@@ -1,0 +1,64 @@
+// nabla-differentiate refuses what it cannot differentiate with a located
+// error, never silently zero gradients.
+// RUN: nabla-opt %s -split-input-file -verify-diagnostics --nabla-differentiate
+
+func.func private @ext(f32) -> f32
+func.func @g(%x: f32, %s: f32) {
+  // expected-error @below {{'nabla.autodiff' op can only differentiate a func.func with a body; @ext has none}}
+  %d = nabla.autodiff @ext(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32, %B: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'memref.store' op stores a differentiated value into a buffer without a shadow; mark the buffer dup}}
+  memref.store %x, %B[%c0] : memref<4xf32>
+  return
+}
+func.func @g(%x: f32, %B: memref<4xf32>) {
+  %d = nabla.autodiff @f(%x, %B) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = []} : (f32, memref<4xf32>) -> f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'scf.for' op is not supported yet by reverse mode on an active path (loops need per-thread tapes)}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (f32) {
+    %m = arith.mulf %acc, %acc : f32
+    scf.yield %m : f32
+  }
+  return %r : f32
+}
+func.func @g(%x: f32, %n: index, %s: f32) {
+  %d = nabla.autodiff @f(%x, %n, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, index, f32) -> f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) -> f32 {
+  // expected-error @below {{'math.acos' op has no reverse-mode derivative rule and is on an active path (it depends on or writes differentiated data)}}
+  %y = math.acos %x : f32
+  return %y : f32
+}
+func.func @g(%x: f32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) -> f32 {
+  // expected-error @below {{'func.call' op recursive call to @f cannot be differentiated}}
+  %y = func.call @f(%x) : (f32) -> f32
+  return %y : f32
+}
+func.func @g(%x: f32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}

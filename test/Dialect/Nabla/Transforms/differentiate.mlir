@@ -1,0 +1,124 @@
+// nabla-differentiate: generated functions, their sharing, Enzyme memory
+// semantics and the inactive parts.
+// RUN: nabla-opt %s -split-input-file --nabla-differentiate | FileCheck %s
+
+// The seed: the store's adjoint reads and zeroes the shadow; the load's
+// adjoint is a plain load-add-store because the index is the global id.
+// CHECK-LABEL: func.func private @__nabla_vjp_mul_dc(
+// CHECK-SAME: %[[A:.*]]: memref<?xf32>, %[[DA:.*]]: memref<?xf32>, %[[N:.*]]: index)
+// CHECK: %[[I:.*]] = gpu.global_id x
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[I]], %[[N]]
+// CHECK: scf.if %[[IN]]
+// CHECK:   %[[X:.*]] = memref.load %[[A]][%[[I]]]
+// CHECK:   %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK:   memref.store %[[SQ]], %[[A]][%[[I]]]
+// CHECK: scf.if %[[IN]]
+// CHECK:   %[[D:.*]] = memref.load %[[DA]][%[[I]]]
+// CHECK:   memref.store %{{.*}}, %[[DA]][%[[I]]]
+// CHECK:   %[[OLD:.*]] = memref.load %[[DA]][%[[I]]]
+// CHECK:   memref.store %{{.*}}, %[[DA]][%[[I]]]
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: return
+// CHECK-LABEL: gpu.func @grad_mul_kernel
+// CHECK: call @__nabla_vjp_mul_dc
+// CHECK-LABEL: gpu.func @grad_mul_kernel_again
+// CHECK: call @__nabla_vjp_mul_dc
+// CHECK-NOT: func.func private @__nabla_vjp_mul_dc
+gpu.module @kernels {
+  func.func @mul(%A: memref<?xf32>, %n: index) {
+    %i = gpu.global_id x
+    %inbounds = arith.cmpi ult, %i, %n : index
+    scf.if %inbounds {
+      %a = memref.load %A[%i] : memref<?xf32>
+      %sq = arith.mulf %a, %a : f32
+      memref.store %sq, %A[%i] : memref<?xf32>
+    }
+    return
+  }
+  gpu.func @grad_mul_kernel(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) kernel {
+    nabla.autodiff @mul(%A, %dA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                      ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    gpu.return
+  }
+  // The same request shares the generated function.
+  gpu.func @grad_mul_kernel_again(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) kernel {
+    nabla.autodiff @mul(%A, %dA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                      ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A shared read (index not the global id) accumulates atomically.
+// CHECK-LABEL: func.func private @__nabla_vjp_gather_dc_a(
+// CHECK: memref.atomic_rmw addf
+gpu.module @kernels {
+  func.func @gather(%C: memref<?xf32>, %k: index) -> f32 {
+    %c = memref.load %C[%k] : memref<?xf32>
+    %y = arith.mulf %c, %c : f32
+    return %y : f32
+  }
+  gpu.func @k(%C: memref<?xf32>, %dC: memref<?xf32>, %k: index, %seed: f32) kernel {
+    %y = nabla.autodiff @gather(%C, %dC, %k, %seed) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                                     ret_activity = [#nabla.activity<active>]}
+        : (memref<?xf32>, memref<?xf32>, index, f32) -> f32
+    gpu.return
+  }
+}
+
+// -----
+
+// Scalars: reverse mode returns the primal then the gradients; nested calls
+// are inlined; integer computation stays inactive.
+// Generated functions are placed right after the callee (latest first).
+// CHECK-LABEL: func.func private @__nabla_jvp_f_dc_d(
+// CHECK-SAME: %[[X:.*]]: f32, %[[DX:.*]]: f32, %[[K:.*]]: i32) -> (f32, f32)
+// CHECK: %[[SIN:.*]] = math.sin %[[X]]
+// CHECK: %[[COS:.*]] = math.cos %[[X]]
+// CHECK: %[[T:.*]] = arith.mulf %[[DX]], %[[COS]]
+// CHECK: return %[[SIN]], %[[T]]
+// CHECK-LABEL: func.func private @__nabla_vjp_f_ac_a(
+// CHECK-SAME: %[[X:.*]]: f32, %[[K:.*]]: i32, %[[S:.*]]: f32) -> (f32, f32)
+// CHECK: %[[SIN:.*]] = math.sin %[[X]]
+// CHECK: %[[COS:.*]] = math.cos %[[X]]
+// CHECK: %[[G:.*]] = arith.mulf %[[S]], %[[COS]]
+// CHECK: return %[[SIN]], %[[G]]
+func.func @inner(%x: f32) -> f32 {
+  %s = math.sin %x : f32
+  return %s : f32
+}
+func.func @f(%x: f32, %k: i32) -> f32 {
+  %k2 = arith.addi %k, %k : i32
+  %y = func.call @inner(%x) : (f32) -> f32
+  return %y : f32
+}
+func.func @use(%x: f32, %dx: f32, %k: i32, %s: f32) -> (f32, f32, f32, f32) {
+  %y, %g = nabla.autodiff @f(%x, %k, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>],
+                                          ret_activity = [#nabla.activity<active>]} : (f32, i32, f32) -> (f32, f32)
+  %p, %t = nabla.fwddiff @f(%x, %dx, %k) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                          ret_activity = [#nabla.activity<dup>]} : (f32, f32, i32) -> (f32, f32)
+  return %y, %g, %p, %t : f32, f32, f32, f32
+}
+
+// -----
+
+// cf branches are lifted to scf before differentiation: the adjoint flows to
+// the operand the branch selected.
+// CHECK-LABEL: func.func private @__nabla_vjp_clamp_aa_x(
+// CHECK-SAME: %[[X:.*]]: f32, %[[LO:.*]]: f32, %[[S:.*]]: f32) -> (f32, f32)
+// CHECK-NOT: cf.
+// CHECK: return
+func.func @clamp(%x: f32, %lo: f32) -> f32 {
+  %below = arith.cmpf olt, %x, %lo : f32
+  cf.cond_br %below, ^low, ^done(%x : f32)
+^low:
+  cf.br ^done(%lo : f32)
+^done(%r: f32):
+  %y = arith.mulf %r, %r : f32
+  return %y : f32
+}
+func.func @g(%x: f32, %lo: f32, %s: f32) -> (f32, f32) {
+  %gx, %glo = nabla.autodiff @clamp(%x, %lo, %s) {activity = [#nabla.activity<active>, #nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32, f32) -> (f32, f32)
+  return %gx, %glo : f32, f32
+}
