@@ -26,6 +26,7 @@
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -476,9 +477,11 @@ public:
   LogicalResult forwardOp(Operation *op) {
     if (auto ifOp = dyn_cast<scf::IfOp>(op))
       return forwardIf(ifOp);
-    if (op->getNumRegions() && touchesActiveData(op, act))
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && regionTouchesActive(op))
+      return forwardFor(loop);
+    if (op->getNumRegions() && regionTouchesActive(op))
       return op->emitOpError("is not supported yet by reverse mode on an "
-                             "active path (loops need per-thread tapes)");
+                             "active path");
     Operation *clone = b.clone(*op, fwd);
     for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
       defined(src, dst);
@@ -554,6 +557,134 @@ public:
     return success();
   }
 
+  /// True if `op` or anything nested in it touches differentiated data.
+  bool regionTouchesActive(Operation *op) {
+    bool touches = false;
+    op->walk([&](Operation *inner) {
+      touches |= touchesActiveData(inner, act);
+      return touches ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return touches;
+  }
+
+  /// Per-loop tapes: every value the loop body defines (iteration's induction
+  /// variable, iter_args and results of body ops), one slot per iteration.
+  struct LoopTape {
+    Value tripCount, lowerBound, step;
+    SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
+  };
+  DenseMap<Operation *, LoopTape> loopTapes;
+  /// The derivative function's entry block, where tapes are allocated.
+  Block *entry = nullptr;
+
+  /// max(0, ceildiv(ub - lb, step)) for a positive step.
+  Value emitTripCount(Location loc, Value lb, Value ub, Value step) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value span = arith::SubIOp::create(b, loc, ub, lb);
+    Value rounded = arith::AddIOp::create(
+        b, loc, span, arith::SubIOp::create(b, loc, step, one));
+    Value count = arith::DivUIOp::create(b, loc, rounded, step);
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
+    return arith::SelectOp::create(b, loc, positive, count, zero);
+  }
+
+  /// Clones an scf.for and records, per iteration, every value its body
+  /// defines into per-thread tapes (memref.alloca sized by the trip count,
+  /// static when the bounds are constants) for the reverse sweep.
+  LogicalResult forwardFor(scf::ForOp op) {
+    Location loc = op.getLoc();
+    for (Operation &inner : op.getBody()->without_terminator())
+      if (inner.getNumRegions() && regionTouchesActive(&inner))
+        return inner.emitOpError("is a region op on an active path inside a "
+                                 "loop, which reverse mode does not support "
+                                 "yet");
+    Value lb = fwd.lookup(op.getLowerBound());
+    Value ub = fwd.lookup(op.getUpperBound());
+    Value step = fwd.lookup(op.getStep());
+    LoopTape &tape = loopTapes[op];
+    tape.lowerBound = lb;
+    tape.step = step;
+    std::optional<int64_t> staticCount;
+    if (auto l = getConstantIntValue(op.getLowerBound()))
+      if (auto u = getConstantIntValue(op.getUpperBound()))
+        if (auto s = getConstantIntValue(op.getStep()); s && *s > 0)
+          staticCount = std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+    // Tapes live at function entry so that the reverse sweep, which runs
+    // after every region of the forward sweep has closed, can read them. A
+    // dynamic trip count is only known where the loop is, so such loops must
+    // be at function level.
+    if (!staticCount && !branchScopes.empty())
+      return op->emitOpError("has a dynamic trip count inside a region on an "
+                             "active path; reverse mode needs its tape at "
+                             "function level (use constant bounds or hoist "
+                             "the loop)");
+    OpBuilder::InsertPoint loopPoint = b.saveInsertionPoint();
+    OpBuilder::InsertionGuard tapeGuard(b);
+    if (staticCount) {
+      b.setInsertionPointToStart(entry);
+      tape.tripCount = arith::ConstantIndexOp::create(b, loc, *staticCount);
+    } else {
+      tape.tripCount = emitTripCount(loc, lb, ub, step);
+    }
+
+    // Values to tape: the induction variable, the iter_args, body results.
+    SmallVector<Value> taped = {op.getInductionVar()};
+    llvm::append_range(taped, op.getRegionIterArgs());
+    for (Operation &inner : op.getBody()->without_terminator())
+      for (Value r : inner.getResults())
+        if (!isa<BaseMemRefType>(r.getType()))
+          taped.push_back(r);
+    for (Value v : taped) {
+      // index has no storage size on every target: tape it as i64.
+      Type element = v.getType().isIndex() ? b.getI64Type() : v.getType();
+      auto type = staticCount
+                      ? MemRefType::get({*staticCount}, element)
+                      : MemRefType::get({ShapedType::kDynamic}, element);
+      Value memref =
+          staticCount ? memref::AllocaOp::create(b, loc, type).getResult()
+                      : memref::AllocaOp::create(b, loc, type,
+                                                 ValueRange{tape.tripCount})
+                            .getResult();
+      tape.tapes.push_back({v, memref});
+    }
+    b.restoreInsertionPoint(loopPoint);
+
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step,
+                                   mapped(op.getInitArgs()));
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = loop.getBody();
+    if (!body->empty() && body->mightHaveTerminator())
+      body->getTerminator()->erase();
+    b.setInsertionPointToEnd(body);
+    fwd.map(op.getInductionVar(), loop.getInductionVar());
+    for (auto [src, dst] :
+         llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs()))
+      fwd.map(src, dst);
+    // Body values are taped, not cached by enclosing regions.
+    branchScopes.emplace_back();
+    LogicalResult bodyResult = forwardBlock(*op.getBody());
+    branchScopes.pop_back();
+    if (failed(bodyResult))
+      return failure();
+    Value iteration = arith::DivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb),
+        step);
+    for (auto [src, memref] : tape.tapes) {
+      Value value = fwd.lookup(src);
+      if (value.getType().isIndex())
+        value = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+      memref::StoreOp::create(b, loc, value, memref, iteration);
+    }
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    scf::YieldOp::create(b, loc, mapped(yield.getOperands()));
+    b.setInsertionPointAfter(loop);
+    for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
+      defined(src, dst);
+    return success();
+  }
+
   //--- Reverse sweep -------------------------------------------------------//
 
   LogicalResult reverseBlock(Block &src, AdjointScope &scope) {
@@ -595,6 +726,10 @@ public:
     Location loc = op->getLoc();
     if (auto ifOp = dyn_cast<scf::IfOp>(op))
       return reverseIf(ifOp, scope);
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && loopTapes.count(op))
+      return reverseFor(loop, scope);
+    if (op->getNumRegions() && !regionTouchesActive(op))
+      return success();
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       Value sh = shadow.lookup(store.getMemRef());
       if (!sh) {
@@ -678,6 +813,78 @@ public:
     for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
       if (partial && act.isVaried(operand))
         scope.add(b, loc, operand, arith::MulFOp::create(b, loc, d, partial));
+    return success();
+  }
+
+  /// The reverse of an scf.for: iterations in reverse order, each reloading
+  /// its values from the tapes; the adjoints of the iter_args are carried as
+  /// iter_args, and so are the contributions to values defined outside.
+  LogicalResult reverseFor(scf::ForOp op, AdjointScope &outer) {
+    Location loc = op.getLoc();
+    LoopTape &tape = loopTapes[op];
+    SmallVector<unsigned> carried;
+    for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
+      if (act.isVaried(arg))
+        carried.push_back(i);
+    SmallVector<Value> outside = usedFromOutside(op);
+    SmallVector<Value> inits;
+    for (unsigned i : carried) {
+      Value d = outer.get(op.getResult(i));
+      inits.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
+    }
+    for (Value o : outside)
+      inits.push_back(createZero(b, loc, o.getType()));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(b, loc, zero, tape.tripCount, one, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = loop.getBody();
+      if (!body->empty() && body->mightHaveTerminator())
+        body->getTerminator()->erase();
+      b.setInsertionPointToEnd(body);
+      Value last = arith::SubIOp::create(b, loc, tape.tripCount, one);
+      Value iteration =
+          arith::SubIOp::create(b, loc, last, loop.getInductionVar());
+      // Reload this iteration's values; remember the mappings to restore.
+      SmallVector<std::pair<Value, Value>> saved;
+      for (auto [src, memref] : tape.tapes) {
+        saved.push_back({src, fwd.lookupOrNull(src)});
+        Value value = memref::LoadOp::create(b, loc, memref, iteration);
+        if (src.getType().isIndex())
+          value = arith::IndexCastOp::create(b, loc, src.getType(), value);
+        fwd.map(src, value);
+      }
+      AdjointScope scope;
+      ValueRange carriedIn = loop.getRegionIterArgs();
+      for (auto [k, o] : llvm::enumerate(outside))
+        scope.adjoints[o] = carriedIn[carried.size() + k];
+      auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+      for (auto [k, i] : llvm::enumerate(carried))
+        scope.add(b, loc, yield.getOperand(i), carriedIn[k]);
+      if (failed(reverseBlock(*op.getBody(), scope)))
+        return failure();
+      SmallVector<Value> yields;
+      for (unsigned i : carried) {
+        Value arg = op.getRegionIterArgs()[i];
+        Value d = scope.get(arg);
+        yields.push_back(d ? d : createZero(b, loc, arg.getType()));
+      }
+      for (Value o : outside)
+        yields.push_back(scope.get(o));
+      scf::YieldOp::create(b, loc, yields);
+      for (auto [src, old] : saved) {
+        if (old)
+          fwd.map(src, old);
+        else
+          fwd.erase(src);
+      }
+    }
+    for (auto [k, i] : llvm::enumerate(carried))
+      if (act.isVaried(op.getInitArgs()[i]))
+        outer.add(b, loc, op.getInitArgs()[i], loop.getResult(k));
+    for (auto [k, o] : llvm::enumerate(outside))
+      outer.add(b, loc, o, loop.getResult(carried.size() + k));
     return success();
   }
 
@@ -922,6 +1129,7 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                             ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
                             ArrayRef<Value> shadowArgs, ValueRange seeds) {
     VJPEmitter emitter(builder, act, remarks);
+    emitter.entry = builder.getInsertionBlock();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.fwd.map(arg, primalArgs[i]);
       if (shadowArgs[i])
