@@ -262,3 +262,31 @@ func.func @g(%x: f32, %dx: f32) {
   %y, %dy = nabla.fwddiff @f(%x, %dx) {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]} : (f32, f32) -> (f32, f64)
   return
 }
+
+// -----
+
+func.func private @f(f32) -> f32
+func.func private @f_vjp(f32, f32) -> f32
+// The rule's signature must be the expanded one: (x, seed) -> (y, dx).
+// expected-error @below {{'nabla.custom_derivative' op rule @f_vjp has type '(f32, f32) -> f32', but a reverse derivative of @f with these activities has type '(f32, f32) -> (f32, f32)'}}
+nabla.custom_derivative @f reverse @f_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+
+// -----
+
+func.func private @f(f32) -> f32
+// expected-error @below {{'nabla.custom_derivative' op rule @nowhere does not reference a function-like symbol}}
+nabla.custom_derivative @f forward @nowhere {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
+
+// -----
+
+func.func private @f(f32) -> f32
+func.func private @f_jvp(f32, f32) -> (f32, f32)
+// expected-error @below {{'nabla.custom_derivative' op activity of argument #0: forward mode takes 'dup' for a differentiable scalar, not 'active'}}
+nabla.custom_derivative @f forward @f_jvp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<dup>]}
+
+// -----
+
+func.func private @f(f32, f32) -> f32
+func.func private @f_jvp(f32, f32) -> (f32, f32)
+// expected-error @below {{'nabla.custom_derivative' op expects one activity per argument and result of @f}}
+nabla.custom_derivative @f forward @f_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}

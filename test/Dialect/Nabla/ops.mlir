@@ -98,3 +98,14 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A custom reverse rule and a custom forward rule for one function.
+func.func private @fast_exp(f32) -> f32
+func.func private @fast_exp_vjp(f32, f32) -> (f32, f32)
+func.func private @fast_exp_jvp(f32, f32) -> (f32, f32)
+// CHECK: nabla.custom_derivative @fast_exp reverse @fast_exp_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+nabla.custom_derivative @fast_exp reverse @fast_exp_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+// CHECK: nabla.custom_derivative @fast_exp forward @fast_exp_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
+nabla.custom_derivative @fast_exp forward @fast_exp_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}

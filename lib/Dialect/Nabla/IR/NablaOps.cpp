@@ -15,8 +15,7 @@
 using namespace mlir;
 using namespace nabla;
 
-/// Converts an array of `#nabla.activity` attributes to enum values.
-static SmallVector<Activity> toActivities(ArrayAttr activities) {
+SmallVector<Activity> nabla::toActivities(ArrayAttr activities) {
   return llvm::map_to_vector(activities, [](Attribute attr) {
     return cast<ActivityAttr>(attr).getValue();
   });
@@ -109,6 +108,71 @@ static LogicalResult verifyAgainstCallee(OpTy op,
     return failure();
   return verifySlots(op, "result", op.getOutputs().getTypes(),
                      signature.results);
+}
+
+//===----------------------------------------------------------------------===//
+// CustomDerivativeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CustomDerivativeOp::verify() {
+  DerivativeMode mode = getDerivativeMode();
+  for (auto [index, activity] : llvm::enumerate(getArgumentActivities()))
+    if (auto reason =
+            diagnoseActivityForMode(mode, activity, /*isResult=*/false))
+      return emitOpError("activity of argument #") << index << ": " << *reason;
+  for (auto [index, activity] : llvm::enumerate(getResultActivities()))
+    if (auto reason =
+            diagnoseActivityForMode(mode, activity, /*isResult=*/true))
+      return emitOpError("ret_activity of result #")
+             << index << ": " << *reason;
+  return success();
+}
+
+LogicalResult
+CustomDerivativeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto lookup = [&](FlatSymbolRefAttr name,
+                    StringRef role) -> FailureOr<FunctionOpInterface> {
+    Operation *symbol = symbolTable.lookupNearestSymbolFrom(*this, name);
+    auto function = dyn_cast_or_null<FunctionOpInterface>(symbol);
+    if (!function)
+      return emitOpError() << role << " " << name
+                           << " does not reference a function-like symbol";
+    return function;
+  };
+  FailureOr<FunctionOpInterface> callee = lookup(getCalleeAttr(), "callee");
+  if (failed(callee))
+    return failure();
+  FailureOr<FunctionOpInterface> rule = lookup(getRuleAttr(), "rule");
+  if (failed(rule))
+    return failure();
+  ArrayRef<Type> argTypes = callee->getArgumentTypes();
+  ArrayRef<Type> resultTypes = callee->getResultTypes();
+  if (getActivity().size() != argTypes.size() ||
+      getRetActivity().size() != resultTypes.size())
+    return emitOpError("expects one activity per argument and result of ")
+           << getCalleeAttr();
+  DerivativeMode mode = getDerivativeMode();
+  SmallVector<Activity> args = getArgumentActivities();
+  SmallVector<Activity> rets = getResultActivities();
+  for (auto [index, type, activity] : llvm::enumerate(argTypes, args))
+    if (auto reason = diagnoseArgumentActivity(mode, activity, type))
+      return emitOpError("activity of argument #") << index << ": " << *reason;
+  for (auto [index, type, activity] : llvm::enumerate(resultTypes, rets))
+    if (auto reason = diagnoseResultActivity(mode, activity, type))
+      return emitOpError("ret_activity of result #")
+             << index << ": " << *reason;
+  DerivativeSignature signature =
+      DerivativeSignature::expand(mode, argTypes, resultTypes, args, rets);
+  auto expected = FunctionType::get(getContext(), signature.getOperandTypes(),
+                                    signature.getResultTypes());
+  auto actual = FunctionType::get(getContext(), rule->getArgumentTypes(),
+                                  rule->getResultTypes());
+  if (actual != expected)
+    return emitOpError("rule ")
+           << getRuleAttr() << " has type " << actual << ", but a "
+           << stringifyDerivativeModeKind(getMode()) << " derivative of "
+           << getCalleeAttr() << " with these activities has type " << expected;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -81,12 +81,40 @@ void cloneBody(OpBuilder &, Region *src, Block *inlineBlock, Block *post,
                                src->begin(), src->end());
 }
 
-/// Inlines every func.call in `func` (resolved in `symbols`), transitively.
+/// The function registered by a `nabla.custom_derivative` in `table` for
+/// `callee` in `mode` with exactly these activities, or null.
+func::FuncOp findCustomRule(Operation *table, StringRef callee,
+                            DerivativeMode mode, ArrayRef<Activity> args,
+                            ArrayRef<Activity> rets) {
+  for (Block &block : table->getRegion(0))
+    for (auto rule : block.getOps<CustomDerivativeOp>())
+      if (rule.getCallee() == callee && rule.getDerivativeMode() == mode &&
+          ArrayRef<Activity>(rule.getArgumentActivities()) == args &&
+          ArrayRef<Activity>(rule.getResultActivities()) == rets)
+        return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            rule, rule.getRuleAttr());
+  return {};
+}
+
+/// True if some `nabla.custom_derivative` in `table` is for `callee`.
+bool hasCustomRule(Operation *table, StringRef callee) {
+  for (Block &block : table->getRegion(0))
+    for (auto rule : block.getOps<CustomDerivativeOp>())
+      if (rule.getCallee() == callee)
+        return true;
+  return false;
+}
+
+/// Inlines every func.call in `func` (resolved in `symbols`), transitively,
+/// except calls of functions with custom derivatives, which differentiation
+/// calls instead.
 LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
   CallInliner inliner(func.getContext());
   for (unsigned round = 0;; ++round) {
     func::CallOp call;
     func.walk([&](func::CallOp op) {
+      if (hasCustomRule(symbols.getOp(), op.getCallee()))
+        return WalkResult::advance();
       call = op;
       return WalkResult::interrupt();
     });
@@ -163,8 +191,9 @@ struct Activities {
         if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) ||
             op->getNumRegions())
           return;
-        bool anyVaried = llvm::any_of(op->getOperands(),
-                                      [&](Value v) { return isVaried(v); });
+        bool anyVaried = llvm::any_of(op->getOperands(), [&](Value v) {
+          return isVaried(v) || (isa<func::CallOp>(op) && isShadowed(v));
+        });
         if (anyVaried && !hasZeroDerivative(op))
           for (Value r : op->getResults())
             if (isFloatLike(r.getType()))
@@ -219,14 +248,51 @@ bool touchesActiveData(Operation *op, const Activities &act) {
   return false;
 }
 
+/// Finds the custom rule a call on an active path needs.
+using RuleFinder = std::function<func::FuncOp(
+    StringRef, DerivativeMode, ArrayRef<Activity>, ArrayRef<Activity>)>;
+
+/// The activities of `call`'s arguments and results in `mode`, from the
+/// activity analysis: shadowed memrefs are dup; varied floats are active
+/// (reverse) or dup (forward); everything else const.
+std::pair<SmallVector<Activity>, SmallVector<Activity>>
+callActivities(func::CallOp call, DerivativeMode mode, const Activities &act) {
+  Activity scalar =
+      mode == DerivativeMode::Reverse ? Activity::Active : Activity::Dup;
+  SmallVector<Activity> args, rets;
+  for (Value v : call.getOperands())
+    args.push_back(act.isShadowed(v) ? Activity::Dup
+                   : act.isVaried(v) ? scalar
+                                     : Activity::Const);
+  for (Value r : call.getResults())
+    rets.push_back(act.isVaried(r) ? scalar : Activity::Const);
+  return {args, rets};
+}
+
+/// Reports a call on an active path without a matching custom rule.
+LogicalResult missingRule(func::CallOp call, DerivativeMode mode,
+                          ArrayRef<Activity> args, ArrayRef<Activity> rets) {
+  InFlightDiagnostic diag =
+      call.emitOpError("calls @")
+      << call.getCallee() << ", whose "
+      << (mode == DerivativeMode::Reverse ? "reverse" : "forward")
+      << " custom derivatives do not cover activities [";
+  llvm::interleaveComma(args, diag,
+                        [&](Activity a) { diag << stringifyActivity(a); });
+  diag << "] -> [";
+  llvm::interleaveComma(rets, diag,
+                        [&](Activity a) { diag << stringifyActivity(a); });
+  return diag << "]";
+}
+
 //===----------------------------------------------------------------------===//
 // Forward mode
 //===----------------------------------------------------------------------===//
 
 class JVPEmitter {
 public:
-  JVPEmitter(OpBuilder &builder, const Activities &act)
-      : b(builder), act(act) {}
+  JVPEmitter(OpBuilder &builder, const Activities &act, RuleFinder findRule)
+      : b(builder), act(act), findRule(std::move(findRule)) {}
 
   IRMapping map;
   DenseMap<Value, Value> tangent; // src value → tangent
@@ -260,6 +326,9 @@ public:
       return emitFor(loop);
     if (op->getNumRegions() && touchesActiveData(op, act))
       return unsupported(op, "forward");
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && touchesActiveData(op, act))
+      return emitCall(call);
 
     Operation *clone = b.clone(*op, map);
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
@@ -339,6 +408,34 @@ public:
     }
     tangent[op->getResult(0)] =
         sum ? sum : createZero(b, loc, op->getResult(0).getType());
+    return success();
+  }
+
+  /// A call with a custom forward rule: the rule computes primals and
+  /// tangents (zero tangents for operands without one).
+  LogicalResult emitCall(func::CallOp call) {
+    Location loc = call.getLoc();
+    auto [args, rets] = callActivities(call, DerivativeMode::Forward, act);
+    func::FuncOp rule =
+        findRule(call.getCallee(), DerivativeMode::Forward, args, rets);
+    if (!rule)
+      return missingRule(call, DerivativeMode::Forward, args, rets);
+    SmallVector<Value> operands;
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
+      operands.push_back(map.lookup(v));
+      if (!hasShadow(activity))
+        continue;
+      operands.push_back(isa<BaseMemRefType>(v.getType())
+                             ? shadow.lookup(v)
+                             : tangentOrZero(v, loc));
+    }
+    auto ruleCall = func::CallOp::create(b, loc, rule, operands);
+    unsigned next = 0;
+    for (auto [r, activity] : llvm::zip(call.getResults(), rets)) {
+      map.map(r, ruleCall.getResult(next++));
+      if (hasShadow(activity))
+        tangent[r] = ruleCall.getResult(next++);
+    }
     return success();
   }
 
@@ -428,6 +525,7 @@ public:
 private:
   OpBuilder &b;
   const Activities &act;
+  RuleFinder findRule;
 };
 
 //===----------------------------------------------------------------------===//
@@ -449,8 +547,9 @@ struct AdjointScope {
 
 class VJPEmitter {
 public:
-  VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks)
-      : b(builder), act(act), remarks(remarks) {}
+  VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks,
+             RuleFinder findRule)
+      : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)) {}
 
   /// src value → forward value available at function scope.
   IRMapping fwd;
@@ -642,17 +741,17 @@ public:
       auto type = staticCount
                       ? MemRefType::get({*staticCount}, element)
                       : MemRefType::get({ShapedType::kDynamic}, element);
-      Value memref =
-          staticCount ? memref::AllocaOp::create(b, loc, type).getResult()
-                      : memref::AllocaOp::create(b, loc, type,
-                                                 ValueRange{tape.tripCount})
-                            .getResult();
+      Value memref = staticCount
+                         ? memref::AllocaOp::create(b, loc, type).getResult()
+                         : memref::AllocaOp::create(b, loc, type,
+                                                    ValueRange{tape.tripCount})
+                               .getResult();
       tape.tapes.push_back({v, memref});
     }
     b.restoreInsertionPoint(loopPoint);
 
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step,
-                                   mapped(op.getInitArgs()));
+    auto loop =
+        scf::ForOp::create(b, loc, lb, ub, step, mapped(op.getInitArgs()));
     OpBuilder::InsertionGuard guard(b);
     Block *body = loop.getBody();
     if (!body->empty() && body->mightHaveTerminator())
@@ -728,6 +827,9 @@ public:
       return reverseIf(ifOp, scope);
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && loopTapes.count(op))
       return reverseFor(loop, scope);
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && touchesActiveData(op, act))
+      return reverseCall(call, scope);
     if (op->getNumRegions() && !regionTouchesActive(op))
       return success();
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
@@ -888,6 +990,37 @@ public:
     return success();
   }
 
+  /// A call with a custom reverse rule: the forward sweep ran the primal
+  /// call; here the rule gets the primal arguments, the shadows and the
+  /// results' adjoints as seeds, and returns the active arguments' gradients.
+  LogicalResult reverseCall(func::CallOp call, AdjointScope &scope) {
+    Location loc = call.getLoc();
+    auto [args, rets] = callActivities(call, DerivativeMode::Reverse, act);
+    func::FuncOp rule =
+        findRule(call.getCallee(), DerivativeMode::Reverse, args, rets);
+    if (!rule)
+      return missingRule(call, DerivativeMode::Reverse, args, rets);
+    SmallVector<Value> operands;
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
+      operands.push_back(fwd.lookup(v));
+      if (hasShadow(activity))
+        operands.push_back(shadow.lookup(v));
+    }
+    for (auto [r, activity] : llvm::zip(call.getResults(), rets))
+      if (isActiveValue(activity)) {
+        Value d = scope.get(r);
+        operands.push_back(d ? d : createZero(b, loc, r.getType()));
+      }
+    auto ruleCall = func::CallOp::create(b, loc, rule, operands);
+    unsigned next = llvm::count_if(rets, [](Activity a) {
+      return a == Activity::Const || a == Activity::Active;
+    });
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args))
+      if (activity == Activity::Active)
+        scope.add(b, loc, v, ruleCall.getResult(next++));
+    return success();
+  }
+
   /// Varied src values defined outside `op` and used inside it.
   SmallVector<Value> usedFromOutside(Operation *op) {
     SmallVector<Value> values;
@@ -943,6 +1076,7 @@ private:
   OpBuilder &b;
   const Activities &act;
   bool remarks;
+  RuleFinder findRule;
 };
 
 //===----------------------------------------------------------------------===//
@@ -986,29 +1120,33 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
       args = fd.getArgumentActivities();
       rets = fd.getResultActivities();
     }
-    auto callee =
-        dyn_cast_or_null<func::FuncOp>(calleeInterface.getOperation());
-    if (!callee || callee.isExternal())
-      return request->emitOpError("can only differentiate a func.func with a "
-                                  "body; @")
-             << (calleeInterface ? calleeInterface.getName() : StringRef("?"))
-             << " has none";
-
-    std::string name =
-        (mode == DerivativeMode::Reverse ? "__nabla_vjp_" : "__nabla_jvp_") +
-        callee.getName().str() + "_" + activityCode(args);
-    if (!rets.empty())
-      name += "_" + activityCode(rets);
-
-    Operation *tableOp = SymbolTable::getNearestSymbolTable(callee);
-    SymbolTable symbols(tableOp);
-    auto derivative = symbols.lookup<func::FuncOp>(name);
+    if (!calleeInterface)
+      return request->emitOpError("callee does not resolve");
+    // A registered custom derivative wins, also for body-less callees.
+    Operation *tableOp =
+        SymbolTable::getNearestSymbolTable(calleeInterface.getOperation());
+    func::FuncOp derivative =
+        findCustomRule(tableOp, calleeInterface.getName(), mode, args, rets);
     if (!derivative) {
-      FailureOr<func::FuncOp> generated =
-          generate(callee, symbols, name, mode, args, rets, request);
-      if (failed(generated))
-        return failure();
-      derivative = *generated;
+      auto callee = dyn_cast<func::FuncOp>(calleeInterface.getOperation());
+      if (!callee || callee.isExternal())
+        return request->emitOpError("can only differentiate a func.func with "
+                                    "a body or a custom derivative; @")
+               << calleeInterface.getName() << " has neither";
+      std::string name =
+          (mode == DerivativeMode::Reverse ? "__nabla_vjp_" : "__nabla_jvp_") +
+          callee.getName().str() + "_" + activityCode(args);
+      if (!rets.empty())
+        name += "_" + activityCode(rets);
+      SymbolTable symbols(tableOp);
+      derivative = symbols.lookup<func::FuncOp>(name);
+      if (!derivative) {
+        FailureOr<func::FuncOp> generated =
+            generate(callee, symbols, name, mode, args, rets, request);
+        if (failed(generated))
+          return failure();
+        derivative = *generated;
+      }
     }
     OpBuilder builder(request);
     auto call = func::CallOp::create(builder, request->getLoc(), derivative,
@@ -1075,13 +1213,20 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     }
     act.propagate(work);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Operation *tableOp = symbols.getOp();
+    RuleFinder findRule = [tableOp](StringRef name, DerivativeMode ruleMode,
+                                    ArrayRef<Activity> ruleArgs,
+                                    ArrayRef<Activity> ruleRets) {
+      return findCustomRule(tableOp, name, ruleMode, ruleArgs, ruleRets);
+    };
 
     LogicalResult result =
         mode == DerivativeMode::Forward
             ? emitForward(builder, body, ret, act, args, rets, primalArgs,
-                          shadowArgs)
+                          shadowArgs, findRule)
             : emitReverse(builder, body, ret, act, args, rets, primalArgs,
-                          shadowArgs, entry->getArguments().drop_front(next));
+                          shadowArgs, entry->getArguments().drop_front(next),
+                          findRule);
     if (failed(result)) {
       derivative.erase();
       return failure();
@@ -1092,8 +1237,8 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   LogicalResult emitForward(OpBuilder &builder, Block &body, func::ReturnOp ret,
                             const Activities &act, ArrayRef<Activity> args,
                             ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
-                            ArrayRef<Value> shadowArgs) {
-    JVPEmitter emitter(builder, act);
+                            ArrayRef<Value> shadowArgs, RuleFinder findRule) {
+    JVPEmitter emitter(builder, act, std::move(findRule));
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.map.map(arg, primalArgs[i]);
       if (!shadowArgs[i])
@@ -1127,8 +1272,9 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   LogicalResult emitReverse(OpBuilder &builder, Block &body, func::ReturnOp ret,
                             const Activities &act, ArrayRef<Activity> args,
                             ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
-                            ArrayRef<Value> shadowArgs, ValueRange seeds) {
-    VJPEmitter emitter(builder, act, remarks);
+                            ArrayRef<Value> shadowArgs, ValueRange seeds,
+                            RuleFinder findRule) {
+    VJPEmitter emitter(builder, act, remarks, std::move(findRule));
     emitter.entry = builder.getInsertionBlock();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.fwd.map(arg, primalArgs[i]);

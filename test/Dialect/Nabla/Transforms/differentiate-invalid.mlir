@@ -4,7 +4,7 @@
 
 func.func private @ext(f32) -> f32
 func.func @g(%x: f32, %s: f32) {
-  // expected-error @below {{'nabla.autodiff' op can only differentiate a func.func with a body; @ext has none}}
+  // expected-error @below {{'nabla.autodiff' op can only differentiate a func.func with a body or a custom derivative; @ext has neither}}
   %d = nabla.autodiff @ext(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
   return
 }

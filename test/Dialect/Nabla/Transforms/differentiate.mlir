@@ -123,3 +123,44 @@ func.func @g(%x: f32, %lo: f32, %s: f32) -> (f32, f32) {
   %gx, %glo = nabla.autodiff @clamp(%x, %lo, %s) {activity = [#nabla.activity<active>, #nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32, f32) -> (f32, f32)
   return %gx, %glo : f32, f32
 }
+
+// -----
+
+// Custom derivatives: a direct request calls the rule; a call inside a
+// differentiated function (here of a body-less library function) is not
+// inlined but differentiated through its rule, in both modes.
+// CHECK-LABEL: func.func private @__nabla_jvp_outer_d_d(
+// CHECK: %[[R:.*]]:2 = call @lib_sin_jvp(
+// CHECK-LABEL: func.func private @__nabla_vjp_outer_a_x(
+// CHECK: call @lib_sin(
+// CHECK: call @lib_sin_vjp(
+// CHECK-LABEL: func.func @use(
+// CHECK: call @lib_sin_vjp(
+// CHECK: call @__nabla_vjp_outer_a_x(
+// CHECK: call @__nabla_jvp_outer_d_d(
+func.func private @lib_sin(f32) -> f32
+func.func @lib_sin_vjp(%x: f32, %seed: f32) -> (f32, f32) {
+  %y = math.sin %x : f32
+  %c = math.cos %x : f32
+  %d = arith.mulf %c, %seed : f32
+  return %y, %d : f32, f32
+}
+func.func @lib_sin_jvp(%x: f32, %t: f32) -> (f32, f32) {
+  %y = math.sin %x : f32
+  %c = math.cos %x : f32
+  %d = arith.mulf %c, %t : f32
+  return %y, %d : f32, f32
+}
+nabla.custom_derivative @lib_sin reverse @lib_sin_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+nabla.custom_derivative @lib_sin forward @lib_sin_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
+func.func @outer(%x: f32) -> f32 {
+  %s = func.call @lib_sin(%x) : (f32) -> f32
+  %y = arith.mulf %s, %x : f32
+  return %y : f32
+}
+func.func @use(%x: f32, %dx: f32, %seed: f32) -> (f32, f32, f32) {
+  %y, %g = nabla.autodiff @lib_sin(%x, %seed) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]} : (f32, f32) -> (f32, f32)
+  %h = nabla.autodiff @outer(%x, %seed) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  %p, %t = nabla.fwddiff @outer(%x, %dx) {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]} : (f32, f32) -> (f32, f32)
+  return %g, %h, %t : f32, f32, f32
+}

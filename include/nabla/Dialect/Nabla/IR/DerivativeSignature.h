@@ -14,6 +14,7 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaAttrs.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeRange.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
@@ -97,6 +98,9 @@ struct DerivativeSignature {
   llvm::SmallVector<mlir::Type> getOperandTypes() const;
   llvm::SmallVector<mlir::Type> getResultTypes() const;
 };
+
+/// Converts an array of `#nabla.activity` attributes to enum values.
+llvm::SmallVector<Activity> toActivities(mlir::ArrayAttr activities);
 
 } // namespace nabla
 

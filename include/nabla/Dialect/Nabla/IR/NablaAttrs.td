@@ -46,6 +46,22 @@ def Nabla_ActivityAttr : EnumAttr<Nabla_Dialect, Nabla_Activity, "activity"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Nabla_ModeReverse : I32EnumAttrCase<"Reverse", 0, "reverse">;
+def Nabla_ModeForward : I32EnumAttrCase<"Forward", 1, "forward">;
+def Nabla_DerivativeModeKind : I32EnumAttr<"DerivativeModeKind",
+    "differentiation mode", [Nabla_ModeReverse, Nabla_ModeForward]> {
+  let cppNamespace = "::nabla";
+  let genSpecializedAttr = 0;
+}
+def Nabla_DerivativeModeAttr : EnumAttr<Nabla_Dialect, Nabla_DerivativeModeKind, "mode"> {
+  let summary = "Reverse or forward mode";
+  let description = [{
+    ```mlir
+    nabla.custom_derivative @f reverse @f_vjp {...}
+    ```
+  }];
+}
+
 def Nabla_ActivityArrayAttr : TypedArrayAttrBase<Nabla_ActivityAttr,
     "array of activities">;
 

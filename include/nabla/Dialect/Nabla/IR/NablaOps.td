@@ -117,4 +117,47 @@ def Nabla_FwddiffOp : Nabla_DifferentiateOp<"fwddiff", "Forward"> {
   }];
 }
 
+def Nabla_CustomDerivativeOp : Nabla_Op<"custom_derivative", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Registers a hand-written derivative of a function";
+  let description = [{
+    Declares that `rule` computes the `mode` (`reverse` or `forward`)
+    derivative of `callee` for the given activities, with exactly the
+    operand and result convention of `nabla.autodiff` / `nabla.fwddiff`. The
+    verifier checks that the rule's signature is the one those activities
+    expand to. `nabla-differentiate` then calls the rule instead of
+    generating a derivative, both for direct requests and for calls of
+    `callee` inside a differentiated function, which is how external device
+    library functions (no body) and faster hand-written adjoints enter
+    differentiation.
+
+    ```mlir
+    func.func private @fast_exp(f32) -> f32
+    func.func @fast_exp_vjp(%x: f32, %seed: f32) -> (f32, f32) { ... }
+    nabla.custom_derivative @fast_exp reverse @fast_exp_vjp
+        {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Nabla_DerivativeModeAttr:$mode,
+                       FlatSymbolRefAttr:$rule,
+                       Nabla_ActivityArrayAttr:$activity,
+                       Nabla_ActivityArrayAttr:$ret_activity);
+  let assemblyFormat = "$callee $mode $rule attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::nabla::DerivativeMode getDerivativeMode() {
+      return getMode() == ::nabla::DerivativeModeKind::Reverse
+                 ? ::nabla::DerivativeMode::Reverse
+                 : ::nabla::DerivativeMode::Forward;
+    }
+    ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {
+      return toActivities(getActivity());
+    }
+    ::llvm::SmallVector<::nabla::Activity> getResultActivities() {
+      return toActivities(getRetActivity());
+    }
+  }];
+}
+
 #endif // NABLA_DIALECT_NABLA_IR_NABLAOPS_TD
