@@ -21,8 +21,9 @@ PACKAGES=(
   # Runtime: Vulkan headers and loader, Mesa's lavapipe (a Vulkan device on the
   # CPU, the default execution target without a GPU).
   libvulkan-dev mesa-vulkan-drivers
-  # Integration tests compare against numpy references under pytest.
-  python3-numpy python3-pytest
+  # Integration tests compare against numpy references under pytest; the
+  # Python package is built with pybind11 against Debian's python3.
+  python3-numpy python3-pytest pybind11-dev python3-dev
 )
 
 missing=()

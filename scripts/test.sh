@@ -24,5 +24,8 @@ echo "== ctest =="
 echo "== integration (pytest, kernels on the default device) =="
 NABLA_BIN="$build/bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   "$root/test/Integration" || status=1
+echo "== python package (pytest) =="
+PYTHONPATH="$build/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  "$root/python/tests" || status=1
 echo "== total $(( $(date +%s) - start ))s, status $status =="
 exit $status

@@ -1,0 +1,334 @@
+//===- NablaModule.cpp - pybind11 bindings of Nabla (`nabla._nabla`) ------===//
+//
+// The native half of the `nabla` Python package: a context with every
+// dialect, module parsing/printing, pass pipelines, compilation to target
+// artifacts and kernel launches on the runtime's devices. Diagnostics are
+// collected and raised as nabla.MLIRError by the Python half; the GIL is
+// released while passes, compilation and kernels run. This file is compiled
+// with RTTI and exceptions (pybind11 needs both) and binds only its own
+// wrapper types, never LLVM/MLIR classes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Compile/Compile.h"
+#include "nabla/InitAll.h"
+#include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/Launcher.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <mutex>
+#include <unistd.h>
+
+namespace py = pybind11;
+using namespace nabla;
+
+namespace {
+
+/// A diagnostic as the Python side sees it: (severity, location, message).
+using Diagnostic = std::tuple<std::string, std::string, std::string>;
+
+/// Raised to Python as nabla.MLIRError with the collected diagnostics.
+struct DiagnosticsError {
+  std::string summary;
+  std::vector<Diagnostic> diagnostics;
+};
+
+/// Owns an MLIRContext with every upstream and Nabla dialect loaded.
+class Context {
+public:
+  Context() {
+    static std::once_flag passes;
+    std::call_once(passes, [] {
+      mlir::registerAllPasses();
+      nabla::registerAllPasses();
+    });
+    mlir::DialectRegistry registry;
+    nabla::registerUpstreamDialects(registry);
+    nabla::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.printOpOnDiagnostic(false);
+  }
+  mlir::MLIRContext context;
+};
+
+/// Collects diagnostics while alive.
+class Collector {
+public:
+  explicit Collector(mlir::MLIRContext &context)
+      : handler(&context, [this](mlir::Diagnostic &diag) {
+          std::string location, message;
+          llvm::raw_string_ostream(location) << diag.getLocation();
+          message = diag.str();
+          const char *severity =
+              diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+              : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                  ? "warning"
+              : diag.getSeverity() == mlir::DiagnosticSeverity::Remark
+                  ? "remark"
+                  : "note";
+          diagnostics.emplace_back(severity, location, message);
+          for (mlir::Diagnostic &note : diag.getNotes()) {
+            std::string noteLocation;
+            llvm::raw_string_ostream(noteLocation) << note.getLocation();
+            diagnostics.emplace_back("note", noteLocation, note.str());
+          }
+          return mlir::success();
+        }) {}
+  std::vector<Diagnostic> diagnostics;
+
+  [[noreturn]] void raise(const std::string &summary) {
+    throw DiagnosticsError{summary, diagnostics};
+  }
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+/// A parsed module and the context it lives in.
+class Module {
+public:
+  Module(std::shared_ptr<Context> context,
+         mlir::OwningOpRef<mlir::ModuleOp> module)
+      : context(std::move(context)), module(std::move(module)) {}
+
+  static Module parse(std::shared_ptr<Context> context,
+                      const std::string &text) {
+    Collector collector(context->context);
+    auto module =
+        mlir::parseSourceString<mlir::ModuleOp>(text, &context->context);
+    if (!module)
+      collector.raise("failed to parse the module");
+    return Module(std::move(context), std::move(module));
+  }
+
+  std::string str() const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  }
+
+  Module clone() const {
+    return Module(context, mlir::OwningOpRef<mlir::ModuleOp>(module->clone()));
+  }
+
+  void runPipeline(const std::string &pipeline) {
+    Collector collector(context->context);
+    std::string error;
+    llvm::raw_string_ostream errors(error);
+    // The text names its anchor ("builtin.module(...)"), as with mlir-opt's
+    // --pass-pipeline.
+    mlir::FailureOr<mlir::OpPassManager> parsed =
+        mlir::parsePassPipeline(pipeline, errors);
+    if (mlir::failed(parsed))
+      throw DiagnosticsError{"invalid pass pipeline: " + error, {}};
+    if (parsed->getOpAnchorName() != mlir::ModuleOp::getOperationName())
+      throw DiagnosticsError{"the pass pipeline must be anchored on "
+                             "builtin.module, e.g. builtin.module(cse)",
+                             {}};
+    mlir::PassManager pm(&context->context);
+    static_cast<mlir::OpPassManager &>(pm) = std::move(*parsed);
+    mlir::LogicalResult result = mlir::failure();
+    {
+      py::gil_scoped_release release;
+      result = pm.run(*module);
+    }
+    if (mlir::failed(result))
+      collector.raise("pass pipeline failed");
+  }
+
+  std::shared_ptr<Context> context;
+  /// Printing and cloning do not change the module; OwningOpRef's accessors
+  /// are non-const.
+  mutable mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Compiles a copy of `module`; returns ({file: bytes}, manifest JSON).
+py::tuple compile(const Module &source, const std::string &target,
+                  const std::string &chip, const std::string &abi,
+                  std::vector<int64_t> workgroupSize, unsigned subgroupSize,
+                  int optLevel) {
+  std::optional<CompileTarget> parsed = parseCompileTarget(target);
+  if (!parsed)
+    throw py::value_error("unknown target '" + target +
+                          "' (expected nvvm, rocdl, spirv or metal)");
+  Module module = source.clone();
+  CompileOptions options;
+  options.target = *parsed;
+  options.chip = chip;
+  options.abi = abi;
+  options.optLevel = optLevel;
+  options.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
+  options.subgroupSize = subgroupSize;
+  Collector collector(module.context->context);
+  mlir::FailureOr<CompileResult> result = mlir::failure();
+  {
+    py::gil_scoped_release release;
+    result = compileModule(*module.module, options);
+  }
+  if (mlir::failed(result))
+    collector.raise("compilation for " + target + " failed");
+  py::dict artifacts;
+  for (const Artifact &artifact : result->artifacts)
+    artifacts[py::str(artifact.fileName())] = py::bytes(artifact.contents);
+  std::string manifest;
+  llvm::raw_string_ostream os(manifest);
+  os << llvm::json::Value(std::move(result->manifest));
+  return py::make_tuple(artifacts, manifest);
+}
+
+/// Opens a device: (name, chip, subgroup size).
+py::tuple deviceInfo(const std::string &target, int index) {
+  std::string error;
+  std::unique_ptr<runtime::Device> device =
+      runtime::openDevice(target, index, error);
+  if (!device)
+    throw std::runtime_error(error);
+  return py::make_tuple(device->name(), device->chip(), device->subgroupSize());
+}
+
+/// Launches `kernel`. `args` holds, per parameter, bytes: the buffer's data
+/// (C order) or the scalar's little-endian value; `shapes` the buffers'
+/// shapes. Returns the buffers' final bytes (None for scalars).
+py::list launch(const std::string &manifestText, py::dict artifactBytes,
+                const std::string &kernelName, std::vector<uint32_t> grid,
+                std::vector<uint32_t> block, py::list args,
+                std::vector<std::vector<int64_t>> shapes,
+                const std::string &target, int index, unsigned timeout) {
+  runtime::Manifest manifest;
+  std::string error;
+  if (!runtime::parseManifest(manifestText, manifest, error))
+    throw std::runtime_error(error);
+  const runtime::KernelInfo *kernel = manifest.findKernel(kernelName);
+  if (!kernel)
+    throw py::value_error("unknown kernel '" + kernelName + "'");
+  std::unique_ptr<runtime::Device> device =
+      runtime::openDevice(target, index, error);
+  if (!device)
+    throw std::runtime_error(error);
+  std::vector<uint8_t> image;
+  std::string kind;
+  for (const char *ext : {"spv", "cubin", "ptx", "hsaco"}) {
+    std::string name = kernel->module + "." + ext;
+    if (artifactBytes.contains(name)) {
+      std::string bytes = artifactBytes[py::str(name)].cast<std::string>();
+      image.assign(bytes.begin(), bytes.end());
+      kind = ext;
+      break;
+    }
+  }
+  std::vector<runtime::HostParam> params(kernel->params.size());
+  for (size_t k = 0; k < params.size(); ++k) {
+    params[k].info = &kernel->params[k];
+    std::string bytes = args[k].cast<std::string>();
+    if (kernel->params[k].isBuffer) {
+      params[k].buffer.dtype =
+          runtime::dtypeForElementType(kernel->params[k].element);
+      params[k].buffer.shape = shapes[k];
+      params[k].buffer.data.assign(bytes.begin(), bytes.end());
+    } else {
+      params[k].scalarBytes = bytes.size();
+      std::copy(bytes.begin(), bytes.end(), params[k].scalar);
+    }
+  }
+  auto dim = [](const std::vector<uint32_t> &v) {
+    return runtime::Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1,
+                         v.size() > 2 ? v[2] : 1};
+  };
+  runtime::LaunchSpec spec{kernel, dim(grid), dim(block),
+                           &image, kind,      timeout};
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = device->launch(spec, params, error);
+  }
+  if (!ok)
+    throw std::runtime_error(error);
+  py::list outputs;
+  for (const runtime::HostParam &param : params)
+    if (param.info->isBuffer)
+      outputs.append(
+          py::bytes(reinterpret_cast<const char *>(param.buffer.data.data()),
+                    param.buffer.data.size()));
+    else
+      outputs.append(py::none());
+  return outputs;
+}
+
+/// The text `mlir-opt --help` would show for registered passes.
+std::string registeredPasses() {
+  static std::once_flag passes;
+  std::call_once(passes, [] {
+    mlir::registerAllPasses();
+    nabla::registerAllPasses();
+  });
+  // printRegisteredPasses writes to stdout: capture it through a temp file.
+  std::fflush(stdout);
+  llvm::outs().flush();
+  FILE *capture = std::tmpfile();
+  int saved = dup(STDOUT_FILENO);
+  dup2(fileno(capture), STDOUT_FILENO);
+  mlir::printRegisteredPasses();
+  // printRegisteredPasses lists passes only; add the named pipelines.
+  for (const char *name :
+       {"nabla-to-nvvm", "nabla-to-rocdl", "nabla-to-spirv", "nabla-to-metal",
+        "gpu-lower-to-nvvm-pipeline", "sparsifier"})
+    if (const mlir::PassPipelineInfo *info =
+            mlir::PassPipelineInfo::lookup(name))
+      info->printHelpStr(/*indent=*/2, /*descIndent=*/50);
+  llvm::outs().flush();
+  std::fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  std::rewind(capture);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), capture)) > 0)
+    text.append(buffer, n);
+  std::fclose(capture);
+  return text;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_nabla, m) {
+  m.doc() = "Native half of the nabla package (use `import nabla`).";
+  static py::exception<DiagnosticsError> diagnosticsError(m,
+                                                          "_DiagnosticsError");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const DiagnosticsError &e) {
+      py::list diagnostics;
+      for (const auto &[severity, location, message] : e.diagnostics)
+        diagnostics.append(py::make_tuple(severity, location, message));
+      py::tuple payload = py::make_tuple(e.summary, diagnostics);
+      PyErr_SetObject(diagnosticsError.ptr(), payload.ptr());
+    }
+  });
+
+  py::class_<Context, std::shared_ptr<Context>>(m, "Context").def(py::init<>());
+  py::class_<Module>(m, "Module")
+      .def_static("parse", &Module::parse, py::arg("context"), py::arg("text"))
+      .def("__str__", &Module::str)
+      .def("clone", &Module::clone)
+      .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));
+  m.def("compile", &compile);
+  m.def("device_info", &deviceInfo);
+  m.def("launch", &launch);
+  m.def("registered_passes", &registeredPasses);
+}

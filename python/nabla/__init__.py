@@ -1,0 +1,262 @@
+# ===- nabla/__init__.py - Python interface to Nabla -------------------=== #
+#
+# `import nabla`: parse and print modules, run any registered pass or
+# pipeline, compile for nvvm/rocdl/spirv/metal, run kernels with numpy
+# arrays on Vulkan (lavapipe without a GPU), CUDA or HIP, and check a
+# gradient kernel against finite differences.
+#
+#     m = nabla.Module.parse(open("examples/mul_kernel.mlir").read())
+#     nabla.PassManager("builtin.module(nabla-differentiate)").run(m)
+#     out = nabla.run(m, "mul_kernel", grid=1, block=64,
+#                     args=[np.arange(8, dtype=np.float32), ("index", 8)])
+#
+# ===----------------------------------------------------------------------=== #
+import json
+import os
+
+import numpy as np
+
+from . import _nabla
+
+__all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
+           "compile", "CompileResult", "run", "check_gradient", "device"]
+
+
+class MLIRError(Exception):
+    """A failure reported by MLIR; `diagnostics` lists (severity, location,
+    message) for every diagnostic, in order."""
+
+    def __init__(self, message, diagnostics):
+        self.diagnostics = [tuple(d) for d in diagnostics]
+        details = "".join(f"\n  {loc}: {sev}: {msg}"
+                          for sev, loc, msg in self.diagnostics)
+        super().__init__(message + details)
+
+
+def _translate(call, *args, **kwargs):
+    try:
+        return call(*args, **kwargs)
+    except _nabla._DiagnosticsError as error:
+        message, diagnostics = error.args[0] if len(error.args) == 1 else error.args
+        raise MLIRError(message, diagnostics) from None
+
+
+class Context:
+    """Every upstream and Nabla dialect, loaded on demand."""
+
+    def __init__(self):
+        self._native = _nabla.Context()
+
+
+_default_context = None
+
+
+def _context(context):
+    global _default_context
+    if context is not None:
+        return context
+    if _default_context is None:
+        _default_context = Context()
+    return _default_context
+
+
+class Module:
+    """An MLIR module."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @staticmethod
+    def parse(text, context=None):
+        if not isinstance(text, str):
+            raise TypeError("Module.parse expects MLIR text (str)")
+        return Module(_translate(_nabla.Module.parse, _context(context)._native,
+                                 text))
+
+    def clone(self):
+        return Module(self._native.clone())
+
+    def __str__(self):
+        return str(self._native)
+
+
+class PassManager:
+    """A pass pipeline in textual form, e.g.
+    "builtin.module(nabla-differentiate, canonicalize)"."""
+
+    def __init__(self, pipeline):
+        if not isinstance(pipeline, str):
+            raise TypeError("PassManager expects a pipeline string")
+        self.pipeline = pipeline
+
+    def run(self, module):
+        _translate(module._native.run_pipeline, self.pipeline)
+        return module
+
+
+def passes():
+    """Every registered pass and pipeline: [{name, description, options}]."""
+    entries, current = [], None
+    for line in _nabla.registered_passes().splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("--"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        name, _, description = stripped[2:].partition(" ")
+        if indent > 2 and current is not None:
+            current["options"].append(name.split("=")[0])
+            continue
+        current = {"name": name, "description": description.strip(" -"),
+                   "options": []}
+        entries.append(current)
+    return entries
+
+
+class CompileResult:
+    """`artifacts`: {file name: bytes}; `manifest`: the parsed manifest."""
+
+    def __init__(self, artifacts, manifest_text):
+        self.artifacts = dict(artifacts)
+        self.manifest_text = manifest_text
+        self.manifest = json.loads(manifest_text)
+
+    def __getitem__(self, name):
+        return self.artifacts[name]
+
+
+def compile(module, target="spirv", chip="", abi="v2", workgroup_size=(),
+            subgroup_size=32, opt_level=2):
+    """Runs the target's pipeline on a copy of `module`."""
+    if target not in ("nvvm", "rocdl", "spirv", "metal"):
+        raise ValueError(f"unknown target {target!r}")
+    size = [workgroup_size] if isinstance(workgroup_size, int) else list(workgroup_size)
+    artifacts, manifest = _translate(_nabla.compile, module._native, target,
+                                     chip or "", abi, size, subgroup_size,
+                                     opt_level)
+    return CompileResult(artifacts, manifest)
+
+
+def device(target=None, index=-1):
+    """(name, chip, subgroup size) of the device a run would use."""
+    return _nabla.device_info(target or os.environ.get("NABLA_TARGET", "vulkan"),
+                              index)
+
+
+_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
+           "i64": np.int64, "index": np.int64}
+
+
+def _dim3(value, what):
+    dims = [value] if isinstance(value, int) else list(value)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1
+                                      for d in dims):
+        raise ValueError(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    return [int(d) for d in dims]
+
+
+def _pack_args(kernel, args):
+    params = kernel["params"]
+    if len(args) != len(params):
+        raise ValueError(f"kernel {kernel['name']!r} takes {len(params)} "
+                         f"arguments, got {len(args)}")
+    packed, shapes = [], []
+    for param, arg in zip(params, args):
+        k = param["index"]
+        if param["kind"] == "buffer":
+            if not isinstance(arg, np.ndarray):
+                raise TypeError(f"parameter #{k} ({param['type']}) needs a "
+                                f"numpy array, got {type(arg).__name__}")
+            dtype = _DTYPES.get(param["element"])
+            if dtype is None or arg.dtype != dtype:
+                raise TypeError(f"parameter #{k} ({param['type']}) needs dtype "
+                                f"{np.dtype(dtype).name if dtype else param['element']}, "
+                                f"got {arg.dtype}")
+            if arg.ndim != len(param["shape"]) or any(
+                    e is not None and e != s for e, s in zip(param["shape"], arg.shape)):
+                raise ValueError(f"parameter #{k} ({param['type']}) does not "
+                                 f"accept shape {arg.shape}")
+            packed.append(np.ascontiguousarray(arg).tobytes())
+            shapes.append(list(arg.shape))
+        else:
+            if isinstance(arg, np.ndarray) or not (
+                    isinstance(arg, tuple) and len(arg) == 2):
+                raise TypeError(f"parameter #{k} is a scalar {param['type']}: "
+                                f"pass ({param['type']!r}, value)")
+            type_name, value = arg
+            if type_name != param["type"]:
+                raise TypeError(f"parameter #{k} is {param['type']}, got "
+                                f"{type_name!r}")
+            packed.append(np.array(value, dtype=_DTYPES[type_name]).tobytes())
+            shapes.append([])
+    return packed, shapes
+
+
+def run(module, kernel, grid, block, args, relocs=None, target=None,
+        timeout=60):
+    """Compiles `module` for the device and launches `kernel` once.
+    `args`: numpy arrays for buffers, (type, value) for scalars. Returns the
+    final arrays (None for scalar parameters)."""
+    if relocs:
+        raise NotImplementedError("relocation inputs come with reloc-lower")
+    target = target or os.environ.get("NABLA_TARGET", "vulkan")
+    grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+    name, chip, subgroup = device(target)
+    if target == "vulkan":
+        compiled = compile(module, "spirv", workgroup_size=block,
+                           subgroup_size=subgroup)
+    else:
+        compiled = compile(module, "nvvm" if target == "cuda" else "rocdl",
+                           chip=chip)
+    kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
+    if kernel not in kernels:
+        raise ValueError(f"unknown kernel {kernel!r} (kernels: "
+                         f"{', '.join(sorted(kernels))})")
+    packed, shapes = _pack_args(kernels[kernel], args)
+    outputs = _nabla.launch(compiled.manifest_text, compiled.artifacts, kernel,
+                            grid, block, packed, shapes, target, -1, timeout)
+    results = []
+    for arg, out in zip(args, outputs):
+        results.append(None if out is None else
+                       np.frombuffer(out, dtype=arg.dtype).reshape(arg.shape).copy())
+    return results
+
+
+def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,
+                   eps=1e-6, rtol=1e-5, atol=1e-8, seed=0):
+    """Checks `grad_kernel` (reverse mode of `kernel`, with a shadow after
+    every parameter index listed in `dup`) against central finite
+    differences of <M(x), w> and returns a report dict with `ok`.
+    Buffers in `dup` are perturbed; every buffer's final state is M's
+    output (Enzyme's semantics)."""
+    rng = np.random.default_rng(seed)
+    dup = list(dup)
+    v = {k: rng.standard_normal(args[k].shape) for k in dup}
+    outputs = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
+    w = {k: rng.standard_normal(args[k].shape) for k in outputs}
+
+    def perturbed(sign):
+        shifted = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        for k in dup:
+            shifted[k] = (args[k] + sign * eps * v[k]).astype(args[k].dtype)
+        return run(module, kernel, grid, block, shifted)
+
+    plus, minus = perturbed(1), perturbed(-1)
+    fd = sum(np.dot((plus[k].astype(np.float64) - minus[k]).ravel(), w[k].ravel())
+             for k in outputs) / (2 * eps)
+    grad_args = []
+    for k, a in enumerate(args):
+        grad_args.append(a)
+        if k in dup:
+            grad_args.append(w[k].astype(a.dtype) if k in w else np.zeros_like(a))
+    grads = run(module, grad_kernel, grid, block, grad_args)
+    shadow_index, positions = 0, {}
+    for k in range(len(args)):
+        if k in dup:
+            positions[k] = shadow_index + 1
+            shadow_index += 2
+        else:
+            shadow_index += 1
+    ad = sum(np.dot(v[k].ravel(), grads[positions[k]].astype(np.float64).ravel())
+             for k in dup)
+    ok = bool(np.isclose(ad, fd, rtol=rtol, atol=atol))
+    return {"ok": ok, "reverse": float(ad), "finite_differences": float(fd)}

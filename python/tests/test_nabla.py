@@ -1,0 +1,135 @@
+# ===- test_nabla.py - Tests of the nabla Python package -----------------=== #
+#
+# Run: PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
+# ===----------------------------------------------------------------------=== #
+import os
+
+import numpy as np
+import pytest
+
+import nabla
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED = open(os.path.join(ROOT, "examples", "mul_kernel.mlir")).read()
+
+
+def test_parse_print_round_trip():
+    m = nabla.Module.parse(SEED)
+    text = str(m)
+    assert "nabla.autodiff @mul" in text
+    assert str(nabla.Module.parse(text)) == text
+
+
+def test_parse_error_carries_located_diagnostics():
+    with pytest.raises(nabla.MLIRError) as error:
+        nabla.Module.parse("func.func @f() {\n  %x = arith.addf\n}")
+    severity, location, message = error.value.diagnostics[0]
+    assert severity == "error" and ":2:" in location
+    assert "expected SSA operand" in message
+
+
+def test_verifier_error_is_mlir_error():
+    with pytest.raises(nabla.MLIRError) as error:
+        nabla.Module.parse("""
+          func.func @g(%x: f32) {
+            nabla.autodiff @missing(%x) {activity = [#nabla.activity<const>], ret_activity = []} : (f32) -> ()
+            return
+          }""")
+    assert any("does not reference a symbol" in d[2] for d in error.value.diagnostics)
+
+
+def test_type_errors():
+    with pytest.raises(TypeError):
+        nabla.Module.parse(b"bytes")
+    with pytest.raises(TypeError):
+        nabla.PassManager(42)
+
+
+def test_custom_pipeline_string():
+    m = nabla.Module.parse(SEED)
+    nabla.PassManager("builtin.module(nabla-differentiate, canonicalize, cse)").run(m)
+    assert "__nabla_vjp_mul_dc" in str(m)
+    assert "nabla.autodiff" not in str(m)
+
+
+def test_invalid_pipeline_is_mlir_error():
+    with pytest.raises(nabla.MLIRError, match="invalid pass pipeline"):
+        nabla.PassManager("builtin.module(no-such-pass)").run(nabla.Module.parse(SEED))
+
+
+def test_failing_pipeline_is_mlir_error():
+    m = nabla.Module.parse(SEED)
+    with pytest.raises(nabla.MLIRError) as error:
+        nabla.PassManager("builtin.module(nabla-to-spirv)").run(m)
+    assert any("needs a workgroup size" in d[2] for d in error.value.diagnostics)
+
+
+def test_passes_lists_nabla_and_upstream():
+    listed = {p["name"]: p for p in nabla.passes()}
+    assert "nabla-differentiate" in listed and "canonicalize" in listed
+    assert "nabla-to-nvvm" in listed
+    assert "chip" in listed["nabla-to-nvvm"]["options"]
+
+
+@pytest.mark.parametrize("target,files", [
+    ("nvvm", {"kernels.ptx", "kernels.cubin"}),
+    ("rocdl", {"kernels.hsaco"}),
+    ("spirv", {"kernels.spv"}),
+    ("metal", {"kernels.metal"}),
+])
+def test_compile_every_target(target, files):
+    m = nabla.Module.parse(SEED)
+    result = nabla.compile(m, target, workgroup_size=64)
+    assert set(result.artifacts) == files
+    assert result.manifest["target"] == target
+    assert {k["name"] for k in result.manifest["kernels"]} == {"mul_kernel", "grad_mul_kernel"}
+    # compile works on a copy: the module is unchanged.
+    assert "nabla.autodiff" in str(m)
+
+
+def test_compile_error():
+    with pytest.raises(ValueError):
+        nabla.compile(nabla.Module.parse(SEED), "opencl")
+    with pytest.raises(nabla.MLIRError):
+        nabla.compile(nabla.Module.parse(SEED), "nvvm", chip="gfx90a")
+
+
+def test_run_primal_and_gradient():
+    m = nabla.Module.parse(SEED)
+    a = np.linspace(-2, 2, 40, dtype=np.float32)
+    w = np.ones(40, dtype=np.float32)
+    out = nabla.run(m, "mul_kernel", 1, 64, [a, ("index", 40)])
+    np.testing.assert_array_equal(out[0], a * a)
+    assert out[1] is None
+    grad = nabla.run(m, "grad_mul_kernel", 1, 64, [a, w, ("index", 40)])
+    np.testing.assert_allclose(grad[1], 2 * a * w, rtol=1e-6)
+
+
+def test_run_argument_errors():
+    m = nabla.Module.parse(SEED)
+    a = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="takes 2 arguments"):
+        nabla.run(m, "mul_kernel", 1, 64, [a])
+    with pytest.raises(TypeError, match="needs dtype float32"):
+        nabla.run(m, "mul_kernel", 1, 64, [a.astype(np.float64), ("index", 4)])
+    with pytest.raises(ValueError, match="does not accept shape"):
+        nabla.run(m, "mul_kernel", 1, 64, [np.zeros((2, 2), np.float32), ("index", 4)])
+    with pytest.raises(TypeError, match="is index"):
+        nabla.run(m, "mul_kernel", 1, 64, [a, ("f32", 4.0)])
+    with pytest.raises(TypeError, match="needs a numpy array"):
+        nabla.run(m, "mul_kernel", 1, 64, [[1.0, 2.0], ("index", 2)])
+    with pytest.raises(ValueError, match="unknown kernel"):
+        nabla.run(m, "nope", 1, 64, [a, ("index", 4)])
+    with pytest.raises(ValueError, match="grid"):
+        nabla.run(m, "mul_kernel", 0, 64, [a, ("index", 4)])
+    with pytest.raises(RuntimeError, match="exceeds"):
+        nabla.run(m, "mul_kernel", 1, 100000, [a, ("index", 4)])
+
+
+def test_check_gradient():
+    m = nabla.Module.parse(SEED)
+    a = np.linspace(-1, 1, 32).astype(np.float32)
+    report = nabla.check_gradient(m, "mul_kernel", "grad_mul_kernel", 1, 64,
+                                  [a, ("index", 32)], dup=[0], eps=1e-3,
+                                  rtol=1e-3)
+    assert report["ok"], report
