@@ -66,6 +66,7 @@ std::string nabla::findCUDAToolkit(StringRef option) {
 void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
   std::string toolkit = findCUDAToolkit(options.toolkit);
+  pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
   pm.addPass(createCheckTargetSupport(
       {"nvvm", options.chip.getValue(), options.abi.getValue()}));

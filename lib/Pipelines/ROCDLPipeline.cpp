@@ -30,6 +30,7 @@ std::string nabla::getDefaultROCmToolkit() {
 
 void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                       const NablaToROCDLOptions &options) {
+  pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
   pm.addPass(createCheckTargetSupport(
       {"rocdl", options.chip.getValue(), options.abi.getValue()}));

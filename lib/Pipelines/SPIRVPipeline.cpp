@@ -27,6 +27,7 @@ using namespace mlir;
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, StringRef client) {
+  pm.addPass(nabla::createValidate());
   pm.addPass(nabla::createDifferentiate());
   pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();

@@ -37,6 +37,27 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
   ];
 }
 
+def Validate : Pass<"nabla-validate", "mlir::ModuleOp"> {
+  let summary = "Check that every pointer and memref base in GPU code resolves";
+  let description = [{
+    Traces the base of every memref and LLVM pointer that GPU code uses
+    (through casts, views, address space casts and GEPs) and requires it to
+    be a function argument or attribution, an allocation, an initialized
+    global, a `reloc` op, a known constant address (`llvm.inttoptr` of a
+    constant) or a value computed at run time (loaded, returned by a call).
+    A global that is only an external declaration, the shape a frontend's
+    "keep it symbolic" (v2) convention leaves behind, is a located error
+    naming the global and how to fix it, instead of the crash an AD engine's
+    validator hits on it.
+
+    ```mlir
+    llvm.mlir.global external @"jl_global#12889"() : !llvm.ptr
+    %p = llvm.mlir.addressof @"jl_global#12889" : !llvm.ptr
+    %q = llvm.addrspacecast %p : !llvm.ptr to !llvm.ptr<1>   // error: unresolved host object
+    ```
+  }];
+}
+
 def InlineDeviceCalls : Pass<"nabla-inline-device-calls", "mlir::gpu::GPUModuleOp"> {
   let summary = "Inline every device-function call into the kernels of a GPU module";
   let description = [{
