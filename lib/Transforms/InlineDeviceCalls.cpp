@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Transforms/InliningUtils.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace nabla {
@@ -26,49 +26,6 @@ using namespace mlir;
 
 namespace {
 
-/// Allows inlining everything and rewrites `func.return` into a branch or a
-/// value replacement.
-struct DeviceCallInliner : public InlinerInterface {
-  using InlinerInterface::InlinerInterface;
-
-  bool isLegalToInline(Operation *, Operation *, bool) const final {
-    return true;
-  }
-  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
-    return true;
-  }
-  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
-    return true;
-  }
-
-  void handleTerminator(Operation *op, Block *newDest) const final {
-    auto ret = cast<func::ReturnOp>(op);
-    OpBuilder builder(op);
-    cf::BranchOp::create(builder, op->getLoc(), newDest, ret.getOperands());
-    op->erase();
-  }
-
-  void handleTerminator(Operation *op, ValueRange valuesToRepl) const final {
-    auto ret = cast<func::ReturnOp>(op);
-    for (auto [from, to] : llvm::zip(valuesToRepl, ret.getOperands()))
-      from.replaceAllUsesWith(to);
-  }
-};
-
-/// Clones (or splices) the callee body between the split halves of the call's
-/// block, as the upstream inliner does.
-void cloneCalleeBody(OpBuilder &, Region *src, Block *inlineBlock,
-                     Block *postInsertBlock, IRMapping &mapper,
-                     bool shouldCloneInlinedRegion) {
-  Region *insertRegion = inlineBlock->getParent();
-  if (shouldCloneInlinedRegion) {
-    src->cloneInto(insertRegion, postInsertBlock->getIterator(), mapper);
-    return;
-  }
-  insertRegion->getBlocks().splice(postInsertBlock->getIterator(),
-                                   src->getBlocks(), src->begin(), src->end());
-}
-
 struct InlineDeviceCalls
     : public nabla::impl::InlineDeviceCallsBase<InlineDeviceCalls> {
   using Base::Base;
@@ -76,7 +33,7 @@ struct InlineDeviceCalls
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();
     SymbolTable symbols(module);
-    DeviceCallInliner inliner(&getContext());
+    nabla::InlineEverything inliner(&getContext());
 
     // Inline into each kernel until no call is left; a callee seen on the
     // current inlining chain again is recursion.
@@ -100,7 +57,7 @@ struct InlineDeviceCalls
   }
 
   LogicalResult inlineAllCalls(gpu::GPUFuncOp kernel, SymbolTable &symbols,
-                               DeviceCallInliner &inliner) {
+                               nabla::InlineEverything &inliner) {
     // Calls carry the chain of callees they were inlined through.
     DenseMap<Operation *, SmallVector<StringAttr>> chains;
     while (true) {
@@ -132,7 +89,7 @@ struct InlineDeviceCalls
       chain.push_back(callee.getSymNameAttr());
       DenseSet<Operation *> before;
       kernel.walk([&](func::CallOp op) { before.insert(op.getOperation()); });
-      if (failed(inlineCall(inliner, cloneCalleeBody, call, callee,
+      if (failed(inlineCall(inliner, nabla::cloneInlinedBody, call, callee,
                             &callee.getBody())))
         return call.emitOpError("could not inline @") << call.getCallee();
       chains.erase(call.getOperation());

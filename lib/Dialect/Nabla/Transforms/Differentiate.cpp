@@ -22,6 +22,7 @@
 
 #include "DerivativeRules.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
+#include "nabla/Transforms/InliningUtils.h"
 
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -47,39 +48,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Preparation: clone the callee and inline its calls
 //===----------------------------------------------------------------------===//
-
-/// Inlines everything; `func.return` becomes a branch or a replacement.
-struct CallInliner : public InlinerInterface {
-  using InlinerInterface::InlinerInterface;
-  bool isLegalToInline(Operation *, Operation *, bool) const final {
-    return true;
-  }
-  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
-    return true;
-  }
-  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
-    return true;
-  }
-  void handleTerminator(Operation *op, Block *newDest) const final {
-    OpBuilder builder(op);
-    cf::BranchOp::create(builder, op->getLoc(), newDest, op->getOperands());
-    op->erase();
-  }
-  void handleTerminator(Operation *op, ValueRange values) const final {
-    for (auto [from, to] : llvm::zip(values, op->getOperands()))
-      from.replaceAllUsesWith(to);
-  }
-};
-
-void cloneBody(OpBuilder &, Region *src, Block *inlineBlock, Block *post,
-               IRMapping &mapper, bool clone) {
-  Region *region = inlineBlock->getParent();
-  if (clone)
-    src->cloneInto(region, post->getIterator(), mapper);
-  else
-    region->getBlocks().splice(post->getIterator(), src->getBlocks(),
-                               src->begin(), src->end());
-}
 
 /// The function registered by a `nabla.custom_derivative` in `table` for
 /// `callee` in `mode` with exactly these activities, or null.
@@ -109,7 +77,7 @@ bool hasCustomRule(Operation *table, StringRef callee) {
 /// except calls of functions with custom derivatives, which differentiation
 /// calls instead.
 LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
-  CallInliner inliner(func.getContext());
+  InlineEverything inliner(func.getContext());
   for (unsigned round = 0;; ++round) {
     func::CallOp call;
     func.walk([&](func::CallOp op) {
@@ -129,7 +97,8 @@ LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
              << call.getCallee()
              << ", which has no body to differentiate (give it a custom "
                 "derivative or mark the call's operands const)";
-    if (failed(inlineCall(inliner, cloneBody, call, callee, &callee.getBody())))
+    if (failed(inlineCall(inliner, cloneInlinedBody, call, callee,
+                          &callee.getBody())))
       return call.emitOpError("cannot be inlined for differentiation");
     call.erase();
   }

@@ -1,0 +1,37 @@
+//===- InliningUtils.cpp - Inline device calls unconditionally ------------===//
+//
+// Terminator handling and the body-cloning callback shared by Nabla's
+// inlining users.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Transforms/InliningUtils.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+
+using namespace mlir;
+
+void nabla::InlineEverything::handleTerminator(Operation *op,
+                                               Block *newDest) const {
+  OpBuilder builder(op);
+  cf::BranchOp::create(builder, op->getLoc(), newDest, op->getOperands());
+  op->erase();
+}
+
+void nabla::InlineEverything::handleTerminator(Operation *op,
+                                               ValueRange values) const {
+  for (auto [from, to] : llvm::zip(values, op->getOperands()))
+    from.replaceAllUsesWith(to);
+}
+
+void nabla::cloneInlinedBody(OpBuilder &, Region *src, Block *inlineBlock,
+                             Block *postInsertBlock, IRMapping &mapper,
+                             bool shouldCloneInlinedRegion) {
+  Region *insertRegion = inlineBlock->getParent();
+  if (shouldCloneInlinedRegion) {
+    src->cloneInto(insertRegion, postInsertBlock->getIterator(), mapper);
+    return;
+  }
+  insertRegion->getBlocks().splice(postInsertBlock->getIterator(),
+                                   src->getBlocks(), src->begin(), src->end());
+}
