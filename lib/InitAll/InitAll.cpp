@@ -10,6 +10,7 @@
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
+#include "nabla/Dialect/Reloc/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -31,6 +32,7 @@ void nabla::registerUpstreamDialects(mlir::DialectRegistry &registry) {
 void nabla::registerAllPasses() {
   registerNablaConversionPasses();
   registerNablaDialectPasses();
+  reloc::registerRelocTransformsPasses();
   registerNablaTransformsPasses();
   registerNablaPipelines();
 }
