@@ -254,6 +254,13 @@ LogicalResult missingRule(func::CallOp call, DerivativeMode mode,
   return diag << "]";
 }
 
+/// Drops the terminator an op builder may have put into a new region block,
+/// so the emitters can fill the block and add their own.
+void clearTerminator(Block &block) {
+  if (!block.empty() && block.mightHaveTerminator())
+    block.getTerminator()->erase();
+}
+
 //===----------------------------------------------------------------------===//
 // Forward mode
 //===----------------------------------------------------------------------===//
@@ -433,31 +440,42 @@ public:
         continue;
       OpBuilder::InsertionGuard guard(b);
       Block &dst = dstRegion->front();
-      if (!dst.empty() && dst.mightHaveTerminator())
-        dst.getTerminator()->erase();
+      clearTerminator(dst);
       b.setInsertionPointToEnd(&dst);
       Block &src = srcRegion->front();
       if (failed(emitBlock(src)))
         return failure();
-      auto yield = cast<scf::YieldOp>(src.getTerminator());
-      SmallVector<Value> operands = llvm::map_to_vector(
-          yield.getOperands(), [&](Value v) { return map.lookup(v); });
-      for (unsigned i : withTangent)
-        operands.push_back(tangentOrZero(yield.getOperand(i), loc));
-      scf::YieldOp::create(b, loc, operands);
+      yieldWithTangents(src, withTangent, loc);
     }
-    for (auto [i, r] : llvm::enumerate(op.getResults()))
-      map.map(r, newIf.getResult(i));
-    for (auto [k, i] : llvm::enumerate(withTangent))
-      tangent[op.getResult(i)] = newIf.getResult(op.getNumResults() + k);
+    mapResultsWithTangents(op, newIf, withTangent);
     return success();
+  }
+
+  /// Yields the mapped primal operands of `src`'s scf.yield, then the
+  /// tangents of those at `withTangent`.
+  void yieldWithTangents(Block &src, ArrayRef<unsigned> withTangent,
+                         Location loc) {
+    auto yield = cast<scf::YieldOp>(src.getTerminator());
+    SmallVector<Value> operands = mapAll(yield.getOperands());
+    for (unsigned i : withTangent)
+      operands.push_back(tangentOrZero(yield.getOperand(i), loc));
+    scf::YieldOp::create(b, loc, operands);
+  }
+
+  /// Maps `src`'s results to `dst`'s leading results and the tangents of
+  /// those at `withTangent` to the trailing ones.
+  void mapResultsWithTangents(Operation *src, Operation *dst,
+                              ArrayRef<unsigned> withTangent) {
+    for (auto [i, r] : llvm::enumerate(src->getResults()))
+      map.map(r, dst->getResult(i));
+    for (auto [k, i] : llvm::enumerate(withTangent))
+      tangent[src->getResult(i)] = dst->getResult(src->getNumResults() + k);
   }
 
   LogicalResult emitFor(scf::ForOp op) {
     Location loc = op.getLoc();
     SmallVector<unsigned> withTangent = variedPositions(op.getResults());
-    SmallVector<Value> inits = llvm::map_to_vector(
-        op.getInitArgs(), [&](Value v) { return map.lookup(v); });
+    SmallVector<Value> inits = mapAll(op.getInitArgs());
     for (unsigned i : withTangent)
       inits.push_back(tangentOrZero(op.getInitArgs()[i], loc));
     auto loop = scf::ForOp::create(b, loc, map.lookup(op.getLowerBound()),
@@ -466,8 +484,7 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       Block *body = loop.getBody();
-      if (!body->empty() && body->mightHaveTerminator())
-        body->getTerminator()->erase();
+      clearTerminator(*body);
       b.setInsertionPointToEnd(body);
       map.map(op.getInductionVar(), loop.getInductionVar());
       for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
@@ -477,17 +494,9 @@ public:
             loop.getRegionIterArgs()[op.getNumRegionIterArgs() + k];
       if (failed(emitBlock(*op.getBody())))
         return failure();
-      auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
-      SmallVector<Value> operands = llvm::map_to_vector(
-          yield.getOperands(), [&](Value v) { return map.lookup(v); });
-      for (unsigned i : withTangent)
-        operands.push_back(tangentOrZero(yield.getOperand(i), loc));
-      scf::YieldOp::create(b, loc, operands);
+      yieldWithTangents(*op.getBody(), withTangent, loc);
     }
-    for (auto [i, r] : llvm::enumerate(op.getResults()))
-      map.map(r, loop.getResult(i));
-    for (auto [k, i] : llvm::enumerate(withTangent))
-      tangent[op.getResult(i)] = loop.getResult(op.getNumResults() + k);
+    mapResultsWithTangents(op, loop, withTangent);
     return success();
   }
 
@@ -599,8 +608,7 @@ public:
     for (int k = 0; k < 2; ++k) {
       Block &dst = k == 0 ? newIf.getThenRegion().front()
                           : newIf.getElseRegion().front();
-      if (!dst.empty() && dst.mightHaveTerminator())
-        dst.getTerminator()->erase();
+      clearTerminator(dst);
       dst.getOperations().splice(dst.end(), blocks[k]->getOperations());
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(&dst);
@@ -723,8 +731,7 @@ public:
         scf::ForOp::create(b, loc, lb, ub, step, mapped(op.getInitArgs()));
     OpBuilder::InsertionGuard guard(b);
     Block *body = loop.getBody();
-    if (!body->empty() && body->mightHaveTerminator())
-      body->getTerminator()->erase();
+    clearTerminator(*body);
     b.setInsertionPointToEnd(body);
     fwd.map(op.getInductionVar(), loop.getInductionVar());
     for (auto [src, dst] :
@@ -911,8 +918,7 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       Block *body = loop.getBody();
-      if (!body->empty() && body->mightHaveTerminator())
-        body->getTerminator()->erase();
+      clearTerminator(*body);
       b.setInsertionPointToEnd(body);
       Value last = arith::SubIOp::create(b, loc, tape.tripCount, one);
       Value iteration =
@@ -1016,8 +1022,7 @@ public:
                       &revIf.getElseRegion().front()};
     for (int k = 0; k < 2; ++k) {
       OpBuilder::InsertionGuard guard(b);
-      if (!dsts[k]->empty() && dsts[k]->mightHaveTerminator())
-        dsts[k]->getTerminator()->erase();
+      clearTerminator(*dsts[k]);
       b.setInsertionPointToEnd(dsts[k]);
       AdjointScope scope;
       if (!regions[k]->empty()) {
