@@ -222,41 +222,57 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
 
 
 def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,
-                   eps=1e-6, rtol=1e-5, atol=1e-8, seed=0):
-    """Checks `grad_kernel` (reverse mode of `kernel`, with a shadow after
-    every parameter index listed in `dup`) against central finite
-    differences of <M(x), w> and returns a report dict with `ok`.
-    Buffers in `dup` are perturbed; every buffer's final state is M's
-    output (Enzyme's semantics)."""
+                   tangent_kernel=None, eps=1e-6, rtol=1e-5, atol=1e-8, seed=0):
+    """Checks a gradient kernel the way Nabla's own tests do.
+
+    `grad_kernel` is the reverse mode of `kernel` and `tangent_kernel` (if
+    given) its forward mode, both with a shadow right after every parameter
+    index listed in `dup` (Enzyme's semantics: reverse shadows hold the
+    cotangent w of the final state on entry and J^T w on exit; forward shadows
+    hold the tangent v on entry and J v on exit). Checks <v, J^T w> against
+    central finite differences of <M(x), w>, M mapping the dup buffers'
+    initial to final state, and, with `tangent_kernel`, the dot-product test
+    <J v, w> = <v, J^T w>. Returns a report dict whose `ok` says whether
+    every check passed."""
     rng = np.random.default_rng(seed)
     dup = list(dup)
+    for k in dup:
+        if not isinstance(args[k], np.ndarray):
+            raise TypeError(f"dup parameter #{k} must be a numpy array")
     v = {k: rng.standard_normal(args[k].shape) for k in dup}
-    outputs = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
-    w = {k: rng.standard_normal(args[k].shape) for k in outputs}
+    w = {k: rng.standard_normal(args[k].shape) for k in dup}
+
+    def dot(a, b):
+        return sum(np.dot(np.asarray(a[k], np.float64).ravel(),
+                          np.asarray(b[k], np.float64).ravel()) for k in dup)
 
     def perturbed(sign):
-        shifted = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        shifted = list(args)
         for k in dup:
             shifted[k] = (args[k] + sign * eps * v[k]).astype(args[k].dtype)
         return run(module, kernel, grid, block, shifted)
 
+    def with_shadows(shadows):
+        extended, position = [], {}
+        for k, a in enumerate(args):
+            extended.append(a.copy() if isinstance(a, np.ndarray) else a)
+            if k in dup:
+                position[k] = len(extended)
+                extended.append(shadows[k].astype(args[k].dtype))
+        return extended, position
+
     plus, minus = perturbed(1), perturbed(-1)
-    fd = sum(np.dot((plus[k].astype(np.float64) - minus[k]).ravel(), w[k].ravel())
-             for k in outputs) / (2 * eps)
-    grad_args = []
-    for k, a in enumerate(args):
-        grad_args.append(a)
-        if k in dup:
-            grad_args.append(w[k].astype(a.dtype) if k in w else np.zeros_like(a))
+    fd = dot({k: plus[k].astype(np.float64) - minus[k] for k in dup}, w) / (2 * eps)
+    grad_args, position = with_shadows(w)
     grads = run(module, grad_kernel, grid, block, grad_args)
-    shadow_index, positions = 0, {}
-    for k in range(len(args)):
-        if k in dup:
-            positions[k] = shadow_index + 1
-            shadow_index += 2
-        else:
-            shadow_index += 1
-    ad = sum(np.dot(v[k].ravel(), grads[positions[k]].astype(np.float64).ravel())
-             for k in dup)
-    ok = bool(np.isclose(ad, fd, rtol=rtol, atol=atol))
-    return {"ok": ok, "reverse": float(ad), "finite_differences": float(fd)}
+    jtw = {k: grads[position[k]] for k in dup}
+    reverse = dot(v, jtw)
+    report = {"reverse": float(reverse), "finite_differences": float(fd),
+              "ok": bool(np.isclose(reverse, fd, rtol=rtol, atol=atol))}
+    if tangent_kernel is not None:
+        tangent_args, position = with_shadows(v)
+        tangents = run(module, tangent_kernel, grid, block, tangent_args)
+        forward = dot({k: tangents[position[k]] for k in dup}, w)
+        report["forward"] = float(forward)
+        report["ok"] &= bool(np.isclose(forward, reverse, rtol=rtol, atol=atol))
+    return report

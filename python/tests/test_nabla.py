@@ -133,3 +133,50 @@ def test_check_gradient():
                                   [a, ("index", 32)], dup=[0], eps=1e-3,
                                   rtol=1e-3)
     assert report["ok"], report
+
+
+TANGENT = SEED.replace("""    gpu.func @grad_mul_kernel(""", """    gpu.func @tangent_mul_kernel(%A: memref<?xf32>, %tA: memref<?xf32>, %n: index) kernel {
+      nabla.fwddiff @mul(%A, %tA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                       ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+      gpu.return
+    }
+
+    gpu.func @grad_mul_kernel(""")
+
+
+def test_check_gradient_with_dot_product_test():
+    m = nabla.Module.parse(TANGENT)
+    a = np.linspace(-1, 1, 32).astype(np.float32)
+    report = nabla.check_gradient(m, "mul_kernel", "grad_mul_kernel", 1, 64,
+                                  [a, ("index", 32)], dup=[0],
+                                  tangent_kernel="tangent_mul_kernel",
+                                  eps=1e-3, rtol=1e-3)
+    assert report["ok"], report
+    assert np.isclose(report["forward"], report["reverse"], rtol=1e-5)
+
+
+WRONG = SEED.replace("""    gpu.func @grad_mul_kernel(""", """    // Claims dA <- 3 A dA, but the derivative of A*A is 2 A.
+    gpu.func @wrong_grad_kernel(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) kernel {
+      %i = gpu.global_id x
+      %in = arith.cmpi ult, %i, %n : index
+      scf.if %in {
+        %a = memref.load %A[%i] : memref<?xf32>
+        %d = memref.load %dA[%i] : memref<?xf32>
+        %three = arith.constant 3.0 : f32
+        %t = arith.mulf %three, %a : f32
+        %g = arith.mulf %t, %d : f32
+        memref.store %g, %dA[%i] : memref<?xf32>
+      }
+      gpu.return
+    }
+
+    gpu.func @grad_mul_kernel(""")
+
+
+def test_check_gradient_detects_a_wrong_gradient():
+    m = nabla.Module.parse(WRONG)
+    a = np.linspace(0.5, 1.5, 32).astype(np.float32)
+    report = nabla.check_gradient(m, "mul_kernel", "wrong_grad_kernel", 1, 64,
+                                  [a, ("index", 32)], dup=[0], eps=1e-3,
+                                  rtol=1e-3)
+    assert not report["ok"], report
