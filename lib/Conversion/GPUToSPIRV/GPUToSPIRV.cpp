@@ -31,6 +31,7 @@
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -111,6 +112,45 @@ void materializeAttributions(gpu::GPUFuncOp kernel) {
                   builder.getI64IntegerAttr(0));
   kernel->removeAttr("workgroup_attrib_attrs");
   kernel->removeAttr("private_attrib_attrs");
+}
+
+/// SPIR-V has no lowering for memref.global: each use of a constant global
+/// with known contents (a materialized relocation record, a lookup table)
+/// becomes a private array filled with the constants where it is used.
+LogicalResult materializeConstantGlobals(gpu::GPUModuleOp module) {
+  SmallVector<memref::GetGlobalOp> uses;
+  module.walk([&](memref::GetGlobalOp get) { uses.push_back(get); });
+  for (memref::GetGlobalOp get : uses) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    auto value =
+        global
+            ? dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue())
+            : DenseElementsAttr();
+    MemRefType type = get.getType();
+    if (!global || !global.getConstant() || !value || !type.hasStaticShape() ||
+        type.getRank() != 1 || type.getNumElements() > 4096)
+      return get.emitOpError("reads a global that the SPIR-V target cannot "
+                             "materialize (it needs a constant 1-D global "
+                             "of at most 4096 known elements)");
+    OpBuilder builder(get);
+    Location loc = get.getLoc();
+    auto local = memref::AllocaOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    for (auto [i, element] : llvm::enumerate(value.getValues<Attribute>())) {
+      Value index = arith::ConstantIndexOp::create(builder, loc, i);
+      Value constant =
+          arith::ConstantOp::create(builder, loc, cast<TypedAttr>(element));
+      memref::StoreOp::create(builder, loc, constant, local, index);
+    }
+    get.replaceAllUsesWith(local.getResult());
+    get.erase();
+  }
+  for (auto global :
+       llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
+    if (SymbolTable::symbolKnownUseEmpty(global, module))
+      global.erase();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -316,6 +356,8 @@ struct ConvertGPUToSPIRV
     }
 
     // Storage classes on every memref type.
+    if (failed(materializeConstantGlobals(module)))
+      return failure();
     for (auto kernel : module.getOps<gpu::GPUFuncOp>())
       materializeAttributions(kernel);
     markAllocasPrivate(module);

@@ -40,4 +40,39 @@ def RelocRaise : Pass<"reloc-raise", "mlir::ModuleOp"> {
   let dependentDialects = ["nabla::reloc::RelocDialect"];
 }
 
+def RelocLower : Pass<"reloc-lower", "mlir::ModuleOp"> {
+  let summary = "Lower reloc ops with a relocation strategy";
+  let description = [{
+    Replaces every `reloc.global` record and its uses:
+
+    - `bake` (the v1 convention): the record's known `address` becomes a
+      constant (`llvm.inttoptr`) in the use's address space; pointer records
+      only, and each must have an `address`;
+    - `materialize`: a memref record with a known `value` becomes a private
+      constant `memref.global` in the GPU module, read through
+      `memref.get_global`;
+    - `defer`: the frontend relocates itself: each record becomes an external
+      declaration named after its key (`llvm.mlir.global` for pointers,
+      `memref.global` for memrefs) that the loader resolves; the records are
+      still handed back in nabla-compile's manifest.
+
+    `patch` and `table` (load-time patching by Nabla's runtime) are not
+    implemented yet and are reported as such. A record a strategy cannot
+    lower is a located error naming the record.
+
+    ```mlir
+    reloc.global @coeffs : memref<4xf32> {key = "host.coeffs", constant, value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}
+    %c = reloc.get_global @coeffs : memref<4xf32>
+    // strategy=materialize
+    memref.global "private" constant @coeffs : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+    %c = memref.get_global @coeffs : memref<4xf32>
+    ```
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", [{"bake"}],
+           "bake, patch, table, materialize or defer">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect"];
+}
+
 #endif // NABLA_DIALECT_RELOC_TRANSFORMS_PASSES_TD
