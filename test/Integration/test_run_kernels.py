@@ -272,3 +272,26 @@ def test_launch_rejects_other_block(tmp_path):
                [np.zeros(4, np.float32), "index:4"], expect=1,
                launcher=[tool("nabla-launch"), str(compiled)])
     assert "compiled for workgroup size 32,1,1" in r.stderr
+
+
+def test_relocated_host_table(tmp_path):
+    c = np.array([1.5, -2.0, 0.25, 4.0], np.float32)
+    np.save(tmp_path / "coeffs.npy", c)
+    a = RNG.standard_normal(50).astype(np.float32)
+    out = launch(tmp_path, "relocated.mlir", "scale", 1, 64, [a, "index:50"],
+                 extra=[f"--reloc=host.coeffs={tmp_path / 'coeffs.npy'}"])
+    np.testing.assert_array_equal(out[0], a * c[np.arange(50) % 4])
+
+
+def test_relocation_missing_contents(tmp_path):
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1)
+    assert "cannot be materialized" in r.stderr
+
+
+def test_relocation_wrong_dtype(tmp_path):
+    np.save(tmp_path / "bad.npy", np.zeros(4, np.float64))
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=[f"--reloc=host.coeffs={tmp_path / 'bad.npy'}"])
+    assert "does not match relocation record 'host.coeffs'" in r.stderr

@@ -11,13 +11,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Dialect/Reloc/IR/RelocOps.h"
+#include "nabla/Dialect/Reloc/Transforms/Passes.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Launcher.h"
+#include "nabla/Runtime/Npy.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -26,6 +30,64 @@
 #include <iostream>
 
 using namespace nabla::runtime;
+
+/// Gives each record named by --reloc=KEY=FILE.npy its contents and
+/// materializes every record into the kernels (constant host objects whose
+/// contents the launch knows). Returns false after printing an error.
+static bool applyRelocations(mlir::ModuleOp module,
+                             const std::vector<std::string> &relocs) {
+  using nabla::reloc::GlobalOp;
+  llvm::SmallVector<GlobalOp> records;
+  module.walk([&](GlobalOp record) { records.push_back(record); });
+  if (records.empty() && relocs.empty())
+    return true;
+  for (const std::string &spec : relocs) {
+    std::string key = spec.substr(0, spec.find('='));
+    std::string path = spec.substr(spec.find('=') + 1);
+    GlobalOp record;
+    for (GlobalOp candidate : records)
+      if (candidate.getKey() == key)
+        record = candidate;
+    if (!record) {
+      std::cerr << "error: --reloc names '" << key
+                << "', which is not a relocation record of these kernels\n";
+      return false;
+    }
+    auto type = llvm::dyn_cast<mlir::MemRefType>(record.getGlobalType());
+    if (!type || !type.hasStaticShape() || !record.getConstant()) {
+      std::cerr << "error: relocation record '" << key
+                << "' must be a constant, statically shaped memref for "
+                   "--reloc (writable or pointer records need the patch "
+                   "strategy, not implemented yet)\n";
+      return false;
+    }
+    NpyArray array;
+    std::string error;
+    if (!readNpy(path, array, error)) {
+      std::cerr << "error: " << error << "\n";
+      return false;
+    }
+    std::string element;
+    llvm::raw_string_ostream(element) << type.getElementType();
+    if (array.dtype != dtypeForElementType(element) ||
+        array.shape != std::vector<int64_t>(type.getShape().begin(),
+                                            type.getShape().end())) {
+      std::cerr << "error: '" << path << "' does not match relocation record '"
+                << key << "' of type " << element << " with "
+                << type.getNumElements() << " elements in its shape\n";
+      return false;
+    }
+    auto tensor =
+        mlir::RankedTensorType::get(type.getShape(), type.getElementType());
+    record.setValueAttr(mlir::DenseElementsAttr::getFromRawBuffer(
+        tensor,
+        llvm::ArrayRef<char>(reinterpret_cast<const char *>(array.data.data()),
+                             array.data.size())));
+  }
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(nabla::reloc::createRelocLower({"materialize"}));
+  return mlir::succeeded(pm.run(module));
+}
 
 static int usage(const std::string &message) {
   std::cerr << "nabla-run: " << message << "\n"
@@ -84,6 +146,11 @@ int main(int argc, char **argv) {
                  "use nabla-launch on a nabla-compile directory)\n";
     return 1;
   }
+
+  if (!applyRelocations(*module, options.relocs))
+    return 1;
+  // The relocations are now part of the kernels.
+  options.relocs.clear();
 
   nabla::CompileOptions compile;
   if (target == "vulkan") {
