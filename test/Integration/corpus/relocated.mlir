@@ -1,6 +1,7 @@
 // Corpus: a kernel reading a relocated constant host table (no contents in the
-// IR: nabla-run --reloc=host.coeffs=FILE.npy provides them). Compiled for every
-// target once the record is materialized.
+// IR: nabla-run --reloc=host.coeffs=FILE.npy provides them, see
+// test_run_kernels.py). Deferring the record works without contents; the
+// pipelines refuse the unlowered record with a located error.
 // RUN: nabla-opt %s --pass-pipeline="builtin.module(reloc-lower{strategy=defer})" -o %t.deferred.mlir
 // RUN: not nabla-compile %s --target=spirv --block=64 -o %t 2>&1 | FileCheck %s
 // CHECK: error: 'reloc.global' op cannot be lowered by the spirv target: relocation ops must be lowered by --reloc-lower first
