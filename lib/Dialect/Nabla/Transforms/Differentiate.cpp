@@ -254,6 +254,19 @@ LogicalResult missingRule(func::CallOp call, DerivativeMode mode,
   return diag << "]";
 }
 
+/// A write into a buffer without a shadow is fine unless the written value is
+/// differentiated: then its derivative would be silently lost.
+LogicalResult checkUnshadowedWrite(Operation *op, Value value,
+                                   const Activities &act) {
+  if (!act.isVaried(value))
+    return success();
+  if (isa<memref::AtomicRMWOp>(op))
+    return op->emitOpError("accumulates a differentiated value into a buffer "
+                           "without a shadow");
+  return op->emitOpError("stores a differentiated value into a buffer "
+                         "without a shadow; mark the buffer dup");
+}
+
 /// Drops the terminator an op builder may have put into a new region block,
 /// so the emitters can fill the block and add their own.
 void clearTerminator(Block &block) {
@@ -316,13 +329,8 @@ public:
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       Value sh = shadow.lookup(store.getMemRef());
-      if (!sh) {
-        if (act.isVaried(store.getValue()))
-          return op->emitOpError("stores a differentiated value into a "
-                                 "buffer without a shadow; mark the buffer "
-                                 "dup");
-        return success();
-      }
+      if (!sh)
+        return checkUnshadowedWrite(op, store.getValue(), act);
       if (isFloatLike(store.getValue().getType()))
         memref::StoreOp::create(b, loc, tangentOrZero(store.getValue(), loc),
                                 sh, mapAll(store.getIndices()));
@@ -330,12 +338,8 @@ public:
     }
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
       Value sh = shadow.lookup(atomic.getMemref());
-      if (!sh) {
-        if (act.isVaried(atomic.getValue()))
-          return op->emitOpError("accumulates a differentiated value into a "
-                                 "buffer without a shadow");
-        return success();
-      }
+      if (!sh)
+        return checkUnshadowedWrite(op, atomic.getValue(), act);
       if (atomic.getKind() != arith::AtomicRMWKind::addf)
         return unsupported(op, "forward");
       memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
@@ -810,13 +814,8 @@ public:
       return success();
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
       Value sh = shadow.lookup(store.getMemRef());
-      if (!sh) {
-        if (act.isVaried(store.getValue()))
-          return op->emitOpError("stores a differentiated value into a "
-                                 "buffer without a shadow; mark the buffer "
-                                 "dup");
-        return success();
-      }
+      if (!sh)
+        return checkUnshadowedWrite(op, store.getValue(), act);
       if (!isFloatLike(store.getValue().getType()))
         return success();
       SmallVector<Value> indices = mapped(store.getIndices());
@@ -835,12 +834,8 @@ public:
     }
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
       Value sh = shadow.lookup(atomic.getMemref());
-      if (!sh) {
-        if (act.isVaried(atomic.getValue()))
-          return op->emitOpError("accumulates a differentiated value into a "
-                                 "buffer without a shadow");
-        return success();
-      }
+      if (!sh)
+        return checkUnshadowedWrite(op, atomic.getValue(), act);
       if (atomic.getKind() != arith::AtomicRMWKind::addf ||
           scope.get(atomic.getResult()))
         return unsupported(op, "reverse");
