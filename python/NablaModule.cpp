@@ -199,14 +199,17 @@ py::tuple deviceInfo(const std::string &target, int index) {
   return py::make_tuple(device->name(), device->chip(), device->subgroupSize());
 }
 
-/// Launches `kernel`. `args` holds, per parameter, bytes: the buffer's data
-/// (C order) or the scalar's little-endian value; `shapes` the buffers'
-/// shapes. Returns the buffers' final bytes (None for scalars).
-py::list launch(const std::string &manifestText, py::dict artifactBytes,
-                const std::string &kernelName, std::vector<uint32_t> grid,
-                std::vector<uint32_t> block, py::list args,
-                std::vector<std::vector<int64_t>> shapes,
-                const std::string &target, int index, unsigned timeout) {
+/// Launches `kernel`. `args` holds, per parameter (including the table
+/// strategy's relocation parameters), bytes: the buffer's data (C order) or
+/// the scalar's little-endian value; `shapes` the buffers' shapes. `patches`
+/// maps the key of each patch record of the kernel's module to its object's
+/// bytes. Returns the buffers' final bytes (None for scalars) and the patch
+/// objects' final bytes.
+py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
+                 const std::string &kernelName, std::vector<uint32_t> grid,
+                 std::vector<uint32_t> block, py::list args,
+                 std::vector<std::vector<int64_t>> shapes, py::dict patches,
+                 const std::string &target, int index, unsigned timeout) {
   runtime::Manifest manifest;
   std::string error;
   if (!runtime::parseManifest(manifestText, manifest, error))
@@ -247,8 +250,26 @@ py::list launch(const std::string &manifestText, py::dict artifactBytes,
     return runtime::Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1,
                          v.size() > 2 ? v[2] : 1};
   };
-  runtime::LaunchSpec spec{kernel, dim(grid), dim(block),
-                           &image, kind,      timeout};
+  // Patch objects, in manifest order, for the records of the module.
+  std::vector<runtime::NpyArray> objects;
+  std::vector<const runtime::RelocationInfo *> patched;
+  for (const runtime::RelocationInfo &record : manifest.relocations)
+    if (record.module == kernel->module && record.strategy == "patch") {
+      if (!patches.contains(record.key))
+        throw py::value_error("module '" + kernel->module +
+                              "' reads the relocated object '" + record.key +
+                              "': pass it in relocs");
+      std::string bytes = patches[py::str(record.key)].cast<std::string>();
+      objects.emplace_back();
+      objects.back().data.assign(bytes.begin(), bytes.end());
+      patched.push_back(&record);
+    }
+  runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
+  spec.timeoutSeconds = timeout;
+  for (size_t i = 0; i < patched.size(); ++i)
+    spec.patches.push_back({patched[i]->key, patched[i]->symbol,
+                            patched[i]->pointer, patched[i]->constant,
+                            &objects[i]});
   bool ok;
   {
     py::gil_scoped_release release;
@@ -256,15 +277,20 @@ py::list launch(const std::string &manifestText, py::dict artifactBytes,
   }
   if (!ok)
     throw std::runtime_error(error);
+  auto bytesOf = [](const runtime::NpyArray &array) {
+    return py::bytes(reinterpret_cast<const char *>(array.data.data()),
+                     array.data.size());
+  };
   py::list outputs;
   for (const runtime::HostParam &param : params)
     if (param.info->isBuffer)
-      outputs.append(
-          py::bytes(reinterpret_cast<const char *>(param.buffer.data.data()),
-                    param.buffer.data.size()));
+      outputs.append(bytesOf(param.buffer));
     else
       outputs.append(py::none());
-  return outputs;
+  py::dict patchOutputs;
+  for (size_t i = 0; i < patched.size(); ++i)
+    patchOutputs[py::str(patched[i]->key)] = bytesOf(objects[i]);
+  return py::make_tuple(outputs, patchOutputs);
 }
 
 /// The text `mlir-opt --help` would show for registered passes.

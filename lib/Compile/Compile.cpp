@@ -9,13 +9,19 @@
 //   - spirv/metal: descriptor set 0, binding = position; buffers are storage
 //     buffers, scalars one-element storage buffers (index as i32); dynamic
 //     multi-dimensional memrefs are 1-D buffers plus trailing size bindings.
+// Relocation records are described after differentiation (which may pair
+// shadows with them) and kernels after reloc-lower, so that the parameters the
+// table strategy adds are listed, marked with the key of their record.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
 
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
+#include "nabla/Dialect/Reloc/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -60,18 +66,25 @@ static bool isSPIRVFamily(CompileTarget target) {
   return target == CompileTarget::SPIRV || target == CompileTarget::Metal;
 }
 
+/// Adds the element type and shape of a memref to `entry`.
+static void describeMemRef(MemRefType memref, llvm::json::Object &entry) {
+  llvm::json::Array shape;
+  for (int64_t extent : memref.getShape())
+    shape.push_back(ShapedType::isDynamic(extent) ? llvm::json::Value(nullptr)
+                                                  : llvm::json::Value(extent));
+  entry["element"] = typeString(memref.getElementType());
+  entry["shape"] = std::move(shape);
+}
+
 /// The manifest entry of one kernel parameter, without its ABI.
-static llvm::json::Object describeParameter(unsigned index, Type type) {
+static llvm::json::Object describeParameter(unsigned index, Type type,
+                                            StringAttr relocKey) {
   llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
+  if (relocKey)
+    param["reloc"] = relocKey.getValue();
   if (auto memref = dyn_cast<MemRefType>(type)) {
-    llvm::json::Array shape;
-    for (int64_t extent : memref.getShape())
-      shape.push_back(ShapedType::isDynamic(extent)
-                          ? llvm::json::Value(nullptr)
-                          : llvm::json::Value(extent));
     param["kind"] = "buffer";
-    param["element"] = typeString(memref.getElementType());
-    param["shape"] = std::move(shape);
+    describeMemRef(memref, param);
   } else {
     param["kind"] = "scalar";
   }
@@ -150,7 +163,10 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
     TypeRange params = kernel.getArgumentTypes();
     llvm::json::Array described;
     for (auto [index, type] : llvm::enumerate(params))
-      described.push_back(describeParameter(index, type));
+      described.push_back(
+          describeParameter(index, type,
+                            kernel.getArgAttrOfType<StringAttr>(
+                                index, reloc::kRecordKeyAttrName)));
 
     llvm::json::Value workgroup = nullptr;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
@@ -179,21 +195,45 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
   return kernels;
 }
 
-/// Relocation records of every gpu.module, sorted by key.
-static llvm::json::Array describeRelocations(ModuleOp module) {
+/// The records of every gpu.module that kernels use (reloc-lower prunes the
+/// rest), sorted by module and key, with how `strategy` lowers them: the
+/// symbol a loader patches (patch), resolves (defer) or nothing (table: the
+/// kernels' parameters carry the key; bake and materialize: nothing to load).
+static llvm::json::Array describeRelocations(ModuleOp module,
+                                             StringRef strategy) {
   SmallVector<reloc::GlobalOp> globals;
-  module.walk([&](reloc::GlobalOp global) { globals.push_back(global); });
-  llvm::sort(globals, [](reloc::GlobalOp a, reloc::GlobalOp b) {
-    return a.getKey() < b.getKey();
+  module.walk([&](reloc::GlobalOp global) {
+    if (!global.collectUses().empty())
+      globals.push_back(global);
+  });
+  auto moduleName = [](reloc::GlobalOp global) {
+    auto parent = global->getParentOfType<gpu::GPUModuleOp>();
+    return parent ? parent.getName() : StringRef();
+  };
+  llvm::sort(globals, [&](reloc::GlobalOp a, reloc::GlobalOp b) {
+    return std::make_pair(moduleName(a), a.getKey()) <
+           std::make_pair(moduleName(b), b.getKey());
   });
   llvm::json::Array records;
   for (reloc::GlobalOp global : globals) {
+    std::string lowering = strategy.str();
+    bool pointer = isa<LLVM::LLVMPointerType>(global.getGlobalType());
+    if (strategy == "bake-or-materialize")
+      lowering = pointer ? "bake" : "materialize";
     llvm::json::Object record{
         {"key", global.getKey()},
-        {"symbol", global.getSymName()},
+        {"module", moduleName(global)},
+        {"strategy", lowering},
         {"kind", reloc::stringifyRecordKind(global.getKind())},
         {"type", typeString(global.getGlobalType())},
+        {"pointer", pointer},
         {"constant", global.getConstant()}};
+    if (lowering == "patch")
+      record["symbol"] = reloc::getPatchSymbol(global.getKey());
+    else if (lowering == "defer")
+      record["symbol"] = reloc::getKeySymbol(global.getKey());
+    if (auto memref = dyn_cast<MemRefType>(global.getGlobalType()))
+      describeMemRef(memref, record);
     if (std::optional<int64_t> offset = global.getOffset())
       record["offset"] = *offset;
     if (std::optional<int64_t> size = global.getByteSize())
@@ -201,7 +241,9 @@ static llvm::json::Array describeRelocations(ModuleOp module) {
     if (std::optional<int64_t> address = global.getAddress())
       record["address"] = *address;
     if (std::optional<StringRef> shadowOf = global.getShadowOf())
-      record["shadow_of"] = *shadowOf;
+      if (auto primal = SymbolTable::lookupNearestSymbolFrom<reloc::GlobalOp>(
+              global, global.getShadowOfAttr()))
+        record["shadow_of"] = primal.getKey();
     records.push_back(std::move(record));
   }
   return records;
@@ -215,6 +257,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     if (!options.chip.empty())
       nvvm.chip = options.chip;
     nvvm.abi = options.abi;
+    nvvm.relocStrategy = options.relocStrategy;
     nvvm.optLevel = options.optLevel;
     buildNablaToNVVMPipeline(pm, nvvm);
     return;
@@ -224,6 +267,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     if (!options.chip.empty())
       rocdl.chip = options.chip;
     rocdl.abi = options.abi;
+    rocdl.relocStrategy = options.relocStrategy;
     rocdl.optLevel = options.optLevel;
     buildNablaToROCDLPipeline(pm, rocdl);
     return;
@@ -231,6 +275,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   case CompileTarget::SPIRV: {
     NablaToSPIRVOptions spirv;
     spirv.abi = options.abi;
+    spirv.relocStrategy = options.relocStrategy;
     spirv.optLevel = options.optLevel;
     spirv.workgroupSize = options.workgroupSize;
     spirv.subgroupSize = options.subgroupSize;
@@ -240,6 +285,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   case CompileTarget::Metal: {
     NablaToMetalOptions metal;
     metal.abi = options.abi;
+    metal.relocStrategy = options.relocStrategy;
     metal.optLevel = options.optLevel;
     metal.workgroupSize = options.workgroupSize;
     metal.subgroupSize = options.subgroupSize;
@@ -268,8 +314,22 @@ static StringRef getExtension(CompileTarget target,
 FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                                               const CompileOptions &options) {
   CompileResult result;
+  StringRef target = stringifyCompileTarget(options.target);
+  std::string strategy =
+      getRelocStrategy(target, options.abi, options.relocStrategy);
+  // The pipeline's first passes, run here to describe what they produce;
+  // when the pipeline runs them again they find nothing left to do.
+  PassManager prepare(module.getContext());
+  prepare.addPass(createValidate());
+  prepare.addPass(createDifferentiate());
+  if (failed(prepare.run(module)))
+    return failure();
+  llvm::json::Array relocations = describeRelocations(module, strategy);
+  PassManager lowerRecords(module.getContext());
+  lowerRecords.addPass(reloc::createRelocLower({strategy}));
+  if (failed(lowerRecords.run(module)))
+    return failure();
   llvm::json::Array kernels = describeKernels(module, options);
-  llvm::json::Array relocations = describeRelocations(module);
 
   PassManager pm(module.getContext());
   buildPipeline(pm, options);
@@ -296,6 +356,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                          {"target", stringifyCompileTarget(options.target)},
                          {"chip", options.chip},
                          {"abi", options.abi},
+                         {"reloc_strategy", strategy},
                          {"modules", std::move(modules)},
                          {"kernels", std::move(kernels)},
                          {"relocations", std::move(relocations)}};

@@ -66,10 +66,8 @@ std::string nabla::findCUDAToolkit(StringRef option) {
 void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
   std::string toolkit = findCUDAToolkit(options.toolkit);
-  pm.addPass(createValidate());
-  pm.addPass(createDifferentiate());
-  pm.addPass(createCheckTargetSupport(
-      {"nvvm", options.chip.getValue(), options.abi.getValue()}));
+  addFrontendPasses(pm, "nvvm", options.chip, options.abi,
+                    options.relocStrategy);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -7,9 +7,32 @@
 
 #include "nabla/Pipelines/Pipelines.h"
 
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
+#include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Transforms/Passes.h"
+
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
+
+std::string nabla::getRelocStrategy(StringRef target, StringRef abi,
+                                    StringRef override) {
+  if (!override.empty())
+    return override.str();
+  if (abi == "v1")
+    return "bake-or-materialize";
+  return target == "nvvm" || target == "rocdl" ? "patch" : "table";
+}
+
+void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
+                              StringRef chip, StringRef abi,
+                              StringRef relocStrategy) {
+  pm.addPass(createValidate());
+  pm.addPass(createDifferentiate());
+  pm.addPass(
+      reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));
+  pm.addPass(createCheckTargetSupport({target.str(), chip.str(), abi.str()}));
+}
 
 void nabla::registerNablaPipelines() {
   PassPipelineRegistration<NablaToNVVMOptions>(

@@ -30,10 +30,8 @@ std::string nabla::getDefaultROCmToolkit() {
 
 void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                       const NablaToROCDLOptions &options) {
-  pm.addPass(createValidate());
-  pm.addPass(createDifferentiate());
-  pm.addPass(createCheckTargetSupport(
-      {"rocdl", options.chip.getValue(), options.abi.getValue()}));
+  addFrontendPasses(pm, "rocdl", options.chip, options.abi,
+                    options.relocStrategy);
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -25,11 +25,10 @@ using namespace mlir;
 
 /// The shared SPIR-V lowering for `client` (vulkan or metal).
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
-                               StringRef abi, ArrayRef<int64_t> workgroupSize,
+                               StringRef abi, StringRef relocStrategy,
+                               ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, StringRef client) {
-  pm.addPass(nabla::createValidate());
-  pm.addPass(nabla::createDifferentiate());
-  pm.addPass(nabla::createCheckTargetSupport({target.str(), "", abi.str()}));
+  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be
   // inlined into an scf region, and SPIR-V wants structured control flow.
@@ -55,14 +54,14 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
 
 void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
                                       const NablaToSPIRVOptions &options) {
-  buildSPIRVLowering(pm, "spirv", options.abi, options.workgroupSize,
-                     options.subgroupSize, "vulkan");
+  buildSPIRVLowering(pm, "spirv", options.abi, options.relocStrategy,
+                     options.workgroupSize, options.subgroupSize, "vulkan");
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
 }
 
 void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
                                       const NablaToMetalOptions &options) {
-  buildSPIRVLowering(pm, "metal", options.abi, options.workgroupSize,
-                     options.subgroupSize, "metal");
+  buildSPIRVLowering(pm, "metal", options.abi, options.relocStrategy,
+                     options.workgroupSize, options.subgroupSize, "metal");
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
 }

@@ -43,6 +43,8 @@ struct Driver {
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule,
+                                const char *);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -79,6 +81,7 @@ struct Driver {
     get(cuModuleLoadData, "cuModuleLoadData");
     get(cuModuleUnload, "cuModuleUnload");
     get(cuModuleGetFunction, "cuModuleGetFunction");
+    get(cuModuleGetGlobal, "cuModuleGetGlobal_v2");
     get(cuMemAlloc, "cuMemAlloc_v2");
     get(cuMemFree, "cuMemFree_v2");
     get(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -172,12 +175,21 @@ public:
       return false;
     }
     std::vector<CUdeviceptr> allocations(params.size(), 0);
+    std::vector<uint64_t> patchAllocations, patchLocations;
     auto release = [&] {
       for (CUdeviceptr p : allocations)
         if (p)
           driver.cuMemFree(p);
+      for (uint64_t p : patchAllocations)
+        driver.cuMemFree(p);
       driver.cuModuleUnload(module);
     };
+    GlobalPatcher patcher = makePatcher(module);
+    if (!writePatches(patcher, spec.patches, patchLocations, patchAllocations,
+                      error)) {
+      release();
+      return false;
+    }
     CUfunction function = nullptr;
     if (CUresult r = driver.cuModuleGetFunction(&function, module,
                                                 spec.kernel->name.c_str())) {
@@ -234,11 +246,49 @@ public:
       if (params[k].info->isBuffer && !params[k].buffer.data.empty())
         driver.cuMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
                             params[k].buffer.data.size());
+    bool read = readPatches(patcher, spec.patches, patchLocations, error);
     release();
-    return true;
+    return read;
   }
 
 private:
+  /// The driver primitives `patch` relocation records need, on `module`.
+  GlobalPatcher makePatcher(CUmodule module) {
+    auto check = [this](const char *what, CUresult r, std::string &error) {
+      if (r != CUDA_SUCCESS)
+        error = driver.describe(what, r);
+      return r == CUDA_SUCCESS;
+    };
+    GlobalPatcher patcher;
+    patcher.lookup = [=](const std::string &symbol, uint64_t &address,
+                         size_t &bytes, std::string &error) {
+      CUdeviceptr pointer = 0;
+      if (!check("cuModuleGetGlobal",
+                 driver.cuModuleGetGlobal(&pointer, &bytes, module,
+                                          symbol.c_str()),
+                 error))
+        return false;
+      address = pointer;
+      return true;
+    };
+    patcher.allocate = [=](size_t bytes, uint64_t &address,
+                           std::string &error) {
+      CUdeviceptr pointer = 0;
+      bool ok = check("cuMemAlloc", driver.cuMemAlloc(&pointer, bytes), error);
+      address = pointer;
+      return ok;
+    };
+    patcher.copyToDevice = [=](uint64_t to, const void *from, size_t bytes,
+                               std::string &error) {
+      return check("cuMemcpyHtoD", driver.cuMemcpyHtoD(to, from, bytes), error);
+    };
+    patcher.copyToHost = [=](void *to, uint64_t from, size_t bytes,
+                             std::string &error) {
+      return check("cuMemcpyDtoH", driver.cuMemcpyDtoH(to, from, bytes), error);
+    };
+    return patcher;
+  }
+
   Driver driver{};
   CUdevice device = 0;
   CUcontext context = nullptr;

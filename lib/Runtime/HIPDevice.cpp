@@ -34,6 +34,8 @@ struct Runtime {
   hipError_t (*hipModuleUnload)(hipModule_t);
   hipError_t (*hipModuleGetFunction)(hipFunction_t *, hipModule_t,
                                      const char *);
+  hipError_t (*hipModuleGetGlobal)(void **, size_t *, hipModule_t,
+                                   const char *);
   hipError_t (*hipMalloc)(void **, size_t);
   hipError_t (*hipFree)(void *);
   hipError_t (*hipMemcpyHtoD)(void *, const void *, size_t);
@@ -69,6 +71,7 @@ struct Runtime {
     get(hipModuleLoadData, "hipModuleLoadData");
     get(hipModuleUnload, "hipModuleUnload");
     get(hipModuleGetFunction, "hipModuleGetFunction");
+    get(hipModuleGetGlobal, "hipModuleGetGlobal");
     get(hipMalloc, "hipMalloc");
     get(hipFree, "hipFree");
     get(hipMemcpyHtoD, "hipMemcpyHtoD");
@@ -134,12 +137,21 @@ public:
       return false;
     }
     std::vector<void *> allocations(params.size(), nullptr);
+    std::vector<uint64_t> patchAllocations, patchLocations;
     auto release = [&] {
       for (void *p : allocations)
         if (p)
           runtime.hipFree(p);
+      for (uint64_t p : patchAllocations)
+        runtime.hipFree(reinterpret_cast<void *>(p));
       runtime.hipModuleUnload(module);
     };
+    GlobalPatcher patcher = makePatcher(module);
+    if (!writePatches(patcher, spec.patches, patchLocations, patchAllocations,
+                      error)) {
+      release();
+      return false;
+    }
     hipFunction_t function = nullptr;
     if (hipError_t r = runtime.hipModuleGetFunction(
             &function, module, spec.kernel->name.c_str())) {
@@ -196,11 +208,53 @@ public:
       if (params[k].info->isBuffer && !params[k].buffer.data.empty())
         runtime.hipMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
                               params[k].buffer.data.size());
+    bool read = readPatches(patcher, spec.patches, patchLocations, error);
     release();
-    return true;
+    return read;
   }
 
 private:
+  /// The runtime primitives `patch` relocation records need, on `module`.
+  GlobalPatcher makePatcher(hipModule_t module) {
+    auto check = [this](const char *what, hipError_t r, std::string &error) {
+      if (r != hipSuccess)
+        error = runtime.describe(what, r);
+      return r == hipSuccess;
+    };
+    auto device = [](uint64_t address) {
+      return reinterpret_cast<void *>(address);
+    };
+    GlobalPatcher patcher;
+    patcher.lookup = [=](const std::string &symbol, uint64_t &address,
+                         size_t &bytes, std::string &error) {
+      void *pointer = nullptr;
+      bool ok = check(
+          "hipModuleGetGlobal",
+          runtime.hipModuleGetGlobal(&pointer, &bytes, module, symbol.c_str()),
+          error);
+      address = reinterpret_cast<uint64_t>(pointer);
+      return ok;
+    };
+    patcher.allocate = [=](size_t bytes, uint64_t &address,
+                           std::string &error) {
+      void *pointer = nullptr;
+      bool ok = check("hipMalloc", runtime.hipMalloc(&pointer, bytes), error);
+      address = reinterpret_cast<uint64_t>(pointer);
+      return ok;
+    };
+    patcher.copyToDevice = [=](uint64_t to, const void *from, size_t bytes,
+                               std::string &error) {
+      return check("hipMemcpyHtoD",
+                   runtime.hipMemcpyHtoD(device(to), from, bytes), error);
+    };
+    patcher.copyToHost = [=](void *to, uint64_t from, size_t bytes,
+                             std::string &error) {
+      return check("hipMemcpyDtoH",
+                   runtime.hipMemcpyDtoH(to, device(from), bytes), error);
+    };
+    return patcher;
+  }
+
   Runtime runtime{};
   int ordinal = 0;
   std::string deviceName, gfxChip;

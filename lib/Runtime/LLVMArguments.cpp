@@ -8,6 +8,7 @@
 
 #include "LLVMArguments.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace nabla::runtime;
@@ -51,6 +52,66 @@ bool nabla::runtime::packLLVMArguments(
       return false;
     }
     packed.pointers.push_back(slot.data());
+  }
+  return true;
+}
+
+bool nabla::runtime::writePatches(const GlobalPatcher &patcher,
+                                  const std::vector<PatchObject> &patches,
+                                  std::vector<uint64_t> &locations,
+                                  std::vector<uint64_t> &allocations,
+                                  std::string &error) {
+  locations.assign(patches.size(), 0);
+  for (size_t i = 0; i < patches.size(); ++i) {
+    const PatchObject &patch = patches[i];
+    const std::vector<uint8_t> &bytes = patch.object->data;
+    uint64_t global = 0;
+    size_t globalBytes = 0;
+    if (!patcher.lookup(patch.symbol, global, globalBytes, error)) {
+      error = "relocation record '" + patch.key + "': " + error;
+      return false;
+    }
+    if (!patch.pointer) {
+      if (globalBytes != bytes.size()) {
+        error = "relocation record '" + patch.key + "': the module's @" +
+                patch.symbol + " holds " + std::to_string(globalBytes) +
+                " bytes, the object has " + std::to_string(bytes.size());
+        return false;
+      }
+      if (!patcher.copyToDevice(global, bytes.data(), bytes.size(), error))
+        return false;
+      locations[i] = global;
+      continue;
+    }
+    if (globalBytes != sizeof(uint64_t)) {
+      error = "relocation record '" + patch.key + "': the slot @" +
+              patch.symbol + " is not a 64-bit pointer";
+      return false;
+    }
+    uint64_t copy = 0;
+    if (!patcher.allocate(std::max<size_t>(bytes.size(), 16), copy, error))
+      return false;
+    allocations.push_back(copy);
+    if (!bytes.empty() &&
+        !patcher.copyToDevice(copy, bytes.data(), bytes.size(), error))
+      return false;
+    if (!patcher.copyToDevice(global, &copy, sizeof(copy), error))
+      return false;
+    locations[i] = copy;
+  }
+  return true;
+}
+
+bool nabla::runtime::readPatches(const GlobalPatcher &patcher,
+                                 const std::vector<PatchObject> &patches,
+                                 const std::vector<uint64_t> &locations,
+                                 std::string &error) {
+  for (size_t i = 0; i < patches.size(); ++i) {
+    std::vector<uint8_t> &bytes = patches[i].object->data;
+    if (patches[i].constant || bytes.empty())
+      continue;
+    if (!patcher.copyToHost(bytes.data(), locations[i], bytes.size(), error))
+      return false;
   }
   return true;
 }

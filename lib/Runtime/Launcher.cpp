@@ -8,6 +8,7 @@
 
 #include "nabla/Runtime/Launcher.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -225,39 +226,57 @@ static bool loadScalar(const std::string &spec, HostParam &param,
   return true;
 }
 
+/// Reads `spec` into `array` and checks it against a buffer of `element`
+/// type and `shape` (-1: any extent); `what` names the buffer in errors.
+static bool loadArray(const std::string &spec, const std::string &what,
+                      const std::string &element,
+                      const std::vector<int64_t> &shape, NpyArray &array,
+                      std::string &error) {
+  if (!readNpy(spec, array, error))
+    return false;
+  std::string want = dtypeForElementType(element);
+  if (want.empty()) {
+    error = what + " has element type " + element +
+            ", which .npy buffers do not support";
+    return false;
+  }
+  if (array.dtype != want) {
+    error =
+        what + " needs dtype " + want + ", '" + spec + "' has " + array.dtype;
+    return false;
+  }
+  if (array.shape.size() != shape.size()) {
+    error = what + " has rank " + std::to_string(shape.size()) + ", '" + spec +
+            "' has rank " + std::to_string(array.shape.size());
+    return false;
+  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] >= 0 && shape[d] != array.shape[d]) {
+      error = what + " needs extent " + std::to_string(shape[d]) +
+              " in dimension " + std::to_string(d) + ", '" + spec + "' has " +
+              std::to_string(array.shape[d]);
+      return false;
+    }
+  return true;
+}
+
 /// Fills `param` from a .npy spec and checks dtype, rank and extents.
 static bool loadBuffer(const std::string &spec, HostParam &param,
                        std::string &error) {
   const ParamInfo &info = *param.info;
-  if (!readNpy(spec, param.buffer, error))
-    return false;
-  std::string want = dtypeForElementType(info.element);
-  if (want.empty()) {
-    error = "parameter #" + std::to_string(info.index) + " has element type " +
-            info.element + ", which .npy buffers do not support";
-    return false;
-  }
-  if (param.buffer.dtype != want) {
-    error = "parameter #" + std::to_string(info.index) + " (" + info.type +
-            ") needs dtype " + want + ", '" + spec + "' has " +
-            param.buffer.dtype;
-    return false;
-  }
-  if (param.buffer.shape.size() != info.shape.size()) {
-    error = "parameter #" + std::to_string(info.index) + " (" + info.type +
-            ") has rank " + std::to_string(info.shape.size()) + ", '" + spec +
-            "' has rank " + std::to_string(param.buffer.shape.size());
-    return false;
-  }
-  for (size_t d = 0; d < info.shape.size(); ++d)
-    if (info.shape[d] >= 0 && info.shape[d] != param.buffer.shape[d]) {
-      error = "parameter #" + std::to_string(info.index) + " (" + info.type +
-              ") needs extent " + std::to_string(info.shape[d]) +
-              " in dimension " + std::to_string(d) + ", '" + spec + "' has " +
-              std::to_string(param.buffer.shape[d]);
-      return false;
-    }
-  return true;
+  std::string what =
+      info.relocKey.empty()
+          ? "parameter #" + std::to_string(info.index) + " (" + info.type + ")"
+          : "relocation record '" + info.relocKey + "' (" + info.type + ")";
+  return loadArray(spec, what, info.element, info.shape, param.buffer, error);
+}
+
+/// The file name part for a record's key, as reloc-lower's symbols spell it.
+static std::string keyFileName(const std::string &key) {
+  std::string name;
+  for (char c : key)
+    name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return name;
 }
 
 /// Prints a buffer's values (all of them up to 64, else the first 64).
@@ -287,6 +306,14 @@ static void printBuffer(unsigned index, const NpyArray &array) {
     }
   }
   std::printf("%s]\n", shown < n ? ", ..." : "");
+}
+
+/// True if the manifest records `key` as a constant object.
+static bool isConstantRecord(const Manifest &manifest, const std::string &key) {
+  for (const RelocationInfo &record : manifest.relocations)
+    if (record.key == key)
+      return record.constant;
+  return false;
 }
 
 int nabla::runtime::runKernel(
@@ -345,29 +372,61 @@ int nabla::runtime::runKernel(
                   std::to_string(b.z));
   }
 
-  // Relocations are checked against the manifest's records.
+  // Relocations: every --reloc must name a record these kernels receive at
+  // load time (patch or table); every such record must be given.
+  std::map<std::string, std::string> relocFiles;
   for (const std::string &reloc : options.relocs) {
     std::string key = reloc.substr(0, reloc.find('='));
-    bool known = false;
-    for (const RelocationInfo &record : manifest.relocations)
-      known |= record.key == key;
-    if (!known)
+    const RelocationInfo *record = nullptr;
+    for (const RelocationInfo &candidate : manifest.relocations)
+      if (candidate.key == key)
+        record = &candidate;
+    if (!record)
       return fail("--reloc names '" + key +
                   "', which is not a relocation record of these kernels");
+    if (record->strategy != "patch" && record->strategy != "table")
+      return fail("--reloc names '" + key + "', which was compiled with the " +
+                  record->strategy +
+                  " strategy: its contents are fixed at compile time or "
+                  "resolved by the frontend, not by the loader");
+    relocFiles[key] = reloc.substr(reloc.find('=') + 1);
   }
+  auto relocFile = [&](const std::string &key, std::string &path) {
+    auto it = relocFiles.find(key);
+    if (it == relocFiles.end())
+      return false;
+    path = it->second;
+    return true;
+  };
 
-  // Arguments, one per parameter.
-  if (options.args.size() != kernel->params.size())
+  // Arguments: one per parameter of the kernel's own; the table strategy's
+  // parameters come from --reloc.
+  size_t ownParams = 0;
+  for (const ParamInfo &param : kernel->params)
+    ownParams += param.relocKey.empty();
+  if (options.args.size() != ownParams)
     return fail("kernel '" + kernel->name + "' takes " +
-                std::to_string(kernel->params.size()) + " arguments, got " +
+                std::to_string(ownParams) + " arguments, got " +
                 std::to_string(options.args.size()));
   std::vector<HostParam> params(kernel->params.size());
+  size_t nextArg = 0;
   for (size_t k = 0; k < params.size(); ++k) {
     params[k].info = &kernel->params[k];
-    const std::string &spec = options.args[k];
+    std::string error;
+    if (!kernel->params[k].relocKey.empty()) {
+      const std::string &key = kernel->params[k].relocKey;
+      std::string path;
+      if (!relocFile(key, path))
+        return fail("kernel '" + kernel->name +
+                    "' reads the relocated object '" + key +
+                    "': pass --reloc=" + key + "=FILE.npy");
+      if (!loadBuffer(path, params[k], error))
+        return fail(error);
+      continue;
+    }
+    const std::string &spec = options.args[nextArg++];
     bool isScalarSpec = spec.find(':') != std::string::npos &&
                         scalarSize(spec.substr(0, spec.find(':'))) != 0;
-    std::string error;
     if (kernel->params[k].isBuffer) {
       if (isScalarSpec)
         return fail("parameter #" + std::to_string(k) + " is a buffer (" +
@@ -384,6 +443,41 @@ int nabla::runtime::runKernel(
     }
   }
 
+  // Objects of the module's patch records.
+  std::vector<const RelocationInfo *> patched;
+  for (const RelocationInfo &record : manifest.relocations) {
+    if (record.module != kernel->module)
+      continue;
+    if (record.strategy == "defer")
+      return fail("relocation record '" + record.key +
+                  "' was compiled with the defer strategy: the frontend "
+                  "resolves @" +
+                  record.symbol + " itself, so this loader cannot launch '" +
+                  kernel->name + "'");
+    if (record.strategy == "patch")
+      patched.push_back(&record);
+  }
+  std::vector<NpyArray> patchObjects(patched.size());
+  std::vector<PatchObject> patches;
+  for (size_t i = 0; i < patched.size(); ++i) {
+    const RelocationInfo &record = *patched[i];
+    std::string path, error;
+    if (!relocFile(record.key, path))
+      return fail("module '" + kernel->module +
+                  "' reads the relocated object '" + record.key +
+                  "': pass --reloc=" + record.key + "=FILE.npy");
+    std::string what =
+        "relocation record '" + record.key + "' (" + record.type + ")";
+    bool loaded = record.pointer
+                      ? readNpy(path, patchObjects[i], error)
+                      : loadArray(path, what, record.element, record.shape,
+                                  patchObjects[i], error);
+    if (!loaded)
+      return fail(error);
+    patches.push_back({record.key, record.symbol, record.pointer,
+                       record.constant, &patchObjects[i]});
+  }
+
   LaunchSpec spec;
   spec.kernel = kernel;
   spec.grid = options.grid;
@@ -391,14 +485,29 @@ int nabla::runtime::runKernel(
   spec.image = image;
   spec.imageKind = imageKind;
   spec.timeoutSeconds = options.timeoutSeconds;
+  spec.patches = patches;
   std::string error;
   if (!device.launch(spec, params, error))
     return fail(error);
 
   ::mkdir(options.outDir.c_str(), 0755);
+  // Writable relocated objects go to DIR/reloc-<key>.npy.
+  auto writeObject = [&](const std::string &key, const NpyArray &object) {
+    return writeNpy(options.outDir + "/reloc-" + keyFileName(key) + ".npy",
+                    object, error);
+  };
+  for (const PatchObject &patch : patches)
+    if (!patch.constant && !writeObject(patch.key, *patch.object))
+      return fail(error);
   for (const HostParam &param : params) {
     if (!param.info->isBuffer)
       continue;
+    if (!param.info->relocKey.empty()) {
+      if (!isConstantRecord(manifest, param.info->relocKey) &&
+          !writeObject(param.info->relocKey, param.buffer))
+        return fail(error);
+      continue;
+    }
     std::string path =
         options.outDir + "/arg" + std::to_string(param.info->index) + ".npy";
     if (!writeNpy(path, param.buffer, error))

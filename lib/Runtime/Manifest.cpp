@@ -52,6 +52,7 @@ bool nabla::runtime::parseManifest(const std::string &text, Manifest &manifest,
       param.element = p["element"].str();
       for (const JsonValue &extent : p["shape"].array)
         param.shape.push_back(extent.isNull() ? -1 : extent.integer());
+      param.relocKey = p["reloc"].str();
       kernel.params.push_back(param);
     }
     if (k["workgroup_size"].isArray()) {
@@ -71,8 +72,24 @@ bool nabla::runtime::parseManifest(const std::string &text, Manifest &manifest,
                                   static_cast<int>(a["dim"].integer(-1))});
     manifest.kernels.push_back(std::move(kernel));
   }
-  for (const JsonValue &r : root["relocations"].array)
-    manifest.relocations.push_back({r["key"].str(), r["symbol"].str(),
-                                    r["type"].str(), r["constant"].boolean});
+  for (const JsonValue &r : root["relocations"].array) {
+    RelocationInfo record;
+    record.key = r["key"].str();
+    record.module = r["module"].str();
+    record.strategy = r["strategy"].str();
+    record.symbol = r["symbol"].str();
+    record.type = r["type"].str();
+    record.pointer = r["pointer"].boolean;
+    record.constant = r["constant"].boolean;
+    record.element = r["element"].str();
+    for (const JsonValue &extent : r["shape"].array)
+      record.shape.push_back(extent.isNull() ? -1 : extent.integer());
+    record.shadowOf = r["shadow_of"].str();
+    if (record.key.empty()) {
+      error = "malformed manifest: relocation record without a key";
+      return false;
+    }
+    manifest.relocations.push_back(std::move(record));
+  }
   return true;
 }

@@ -376,6 +376,12 @@ bool bindingBytes(const BindingInfo &binding,
 
 bool VulkanDevice::launch(const LaunchSpec &spec,
                           std::vector<HostParam> &params, std::string &error) {
+  if (!spec.patches.empty()) {
+    error = "relocation record '" + spec.patches.front().key +
+            "' was compiled with the patch strategy, but Vulkan cannot look "
+            "up module globals: compile for Vulkan with the table strategy";
+    return false;
+  }
   const VkPhysicalDeviceLimits &limits = properties.limits;
   const Dim3 &b = spec.block, &g = spec.grid;
   if (b.x > limits.maxComputeWorkGroupSize[0] ||

@@ -37,6 +37,12 @@ bool isAddressArithmetic(Operation *op) {
              UnrealizedConversionCastOp>(op);
 }
 
+/// A declaration `reloc-lower{strategy=defer}` made: the frontend relocates
+/// it, and its record is in the manifest.
+bool isDeferredRecord(Operation *global) {
+  return global->hasAttr(nabla::reloc::kRecordKeyAttrName);
+}
+
 struct Validate : public nabla::impl::ValidateBase<Validate> {
   using Base::Base;
 
@@ -83,7 +89,7 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
     if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
       auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
           def, get.getNameAttr());
-      if (global && global.isExternal())
+      if (global && global.isExternal() && !isDeferredRecord(global))
         return unresolvedGlobal(user, def, get.getName());
       return true;
     }
@@ -91,7 +97,8 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
       Operation *symbol = SymbolTable::lookupNearestSymbolFrom(
           def, addressOf.getGlobalNameAttr());
       if (auto global = dyn_cast_or_null<LLVM::GlobalOp>(symbol))
-        if (!global.getValue() && global.getInitializerRegion().empty())
+        if (!global.getValue() && global.getInitializerRegion().empty() &&
+            !isDeferredRecord(global))
           return unresolvedGlobal(user, def, addressOf.getGlobalName());
       return true;
     }

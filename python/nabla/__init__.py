@@ -154,30 +154,47 @@ def _dim3(value, what):
     return [int(d) for d in dims]
 
 
-def _pack_args(kernel, args):
+def _pack_buffer(param, arg, what):
+    if not isinstance(arg, np.ndarray):
+        raise TypeError(f"{what} ({param['type']}) needs a numpy array, got "
+                        f"{type(arg).__name__}")
+    dtype = _DTYPES.get(param["element"])
+    if dtype is None or arg.dtype != dtype:
+        raise TypeError(f"{what} ({param['type']}) needs dtype "
+                        f"{np.dtype(dtype).name if dtype else param['element']}, "
+                        f"got {arg.dtype}")
+    if arg.ndim != len(param["shape"]) or any(
+            e is not None and e != s for e, s in zip(param["shape"], arg.shape)):
+        raise ValueError(f"{what} ({param['type']}) does not accept shape "
+                         f"{arg.shape}")
+    return np.ascontiguousarray(arg).tobytes(), list(arg.shape)
+
+
+def _pack_args(kernel, args, relocs):
+    """Packs the kernel's own parameters from `args` and the parameters the
+    table strategy added from `relocs`; returns (packed, shapes, sources),
+    sources[k] being the array parameter k came from (None for scalars)."""
     params = kernel["params"]
-    if len(args) != len(params):
-        raise ValueError(f"kernel {kernel['name']!r} takes {len(params)} "
+    own = [p for p in params if "reloc" not in p]
+    if len(args) != len(own):
+        raise ValueError(f"kernel {kernel['name']!r} takes {len(own)} "
                          f"arguments, got {len(args)}")
-    packed, shapes = [], []
-    for param, arg in zip(params, args):
+    packed, shapes, sources = [], [], []
+    remaining = iter(args)
+    for param in params:
         k = param["index"]
-        if param["kind"] == "buffer":
-            if not isinstance(arg, np.ndarray):
-                raise TypeError(f"parameter #{k} ({param['type']}) needs a "
-                                f"numpy array, got {type(arg).__name__}")
-            dtype = _DTYPES.get(param["element"])
-            if dtype is None or arg.dtype != dtype:
-                raise TypeError(f"parameter #{k} ({param['type']}) needs dtype "
-                                f"{np.dtype(dtype).name if dtype else param['element']}, "
-                                f"got {arg.dtype}")
-            if arg.ndim != len(param["shape"]) or any(
-                    e is not None and e != s for e, s in zip(param["shape"], arg.shape)):
-                raise ValueError(f"parameter #{k} ({param['type']}) does not "
-                                 f"accept shape {arg.shape}")
-            packed.append(np.ascontiguousarray(arg).tobytes())
-            shapes.append(list(arg.shape))
+        if "reloc" in param:
+            key = param["reloc"]
+            if key not in relocs:
+                raise ValueError(f"kernel {kernel['name']!r} reads the "
+                                 f"relocated object {key!r}: pass it in relocs")
+            arg = relocs[key]
+            data, shape = _pack_buffer(param, arg, f"relocation record {key!r}")
+        elif param["kind"] == "buffer":
+            arg = next(remaining)
+            data, shape = _pack_buffer(param, arg, f"parameter #{k}")
         else:
+            arg = next(remaining)
             if isinstance(arg, np.ndarray) or not (
                     isinstance(arg, tuple) and len(arg) == 2):
                 raise TypeError(f"parameter #{k} is a scalar {param['type']}: "
@@ -186,18 +203,41 @@ def _pack_args(kernel, args):
             if type_name != param["type"]:
                 raise TypeError(f"parameter #{k} is {param['type']}, got "
                                 f"{type_name!r}")
-            packed.append(np.array(value, dtype=_DTYPES[type_name]).tobytes())
-            shapes.append([])
-    return packed, shapes
+            data, shape = np.array(value, dtype=_DTYPES[type_name]).tobytes(), []
+            arg = None
+        packed.append(data)
+        shapes.append(shape)
+        sources.append(arg)
+    return packed, shapes, sources
+
+
+def _pack_patches(manifest, kernel, relocs):
+    """The objects of the patch records of the kernel's module, by key."""
+    patches = {}
+    for record in manifest.get("relocations", []):
+        if record["module"] != kernel["module"] or record["strategy"] != "patch":
+            continue
+        key = record["key"]
+        if key not in relocs:
+            raise ValueError(f"module {kernel['module']!r} reads the relocated "
+                             f"object {key!r}: pass it in relocs")
+        if record["pointer"]:
+            patches[key] = np.ascontiguousarray(relocs[key]).tobytes()
+        else:
+            patches[key], _ = _pack_buffer(record, relocs[key],
+                                           f"relocation record {key!r}")
+    return patches
 
 
 def run(module, kernel, grid, block, args, relocs=None, target=None,
         timeout=60):
     """Compiles `module` for the device and launches `kernel` once.
-    `args`: numpy arrays for buffers, (type, value) for scalars. Returns the
-    final arrays (None for scalar parameters)."""
-    if relocs:
-        raise NotImplementedError("relocation inputs come with reloc-lower")
+    `args`: numpy arrays for buffers, (type, value) for scalars. `relocs`
+    maps the key of each relocation record the kernels read to its object (a
+    numpy array): a table binding on Vulkan, a patched global on CUDA/HIP
+    (abi v2). Returns the final arrays (None for scalar parameters); writable
+    relocated objects are updated in place in `relocs`."""
+    relocs = dict(relocs or {})
     target = target or os.environ.get("NABLA_TARGET", "vulkan")
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     name, chip, subgroup = device(target)
@@ -211,13 +251,32 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     if kernel not in kernels:
         raise ValueError(f"unknown kernel {kernel!r} (kernels: "
                          f"{', '.join(sorted(kernels))})")
-    packed, shapes = _pack_args(kernels[kernel], args)
-    outputs = _nabla.launch(compiled.manifest_text, compiled.artifacts, kernel,
-                            grid, block, packed, shapes, target, -1, timeout)
+    records = {r["key"]: r for r in compiled.manifest.get("relocations", [])}
+    for key in relocs:
+        if key not in records:
+            raise ValueError(f"relocs names {key!r}, which is not a "
+                             f"relocation record of these kernels")
+    info = kernels[kernel]
+    packed, shapes, sources = _pack_args(info, args, relocs)
+    patches = _pack_patches(compiled.manifest, info, relocs)
+    outputs, patched = _nabla.launch(compiled.manifest_text,
+                                     compiled.artifacts, kernel, grid, block,
+                                     packed, shapes, patches, target, -1,
+                                     timeout)
+
+    def final(source, out):
+        return np.frombuffer(out, dtype=source.dtype).reshape(source.shape).copy()
+
     results = []
-    for arg, out in zip(args, outputs):
-        results.append(None if out is None else
-                       np.frombuffer(out, dtype=arg.dtype).reshape(arg.shape).copy())
+    for param, source, out in zip(info["params"], sources, outputs):
+        if "reloc" in param:
+            if not records[param["reloc"]]["constant"]:
+                source[...] = final(source, out)
+            continue
+        results.append(None if out is None else final(source, out))
+    for key, out in patched.items():
+        if not records[key]["constant"]:
+            relocs[key][...] = final(relocs[key], out)
     return results
 
 

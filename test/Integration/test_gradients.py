@@ -20,7 +20,7 @@ KERNELS = os.path.join(ROOT, "test", "Integration", "gradients")
 RNG = np.random.default_rng(7)
 
 
-def launch(tmp_path, name, kernel, grid, block, args):
+def launch(tmp_path, name, kernel, grid, block, args, extra=()):
     """Runs `kernel`; returns the final value of every buffer argument."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     specs = []
@@ -34,7 +34,8 @@ def launch(tmp_path, name, kernel, grid, block, args):
     result = subprocess.run(
         [os.path.join(BIN, "nabla-run"), os.path.join(KERNELS, name),
          f"--kernel={kernel}", f"--grid={grid}", f"--block={block}",
-         f"--out={out}"] + specs, capture_output=True, text=True, timeout=300)
+         f"--out={out}"] + specs + list(extra), capture_output=True, text=True,
+        timeout=300)
     assert result.returncode == 0, result.stderr
     return {k: np.load(out / f"arg{k}.npy")
             for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
@@ -245,3 +246,48 @@ def test_loop_reverse_matches_finite_differences_and_forward(tmp_path):
     assert np.isclose(lhs, ad, rtol=1e-10), (lhs, ad)
     # P is only written: its shadow ends at zero.
     np.testing.assert_array_equal(jtw[3], 0)
+
+
+class RelocatedMap:
+    """M(A) = A^2 * T[i % 4] + A with T a relocated host table."""
+    n, block, grid = 100, 64, 2
+
+    def __init__(self, tmp_path, abi):
+        self.tmp = tmp_path / abi
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.A = RNG.uniform(-1, 1, self.n)
+        self.T = np.array([0.5, -1.25, 2.0, 3.0])
+        np.save(self.tmp / "table.npy", self.T)
+        self.extra = [f"--reloc=host.table={self.tmp / 'table.npy'}",
+                      f"--abi={abi}"]
+
+    def run(self, kernel, args, tag):
+        return launch(self.tmp / tag, "relocated.mlir", kernel, self.grid,
+                      self.block, args + [f"index:{self.n}"], self.extra)
+
+    def primal(self, A, tag):
+        return self.run("f_kernel", [A], tag)[0]
+
+    def reverse(self, w):
+        return self.run("f_grad", [self.A, w.copy()], "rev")[1]
+
+    def forward(self, v):
+        return self.run("f_tangent", [self.A, v.copy()], "fwd")[1]
+
+
+def test_relocated_table_gradient_v1_and_v2(tmp_path):
+    v, w = RNG.standard_normal(RelocatedMap.n), RNG.standard_normal(RelocatedMap.n)
+    results = {}
+    for abi in ("v2", "v1"):
+        m = RelocatedMap(tmp_path, abi)
+        m.A = results.setdefault("A", m.A)
+        eps = 1e-6
+        fd = np.dot(m.primal(m.A + eps * v, "p") - m.primal(m.A - eps * v, "m"),
+                    w) / (2 * eps)
+        g = m.reverse(w)
+        assert np.isclose(np.dot(v, g), fd, rtol=1e-6, atol=1e-8)
+        t = m.T[np.arange(m.n) % 4]
+        np.testing.assert_allclose(g, w * (2 * m.A * t + 1), rtol=1e-12)
+        assert np.isclose(np.dot(m.forward(v), w), np.dot(v, g), rtol=1e-12)
+        results[abi] = g
+    np.testing.assert_array_equal(results["v1"], results["v2"])

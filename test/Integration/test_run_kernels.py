@@ -36,6 +36,7 @@ def launch(tmp_path, kernel_file, kernel, grid, block, args, expect=0,
            extra=(), launcher=None):
     """Runs a kernel; `args` are numpy arrays (buffers) or 'type:value'
     strings (scalars). Returns {k: output array} for buffer parameters."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     specs = []
     for k, arg in enumerate(args):
         if isinstance(arg, np.ndarray):
@@ -275,18 +276,52 @@ def test_launch_rejects_other_block(tmp_path):
 
 
 def test_relocated_host_table(tmp_path):
+    # abi v2 (table binding filled at launch) and v1 (contents materialized
+    # at compile time) give identical results.
     c = np.array([1.5, -2.0, 0.25, 4.0], np.float32)
     np.save(tmp_path / "coeffs.npy", c)
     a = RNG.standard_normal(50).astype(np.float32)
-    out = launch(tmp_path, "relocated.mlir", "scale", 1, 64, [a, "index:50"],
-                 extra=[f"--reloc=host.coeffs={tmp_path / 'coeffs.npy'}"])
-    np.testing.assert_array_equal(out[0], a * c[np.arange(50) % 4])
+    reloc = f"--reloc=host.coeffs={tmp_path / 'coeffs.npy'}"
+    v2 = launch(tmp_path / "v2", "relocated.mlir", "scale", 1, 64,
+                [a, "index:50"], extra=[reloc])
+    v1 = launch(tmp_path / "v1", "relocated.mlir", "scale", 1, 64,
+                [a, "index:50"], extra=[reloc, "--abi=v1"])
+    np.testing.assert_array_equal(v2[0], a * c[np.arange(50) % 4])
+    np.testing.assert_array_equal(v1[0], v2[0])
+
+
+def test_relocated_writable_object_comes_back(tmp_path):
+    state = np.full(64, -1, np.float32)
+    np.save(tmp_path / "state.npy", state)
+    a = RNG.standard_normal(40).astype(np.float32)
+    launch(tmp_path, "relocated_writable.mlir", "publish", 1, 64, [a, "index:40"],
+           extra=[f"--reloc=Main.state={tmp_path / 'state.npy'}"])
+    out = np.load(tmp_path / "out" / "reloc-Main_state.npy")
+    np.testing.assert_array_equal(out[:40], 2 * a)
+    np.testing.assert_array_equal(out[40:], -1)
 
 
 def test_relocation_missing_contents(tmp_path):
     r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
                [np.zeros(4, np.float32), "index:4"], expect=1)
+    assert ("reads the relocated object 'host.coeffs': pass "
+            "--reloc=host.coeffs=FILE.npy") in r.stderr
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=["--abi=v1"])
     assert "cannot be materialized" in r.stderr
+
+
+def test_relocation_unknown_key(tmp_path):
+    np.save(tmp_path / "c.npy", np.zeros(4, np.float32))
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=[f"--reloc=host.other={tmp_path / 'c.npy'}"])
+    assert "--reloc names 'host.other', which is not a relocation record" in r.stderr
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=2,
+               extra=["--abi=v3"])
+    assert "malformed --abi=v3" in r.stderr
 
 
 def test_relocation_wrong_dtype(tmp_path):
@@ -294,4 +329,9 @@ def test_relocation_wrong_dtype(tmp_path):
     r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
                [np.zeros(4, np.float32), "index:4"], expect=1,
                extra=[f"--reloc=host.coeffs={tmp_path / 'bad.npy'}"])
+    assert ("relocation record 'host.coeffs' (memref<4xf32>) needs dtype f4"
+            in r.stderr)
+    r = launch(tmp_path, "relocated.mlir", "scale", 1, 64,
+               [np.zeros(4, np.float32), "index:4"], expect=1,
+               extra=[f"--reloc=host.coeffs={tmp_path / 'bad.npy'}", "--abi=v1"])
     assert "does not match relocation record 'host.coeffs'" in r.stderr

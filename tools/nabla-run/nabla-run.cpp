@@ -2,17 +2,20 @@
 //
 // nabla-run FILE.mlir --kernel=NAME [--target=vulkan|cuda|hip]
 //           --grid=X[,Y,Z] --block=X[,Y,Z] [--arg=SPEC]... [--reloc=KEY=FILE]
-//           [--out=DIR]
+//           [--abi=v1|v2] [--out=DIR]
 // Compiles FILE for the device (SPIR-V with the launch's block size, or the
 // device's sm_/gfx chip), launches once with the launcher code nabla-launch
-// uses, and writes DIR/arg<k>.npy for every buffer parameter.
+// uses, and writes DIR/arg<k>.npy for every buffer parameter. Relocated
+// objects: under abi v2 (default) the kernels are compiled to receive them at
+// load time (table bindings on Vulkan, patched globals on CUDA/HIP) and
+// --reloc supplies them to the launch; under v1 --reloc gives constant
+// records their contents at compile time and they are materialized.
 // Exit status: 0 success, 1 compile/runtime error, 2 usage error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
-#include "nabla/Dialect/Reloc/Transforms/Passes.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Launcher.h"
 #include "nabla/Runtime/Npy.h"
@@ -31,16 +34,14 @@
 
 using namespace nabla::runtime;
 
-/// Gives each record named by --reloc=KEY=FILE.npy its contents and
-/// materializes every record into the kernels (constant host objects whose
-/// contents the launch knows). Returns false after printing an error.
-static bool applyRelocations(mlir::ModuleOp module,
-                             const std::vector<std::string> &relocs) {
+/// abi v1: gives each record named by --reloc=KEY=FILE.npy its contents, to
+/// be materialized by the pipeline (constant host objects whose contents the
+/// compilation knows). Returns false after printing an error.
+static bool setRecordContents(mlir::ModuleOp module,
+                              const std::vector<std::string> &relocs) {
   using nabla::reloc::GlobalOp;
   llvm::SmallVector<GlobalOp> records;
   module.walk([&](GlobalOp record) { records.push_back(record); });
-  if (records.empty() && relocs.empty())
-    return true;
   for (const std::string &spec : relocs) {
     std::string key = spec.substr(0, spec.find('='));
     std::string path = spec.substr(spec.find('=') + 1);
@@ -57,8 +58,8 @@ static bool applyRelocations(mlir::ModuleOp module,
     if (!type || !type.hasStaticShape() || !record.getConstant()) {
       std::cerr << "error: relocation record '" << key
                 << "' must be a constant, statically shaped memref for "
-                   "--reloc (writable or pointer records need the patch "
-                   "strategy, not implemented yet)\n";
+                   "--reloc under --abi=v1 (writable or pointer records are "
+                   "relocated at load time: use --abi=v2)\n";
       return false;
     }
     NpyArray array;
@@ -84,15 +85,13 @@ static bool applyRelocations(mlir::ModuleOp module,
         llvm::ArrayRef<char>(reinterpret_cast<const char *>(array.data.data()),
                              array.data.size())));
   }
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(nabla::reloc::createRelocLower({"materialize"}));
-  return mlir::succeeded(pm.run(module));
+  return true;
 }
 
 static int usage(const std::string &message) {
   std::cerr << "nabla-run: " << message << "\n"
             << "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
-               "--block=X[,Y,Z] [--arg=SPEC]...\n"
+               "--block=X[,Y,Z] [--arg=SPEC]... [--abi=v1|v2]\n"
             << launchFlagsHelp();
   return 2;
 }
@@ -109,8 +108,17 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parseLaunchFlags(argc, argv, options, positional, unknown, error))
     return usage(error);
-  if (!unknown.empty())
-    return usage("unknown option '" + unknown.front() + "'");
+  std::string abi = "v2";
+  for (const std::string &flag : unknown) {
+    if (flag.rfind("--abi=", 0) == 0 &&
+        (flag.substr(6) == "v1" || flag.substr(6) == "v2")) {
+      abi = flag.substr(6);
+      continue;
+    }
+    if (flag.rfind("--abi=", 0) == 0)
+      return usage("malformed " + flag + " (expected v1 or v2)");
+    return usage("unknown option '" + flag + "'");
+  }
   if (positional.size() != 1)
     return usage("expected one input .mlir file");
   if (options.kernel.empty() || !options.hasGrid || !options.hasBlock)
@@ -147,12 +155,14 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  if (!applyRelocations(*module, options.relocs))
-    return 1;
-  // The relocations are now part of the kernels.
-  options.relocs.clear();
-
   nabla::CompileOptions compile;
+  compile.abi = abi;
+  if (abi == "v1") {
+    if (!setRecordContents(*module, options.relocs))
+      return 1;
+    // The relocations become part of the kernels.
+    options.relocs.clear();
+  }
   if (target == "vulkan") {
     compile.target = nabla::CompileTarget::SPIRV;
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};

@@ -32,6 +32,8 @@ struct CompileOptions {
   /// Chip for NVVM/ROCDL; empty selects the pipeline's default.
   std::string chip;
   std::string abi = "v2";
+  /// reloc-lower strategy; empty: the ABI's default for the target.
+  std::string relocStrategy;
   int optLevel = 2;
   /// Workgroup size of kernels without known_block_size (SPIR-V, Metal).
   llvm::SmallVector<int64_t, 3> workgroupSize;

@@ -28,6 +28,11 @@ struct CommonPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("Relocation convention: v1 (baked addresses) or v2 "
                      "(symbolic, relocated at load)"),
       llvm::cl::init("v2")};
+  mlir::detail::PassOptions::Option<std::string> relocStrategy{
+      *this, "reloc-strategy",
+      llvm::cl::desc("reloc-lower strategy overriding the ABI's default "
+                     "(v1: bake-or-materialize; v2: patch for nvvm/rocdl, "
+                     "table for spirv/metal)")};
 };
 
 struct NablaToNVVMOptions : public CommonPipelineOptions<NablaToNVVMOptions> {
@@ -54,8 +59,7 @@ struct NablaToROCDLOptions : public CommonPipelineOptions<NablaToROCDLOptions> {
       llvm::cl::desc("Directory with llvm/bin/ld.lld and amdgcn/bitcode; "
                      "default: the one Nabla's build made from lld-22 and "
                      "rocm-device-libs")};
-  Option<bool> wave64{*this, "wave64",
-                      llvm::cl::desc("Use 64-wide wavefronts"),
+  Option<bool> wave64{*this, "wave64", llvm::cl::desc("Use 64-wide wavefronts"),
                       llvm::cl::init(true)};
 };
 
@@ -79,9 +83,9 @@ struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
   Option<unsigned> subgroupSize{*this, "subgroup-size",
                                 llvm::cl::desc("SIMD-group size"),
                                 llvm::cl::init(32)};
-  Option<std::string> mslVersion{*this, "msl-version",
-                                 llvm::cl::desc("Metal Shading Language version"),
-                                 llvm::cl::init("3.0")};
+  Option<std::string> mslVersion{
+      *this, "msl-version", llvm::cl::desc("Metal Shading Language version"),
+      llvm::cl::init("3.0")};
 };
 
 void buildNablaToNVVMPipeline(mlir::OpPassManager &pm,
@@ -92,6 +96,20 @@ void buildNablaToSPIRVPipeline(mlir::OpPassManager &pm,
                                const NablaToSPIRVOptions &options);
 void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
                                const NablaToMetalOptions &options);
+
+/// The reloc-lower strategy a pipeline for `target` ("nvvm", "rocdl",
+/// "spirv", "metal") uses: `override` if set; for abi v1
+/// "bake-or-materialize"; otherwise "patch" (nvvm, rocdl) or "table" (spirv,
+/// metal).
+std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
+                             llvm::StringRef override);
+
+/// The passes every pipeline starts with: nabla-validate,
+/// nabla-differentiate, reloc-lower with the ABI's strategy, and the target
+/// check (which also rejects an unknown `abi` or chip).
+void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
+                       llvm::StringRef chip, llvm::StringRef abi,
+                       llvm::StringRef relocStrategy);
 
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);

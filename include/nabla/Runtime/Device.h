@@ -38,6 +38,17 @@ struct HostParam {
   int64_t scalarAsInteger() const;
 };
 
+/// A relocated object the loader writes into the module's patch global
+/// `symbol` before the launch: the object's bytes, or for a pointer record the
+/// device address of a copy of them. Writable objects are read back.
+struct PatchObject {
+  std::string key;
+  std::string symbol;
+  bool pointer = false;
+  bool constant = false;
+  NpyArray *object = nullptr;
+};
+
 /// What to launch: the kernel's manifest entry and its object.
 struct LaunchSpec {
   const KernelInfo *kernel = nullptr;
@@ -46,6 +57,8 @@ struct LaunchSpec {
   const std::vector<uint8_t> *image = nullptr;
   /// "spv", "cubin", "ptx" or "hsaco".
   std::string imageKind;
+  /// Objects of `patch` records of the kernel's module.
+  std::vector<PatchObject> patches;
   /// Seconds to wait for completion before giving up.
   unsigned timeoutSeconds = 60;
 };

@@ -26,6 +26,9 @@ struct ParamInfo {
   /// Buffers: element type and shape (-1 for dynamic extents).
   std::string element;
   std::vector<int64_t> shape;
+  /// The key of the relocation record this parameter carries (the table
+  /// strategy adds one per record); empty for the kernel's own parameters.
+  std::string relocKey;
 };
 
 /// A SPIR-V descriptor binding (spirv/metal).
@@ -56,11 +59,22 @@ struct KernelInfo {
   std::vector<ArgumentInfo> arguments;
 };
 
+/// A relocation record and how the kernels were compiled to receive it.
 struct RelocationInfo {
   std::string key;
+  std::string module;
+  /// "patch", "table", "defer", "bake" or "materialize".
+  std::string strategy;
+  /// The global a loader writes (patch) or resolves (defer).
   std::string symbol;
   std::string type;
+  /// A pointer record (patch writes the object's address into a slot).
+  bool pointer = false;
   bool constant = false;
+  /// Memref records: element type and shape (-1 for dynamic extents).
+  std::string element;
+  std::vector<int64_t> shape;
+  std::string shadowOf;
 };
 
 struct Manifest {

@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace nabla::reloc;
 
@@ -44,6 +46,36 @@ static std::optional<int64_t> getValueByteSize(ElementsAttr value) {
   if (!element.isIntOrFloat() || !shaped.hasStaticShape())
     return std::nullopt;
   return shaped.getNumElements() * ((element.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+SmallVector<Operation *> GlobalOp::collectUses() {
+  SmallVector<Operation *> users;
+  Operation *table = SymbolTable::getNearestSymbolTable(*this);
+  if (!table)
+    return users;
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(*this, table))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (isa<GetGlobalOp, AddressOfOp>(use.getUser()))
+        users.push_back(use.getUser());
+  return users;
+}
+
+std::string nabla::reloc::getKeySymbol(StringRef key) {
+  std::string name;
+  for (char c : key)
+    name += (isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return name;
+}
+
+std::string nabla::reloc::getPatchSymbol(StringRef key) {
+  // FNV-1a of the key keeps keys that sanitize alike ("a.b", "a_b") apart.
+  uint32_t hash = 2166136261u;
+  for (char c : key)
+    hash = (hash ^ static_cast<uint8_t>(c)) * 16777619u;
+  char suffix[9];
+  snprintf(suffix, sizeof(suffix), "%08x", hash);
+  return "__reloc_" + getKeySymbol(key) + "_" + suffix;
 }
 
 LogicalResult GlobalOp::verify() {

@@ -18,4 +18,20 @@ gpu.module @tables {
 gpu.module @pointer {
   // expected-error @below {{'reloc.global' op cannot be materialized: it needs a statically shaped memref type and a known 'value'}}
   reloc.global @sym : !llvm.ptr<1> {key = "Main.:x"}
+  gpu.func @k() kernel {
+    %p = reloc.addressof @sym : !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+// A writable object is never materialized: a private copy would lose writes.
+gpu.module @writable {
+  // expected-error @below {{'reloc.global' op cannot be materialized: the kernels may write it, and a private copy would lose the writes (use patch, table or defer)}}
+  reloc.global @state : memref<4xf32> {key = "Main.state", value = dense<0.0> : tensor<4xf32>}
+  gpu.func @k() kernel {
+    %s = reloc.get_global @state : memref<4xf32>
+    gpu.return
+  }
 }

@@ -64,6 +64,10 @@ def Reloc_GlobalOp : Reloc_Op<"global", [
     /// The object's size in bytes: `size` if present, else derived from a
     /// statically shaped memref type; std::nullopt when unknown.
     std::optional<int64_t> getByteSize();
+
+    /// The `reloc.get_global` / `reloc.addressof` ops that use this record
+    /// (`shadow_of` references are not uses), in IR order.
+    ::llvm::SmallVector<::mlir::Operation *> collectUses();
   }];
 }
 

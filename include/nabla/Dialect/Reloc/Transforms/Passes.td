@@ -43,36 +43,57 @@ def RelocRaise : Pass<"reloc-raise", "mlir::ModuleOp"> {
 def RelocLower : Pass<"reloc-lower", "mlir::ModuleOp"> {
   let summary = "Lower reloc ops with a relocation strategy";
   let description = [{
-    Replaces every `reloc.global` record and its uses:
+    Replaces every `reloc.global` record and its uses. Records that nothing
+    uses are pruned first (nothing has to provide them). Every name the
+    strategies create is derived from the record's key, so the output is the
+    same in every session (cacheable) except under `bake`, whose addresses
+    belong to one host session.
 
     - `bake` (the v1 convention): the record's known `address` becomes a
       constant (`llvm.inttoptr`) in the use's address space; pointer records
       only, and each must have an `address`;
-    - `materialize`: a memref record with a known `value` becomes a private
-      constant `memref.global` in the GPU module, read through
-      `memref.get_global`;
+    - `materialize`: a constant memref record with a known `value` becomes a
+      private constant `memref.global`, read through `memref.get_global`
+      (never for writable records: a private copy would lose the writes);
+    - `bake-or-materialize`: what `abi=v1` uses: `bake` for pointer records,
+      `materialize` for memref records, an error for what neither can do;
+    - `patch` (NVVM, ROCDL): a zero-initialised writable global per record,
+      named `__reloc_<key>_<hash of key>` and carrying `reloc.key`, that the
+      loader writes before the launch (CUDA `cuModuleGetGlobal`, HIP
+      `hipModuleGetGlobal`): the object's bytes for a statically shaped memref
+      record, the object's address for a pointer record (a pointer slot in
+      global memory, read with `llvm.load`);
+    - `table` (SPIR-V, Metal, which cannot look symbols up): every function
+      using records, directly or through calls, gets one trailing memref
+      parameter per record in key order, with the argument attribute
+      `reloc.key = "<key>"`; calls pass them on, and kernels thus get one
+      extra buffer binding per record, listed in the manifest;
     - `defer`: the frontend relocates itself: each record becomes an external
       declaration named after its key (`llvm.mlir.global` for pointers,
-      `memref.global` for memrefs) that the loader resolves; the records are
-      still handed back in nabla-compile's manifest.
+      `memref.global` for memrefs) with `reloc.key`; the records are still
+      handed back in nabla-compile's manifest.
 
-    `patch` and `table` (load-time patching by Nabla's runtime) are not
-    implemented yet and are reported as such. A record a strategy cannot
-    lower is a located error naming the record.
+    A record a strategy cannot lower is a located error naming the record.
 
     ```mlir
-    reloc.global @coeffs : memref<4xf32> {key = "host.coeffs", constant, value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}
-    %c = reloc.get_global @coeffs : memref<4xf32>
-    // strategy=materialize
-    memref.global "private" constant @coeffs : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
-    %c = memref.get_global @coeffs : memref<4xf32>
+    reloc.global @coeffs : memref<4xf32> {key = "host.coeffs", constant}
+    gpu.func @k(%out: memref<4xf32>) kernel {
+      %c = reloc.get_global @coeffs : memref<4xf32>
+      ...
+    }
+    // strategy=table
+    gpu.func @k(%out: memref<4xf32>, %c: memref<4xf32> {reloc.key = "host.coeffs"}) kernel
+    // strategy=patch
+    memref.global "public" @__reloc_host_coeffs_1f0d4a9c : memref<4xf32> = dense<0.0> {reloc.key = "host.coeffs"}
+    %c = memref.get_global @__reloc_host_coeffs_1f0d4a9c : memref<4xf32>
     ```
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", [{"bake"}],
-           "bake, patch, table, materialize or defer">,
+           "bake, patch, table, materialize, defer or bake-or-materialize">,
   ];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // NABLA_DIALECT_RELOC_TRANSFORMS_PASSES_TD
