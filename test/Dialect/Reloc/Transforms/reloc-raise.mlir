@@ -56,3 +56,73 @@ module attributes {gpu.container_module, reloc.gv_to_value = {"table" = "host.ta
     }
   }
 }
+
+// -----
+
+// v1 slot: a global initialised with a baked address, loaded and cast; the
+// slot goes away, the record keeps the address.
+// CHECK-LABEL: gpu.module @slots
+// CHECK: reloc.global @reloc_0 : !llvm.ptr<1> {address = 8192 : i64, constant, key = "Main.slot"}
+// CHECK-NOT: llvm.mlir.global
+// CHECK: %[[P:.*]] = reloc.addressof @reloc_0 : !llvm.ptr<1>
+// CHECK-NEXT: llvm.load %[[P]] : !llvm.ptr<1> -> f32
+module attributes {gpu.container_module, reloc.address_map = {"8192" = "Main.slot"}} {
+  gpu.module @slots {
+    llvm.mlir.global internal constant @slot() : !llvm.ptr {
+      %a = llvm.mlir.constant(8192 : i64) : i64
+      %p = llvm.inttoptr %a : i64 to !llvm.ptr
+      llvm.return %p : !llvm.ptr
+    }
+    gpu.func @k() kernel {
+      %s = llvm.mlir.addressof @slot : !llvm.ptr
+      %p = llvm.load %s : !llvm.ptr -> !llvm.ptr
+      %q = llvm.addrspacecast %p : !llvm.ptr to !llvm.ptr<1>
+      %v = llvm.load %q : !llvm.ptr<1> -> f32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// v2 memref declaration behind a memref.memory_space_cast: the record has the
+// type the kernel uses.
+// CHECK-LABEL: gpu.module @memrefs
+// CHECK: reloc.global @reloc_0 : memref<4xf32, #gpu.address_space<global>> {constant, key = "host.table"}
+// CHECK-NOT: memref.global
+// CHECK: %[[T:.*]] = reloc.get_global @reloc_0 : memref<4xf32, #gpu.address_space<global>>
+// CHECK-NOT: memref.memory_space_cast
+// CHECK: memref.load %[[T]]
+module attributes {gpu.container_module, reloc.gv_to_value = {"jl_table" = "host.table"}} {
+  gpu.module @memrefs {
+    memref.global "public" constant @jl_table : memref<4xf32>
+    gpu.func @k(%i: index) kernel {
+      %t = memref.get_global @jl_table : memref<4xf32>
+      %g = memref.memory_space_cast %t : memref<4xf32> to memref<4xf32, #gpu.address_space<global>>
+      %v = memref.load %g[%i] : memref<4xf32, #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Without the address map a slot stays: its base is a known constant.
+// CHECK-LABEL: gpu.module @unmapped
+// CHECK: llvm.mlir.global internal constant @slot
+// CHECK-NOT: reloc.
+module attributes {gpu.container_module, reloc.gv_to_value = {}} {
+  gpu.module @unmapped {
+    llvm.mlir.global internal constant @slot() : !llvm.ptr {
+      %a = llvm.mlir.constant(8192 : i64) : i64
+      %p = llvm.inttoptr %a : i64 to !llvm.ptr
+      llvm.return %p : !llvm.ptr
+    }
+    gpu.func @k() kernel {
+      %s = llvm.mlir.addressof @slot : !llvm.ptr
+      %p = llvm.load %s : !llvm.ptr -> !llvm.ptr
+      %v = llvm.load %p : !llvm.ptr -> f32
+      gpu.return
+    }
+  }
+}

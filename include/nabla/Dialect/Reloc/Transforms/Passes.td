@@ -13,20 +13,22 @@ def RelocRaise : Pass<"reloc-raise", "mlir::ModuleOp"> {
   let summary = "Turn legacy host-object references into reloc ops";
   let description = [{
     Raises the shapes frontends leave for host objects into `reloc.global`
-    records and `reloc.addressof` uses whose type is already the address
-    space they are used in (the `llvm.addrspacecast` chain is folded away):
+    records and `reloc.addressof` / `reloc.get_global` uses whose type is
+    already the address space they are used in (the `llvm.addrspacecast` /
+    `memref.memory_space_cast` chain is folded away):
 
-    - an external `llvm.mlir.global` declaration listed in the module
-      attribute `reloc.gv_to_value = {"<global>" = "<key>"}` (the v2
-      "keep it symbolic" convention);
+    - an external `llvm.mlir.global` or `memref.global` declaration listed in
+      the module attribute `reloc.gv_to_value = {"<global>" = "<key>"}` (the
+      v2 "keep it symbolic" convention);
     - an `llvm.inttoptr` of a constant address listed in
-      `reloc.address_map = {"<address>" = "<key>"}` (the v1 "bake" convention):
-      the record keeps the known address. Without the map the constant stays
-      as it is (a known constant base).
+      `reloc.address_map = {"<address>" = "<key>"}` (the v1 "bake" convention),
+      inline or as the initializer of a slot global that kernels load: the
+      record keeps the known address. Without the map the constant stays as
+      it is (a known constant base).
 
     Globals with initializers (materialized objects) are left alone. Records
-    are named `@reloc_<n>` in key order; a key used with two address spaces
-    is an error.
+    are named `@reloc_<n>` in key order; a key used with two types is an
+    error.
 
     ```mlir
     // module attributes {reloc.gv_to_value = {"jl_global#12889" = "Main.:x"}}
