@@ -291,3 +291,43 @@ def test_relocated_table_gradient_v1_and_v2(tmp_path):
         assert np.isclose(np.dot(m.forward(v), w), np.dot(v, g), rtol=1e-12)
         results[abi] = g
     np.testing.assert_array_equal(results["v1"], results["v2"])
+
+
+def test_writable_record_gets_shadow_record(tmp_path):
+    # g stores differentiated data into the writable record Main.state: its
+    # shadow record Main.state#shadow is provided like a dup buffer's shadow.
+    n = 100
+    A = RNG.uniform(-1, 1, n)
+    T = np.array([0.5, -1.25, 2.0, 3.0])
+    t = T[np.arange(n) % 4]
+    np.save(tmp_path / "table.npy", T)
+    np.save(tmp_path / "state.npy", np.zeros(128))
+    w = RNG.standard_normal(128)
+    v = RNG.standard_normal(n)
+    np.save(tmp_path / "w.npy", w)
+    np.save(tmp_path / "zero.npy", np.zeros(128))
+
+    def relocs(shadow):
+        return [f"--reloc=host.table={tmp_path / 'table.npy'}",
+                f"--reloc=Main.state={tmp_path / 'state.npy'}",
+                f"--reloc=Main.state#shadow={tmp_path / shadow}"]
+
+    def state(directory, key="Main_state"):
+        return np.load(directory / f"out-{directory.name}" / f"reloc-{key}.npy")
+
+    rev = launch(tmp_path / "g_grad", "relocated_state.mlir", "g_grad", 2, 64,
+                 [A, np.zeros(n), f"index:{n}"], relocs("w.npy"))
+    np.testing.assert_allclose(rev[1], w[:n] * 2 * A * t, rtol=1e-12)
+    # The overwritten part of the state's cotangent is consumed, the rest kept.
+    shadow = state(tmp_path / "g_grad", "Main_state_shadow")
+    np.testing.assert_array_equal(shadow[:n], 0)
+    np.testing.assert_array_equal(shadow[n:], w[n:])
+
+    fwd = launch(tmp_path / "g_tangent", "relocated_state.mlir", "g_tangent", 2, 64,
+                 [A, v.copy(), f"index:{n}"], relocs("zero.npy"))
+    tangent = state(tmp_path / "g_tangent", "Main_state_shadow")
+    np.testing.assert_allclose(tangent[:n], 2 * A * t * v, rtol=1e-12)
+    np.testing.assert_allclose(state(tmp_path / "g_tangent")[:n], A * A * t,
+                               rtol=1e-12)
+    # Dot-product test between the two modes.
+    assert np.isclose(np.dot(tangent, w), np.dot(v, rev[1]), rtol=1e-12)

@@ -21,6 +21,7 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 
 #include "DerivativeRules.h"
+#include "RecordShadows.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Transforms/InliningUtils.h"
 
@@ -157,8 +158,20 @@ struct Activities {
               mark(varied, arg);
           return;
         }
-        if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) ||
-            op->getNumRegions())
+        if (isa<memref::StoreOp, memref::AtomicRMWOp>(op)) {
+          // Differentiated data stored into a writable relocated object makes
+          // the object active: every use of its record gets a shadow.
+          Value memref = op->getOperand(1);
+          if (isVaried(op->getOperand(0)) && !isShadowed(memref))
+            if (reloc::GlobalOp record =
+                    RecordShadows::getWritableRecord(memref))
+              func.walk([&](reloc::GetGlobalOp get) {
+                if (get.getGlobalName() == record.getSymName())
+                  mark(shadowed, get.getResult());
+              });
+          return;
+        }
+        if (op->getNumRegions())
           return;
         bool anyVaried = llvm::any_of(op->getOperands(), [&](Value v) {
           return isVaried(v) || (isa<func::CallOp>(op) && isShadowed(v));
@@ -280,8 +293,9 @@ void clearTerminator(Block &block) {
 
 class JVPEmitter {
 public:
-  JVPEmitter(OpBuilder &builder, const Activities &act, RuleFinder findRule)
-      : b(builder), act(act), findRule(std::move(findRule)) {}
+  JVPEmitter(OpBuilder &builder, const Activities &act, RuleFinder findRule,
+             RecordShadows &records)
+      : b(builder), act(act), findRule(std::move(findRule)), records(records) {}
 
   IRMapping map;
   DenseMap<Value, Value> tangent; // src value → tangent
@@ -320,6 +334,11 @@ public:
       return emitCall(call);
 
     Operation *clone = b.clone(*op, map);
+    if (auto get = dyn_cast<reloc::GetGlobalOp>(op)) {
+      if (act.isShadowed(get.getResult()))
+        shadow[get.getResult()] = records.emitShadow(b, get);
+      return success();
+    }
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       if (Value sh = shadow.lookup(load.getMemRef()))
         if (act.isVaried(load.getResult()))
@@ -508,6 +527,7 @@ private:
   OpBuilder &b;
   const Activities &act;
   RuleFinder findRule;
+  RecordShadows &records;
 };
 
 //===----------------------------------------------------------------------===//
@@ -530,8 +550,9 @@ struct AdjointScope {
 class VJPEmitter {
 public:
   VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks,
-             RuleFinder findRule)
-      : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)) {}
+             RuleFinder findRule, RecordShadows &records)
+      : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)),
+        records(records) {}
 
   /// src value → forward value available at function scope.
   IRMapping fwd;
@@ -566,6 +587,15 @@ public:
     Operation *clone = b.clone(*op, fwd);
     for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
       defined(src, dst);
+    if (auto get = dyn_cast<reloc::GetGlobalOp>(op);
+        get && act.isShadowed(get.getResult())) {
+      // The reverse sweep runs outside every region: the shadow's use (it has
+      // no operands) goes to the entry block.
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(entry);
+      shadow[get.getResult()] = records.emitShadow(b, get);
+      return success();
+    }
     if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
         act.isShadowed(op->getOperand(0))) {
       if (!branchScopes.empty())
@@ -1046,6 +1076,7 @@ private:
   const Activities &act;
   bool remarks;
   RuleFinder findRule;
+  RecordShadows &records;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1189,13 +1220,14 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
       return findCustomRule(tableOp, name, ruleMode, ruleArgs, ruleRets);
     };
 
+    RecordShadows records(symbols);
     LogicalResult result =
         mode == DerivativeMode::Forward
             ? emitForward(builder, body, ret, act, args, rets, primalArgs,
-                          shadowArgs, findRule)
+                          shadowArgs, findRule, records)
             : emitReverse(builder, body, ret, act, args, rets, primalArgs,
                           shadowArgs, entry->getArguments().drop_front(next),
-                          findRule);
+                          findRule, records);
     if (failed(result)) {
       derivative.erase();
       return failure();
@@ -1206,8 +1238,9 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   LogicalResult emitForward(OpBuilder &builder, Block &body, func::ReturnOp ret,
                             const Activities &act, ArrayRef<Activity> args,
                             ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
-                            ArrayRef<Value> shadowArgs, RuleFinder findRule) {
-    JVPEmitter emitter(builder, act, std::move(findRule));
+                            ArrayRef<Value> shadowArgs, RuleFinder findRule,
+                            RecordShadows &records) {
+    JVPEmitter emitter(builder, act, std::move(findRule), records);
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.map.map(arg, primalArgs[i]);
       if (!shadowArgs[i])
@@ -1242,8 +1275,8 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                             const Activities &act, ArrayRef<Activity> args,
                             ArrayRef<Activity> rets, ArrayRef<Value> primalArgs,
                             ArrayRef<Value> shadowArgs, ValueRange seeds,
-                            RuleFinder findRule) {
-    VJPEmitter emitter(builder, act, remarks, std::move(findRule));
+                            RuleFinder findRule, RecordShadows &records) {
+    VJPEmitter emitter(builder, act, remarks, std::move(findRule), records);
     emitter.entry = builder.getInsertionBlock();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.fwd.map(arg, primalArgs[i]);
