@@ -279,6 +279,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     spirv.optLevel = options.optLevel;
     spirv.workgroupSize = options.workgroupSize;
     spirv.subgroupSize = options.subgroupSize;
+    spirv.emulateFloatAtomics = options.emulateFloatAtomics;
     buildNablaToSPIRVPipeline(pm, spirv);
     return;
   }
@@ -289,6 +290,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     metal.optLevel = options.optLevel;
     metal.workgroupSize = options.workgroupSize;
     metal.subgroupSize = options.subgroupSize;
+    metal.emulateFloatAtomics = options.emulateFloatAtomics;
     buildNablaToMetalPipeline(pm, metal);
     return;
   }

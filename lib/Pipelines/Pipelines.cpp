@@ -26,12 +26,14 @@ std::string nabla::getRelocStrategy(StringRef target, StringRef abi,
 
 void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               StringRef chip, StringRef abi,
-                              StringRef relocStrategy) {
+                              StringRef relocStrategy,
+                              bool emulateFloatAtomics) {
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
   pm.addPass(
       reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));
-  pm.addPass(createCheckTargetSupport({target.str(), chip.str(), abi.str()}));
+  pm.addPass(createCheckTargetSupport(
+      {target.str(), chip.str(), abi.str(), emulateFloatAtomics}));
 }
 
 void nabla::registerNablaPipelines() {

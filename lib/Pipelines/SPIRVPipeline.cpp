@@ -27,8 +27,10 @@ using namespace mlir;
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, StringRef relocStrategy,
                                ArrayRef<int64_t> workgroupSize,
-                               unsigned subgroupSize, StringRef client) {
-  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy);
+                               unsigned subgroupSize, bool emulateFloatAtomics,
+                               int optLevel, StringRef client) {
+  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy,
+                           emulateFloatAtomics);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be
   // inlined into an scf region, and SPIR-V wants structured control flow.
@@ -37,17 +39,26 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());
-  device.addPass(createCanonicalizerPass());
-  device.addPass(createCSEPass());
+  // opt-level 0 keeps the kernels' own operations (for debugging the
+  // lowering); 1 simplifies before conversion; 2+ also the SPIR-V.
+  if (optLevel >= 1) {
+    device.addPass(createCanonicalizerPass());
+    device.addPass(createCSEPass());
+  }
 
   nabla::ConvertGPUToSPIRVOptions convert;
   convert.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
   convert.client = client.str();
   convert.subgroupSize = subgroupSize;
+  convert.emulateFloatAtomics = emulateFloatAtomics;
   pm.addPass(nabla::createConvertGPUToSPIRV(convert));
 
   OpPassManager &spirvModule =
       pm.nest<gpu::GPUModuleOp>().nest<spirv::ModuleOp>();
+  if (optLevel >= 2) {
+    spirvModule.addPass(createCanonicalizerPass());
+    spirvModule.addPass(createCSEPass());
+  }
   spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());
   spirvModule.addPass(spirv::createSPIRVUpdateVCEPass());
 }
@@ -55,13 +66,15 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
 void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
                                       const NablaToSPIRVOptions &options) {
   buildSPIRVLowering(pm, "spirv", options.abi, options.relocStrategy,
-                     options.workgroupSize, options.subgroupSize, "vulkan");
+                     options.workgroupSize, options.subgroupSize,
+                     options.emulateFloatAtomics, options.optLevel, "vulkan");
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
 }
 
 void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
                                       const NablaToMetalOptions &options) {
   buildSPIRVLowering(pm, "metal", options.abi, options.relocStrategy,
-                     options.workgroupSize, options.subgroupSize, "metal");
+                     options.workgroupSize, options.subgroupSize,
+                     options.emulateFloatAtomics, options.optLevel, "metal");
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
 }

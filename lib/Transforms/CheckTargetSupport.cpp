@@ -139,7 +139,7 @@ struct CheckTargetSupport
         return "uses f64, which " + where + " does not support";
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
       if (isa<FloatType>(atomic.getValue().getType()) &&
-          isWorkgroupMemory(atomic.getMemRefType()))
+          isWorkgroupMemory(atomic.getMemRefType()) && !emulateFloatAtomics)
         return "is a float atomic on threadgroup memory, which " + where +
                " does not support";
     return std::nullopt;

@@ -335,3 +335,18 @@ def test_relocation_wrong_dtype(tmp_path):
                [np.zeros(4, np.float32), "index:4"], expect=1,
                extra=[f"--reloc=host.coeffs={tmp_path / 'bad.npy'}", "--abi=v1"])
     assert "does not match relocation record 'host.coeffs'" in r.stderr
+
+
+def test_float_atomics_native_and_emulated(tmp_path):
+    # 4096 threads add into 3 global words and per-block workgroup sums: the
+    # SPV_EXT_shader_atomic_float_add path and the compare-exchange emulation
+    # both lose no update.
+    n = 4096
+    x = RNG.integers(-8, 8, n).astype(np.float32)  # exact in any order
+    expected = np.array([x[k::3].sum() for k in range(3)] + [x.sum()],
+                        np.float32)
+    for extra in ([], ["--emulate-float-atomics"]):
+        out = launch(tmp_path / (extra[0][2:] if extra else "native"),
+                     "atomic_contention.mlir", "accumulate", n // 64, 64,
+                     [x, np.zeros(4, np.float32), f"index:{n}"], extra=extra)
+        np.testing.assert_array_equal(out[1], expected)

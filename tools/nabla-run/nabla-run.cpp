@@ -2,7 +2,7 @@
 //
 // nabla-run FILE.mlir --kernel=NAME [--target=vulkan|cuda|hip]
 //           --grid=X[,Y,Z] --block=X[,Y,Z] [--arg=SPEC]... [--reloc=KEY=FILE]
-//           [--abi=v1|v2] [--out=DIR]
+//           [--abi=v1|v2] [--emulate-float-atomics] [--out=DIR]
 // Compiles FILE for the device (SPIR-V with the launch's block size, or the
 // device's sm_/gfx chip), launches once with the launcher code nabla-launch
 // uses, and writes DIR/arg<k>.npy for every buffer parameter. Relocated
@@ -92,6 +92,7 @@ static int usage(const std::string &message) {
   std::cerr << "nabla-run: " << message << "\n"
             << "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
                "--block=X[,Y,Z] [--arg=SPEC]... [--abi=v1|v2]\n"
+               "                 [--emulate-float-atomics]\n"
             << launchFlagsHelp();
   return 2;
 }
@@ -109,7 +110,12 @@ int main(int argc, char **argv) {
   if (!parseLaunchFlags(argc, argv, options, positional, unknown, error))
     return usage(error);
   std::string abi = "v2";
+  bool emulateFloatAtomics = false;
   for (const std::string &flag : unknown) {
+    if (flag == "--emulate-float-atomics") {
+      emulateFloatAtomics = true;
+      continue;
+    }
     if (flag.rfind("--abi=", 0) == 0 &&
         (flag.substr(6) == "v1" || flag.substr(6) == "v2")) {
       abi = flag.substr(6);
@@ -167,6 +173,7 @@ int main(int argc, char **argv) {
     compile.target = nabla::CompileTarget::SPIRV;
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
     compile.subgroupSize = device->subgroupSize();
+    compile.emulateFloatAtomics = emulateFloatAtomics;
   } else {
     compile.target = target == "cuda" ? nabla::CompileTarget::NVVM
                                       : nabla::CompileTarget::ROCDL;

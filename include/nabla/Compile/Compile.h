@@ -39,6 +39,8 @@ struct CompileOptions {
   llvm::SmallVector<int64_t, 3> workgroupSize;
   /// Subgroup size of the device (SPIR-V, Metal).
   unsigned subgroupSize = 32;
+  /// SPIR-V, Metal: float atomic add as a compare-exchange loop.
+  bool emulateFloatAtomics = false;
 };
 
 /// One output file: `<module>.<extension>`.

@@ -27,8 +27,13 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
       `#gpu.address_space<private>` → `Function`;
     - converts gpu, arith, math, scf, cf, func, memref, index, vector and ub
       ops, plus `memref.atomic_rmw addf` (absent upstream) to
-      `spirv.EXT.AtomicFAdd` when the target environment has the float-add
-      capability, or to a compare-exchange loop otherwise.
+      `spirv.EXT.AtomicFAdd` when the target environment allows
+      `SPV_EXT_shader_atomic_float_add` (and `emulate-float-atomics` is off),
+      or otherwise to a compare-exchange loop: the buffer (a kernel
+      parameter or an allocation) is retyped to integers of the same width,
+      every access bitcasts, and the add becomes a
+      `memref.generic_atomic_rmw`, lowered to `spirv.AtomicCompareExchange`
+      in a `spirv.mlir.loop`.
 
     Buffer parameter *k* gets descriptor set 0, binding *k*; a scalar
     parameter is a one-element storage buffer at its binding (see
@@ -49,6 +54,9 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
            "Lower index to i64 instead of i32">,
     Option<"subgroupSize", "subgroup-size", "unsigned", "32",
            "Subgroup size of the device (gpu.subgroup_size and shuffle widths)">,
+    Option<"emulateFloatAtomics", "emulate-float-atomics", "bool", "false",
+           "Lower float atomic add to a compare-exchange loop even where the "
+           "target environment has SPV_EXT_shader_atomic_float_add">,
   ];
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }

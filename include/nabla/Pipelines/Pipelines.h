@@ -73,6 +73,11 @@ struct NablaToSPIRVOptions : public CommonPipelineOptions<NablaToSPIRVOptions> {
       llvm::cl::desc("Subgroup size of the device (nabla-run passes the "
                      "device's)"),
       llvm::cl::init(32)};
+  Option<bool> emulateFloatAtomics{
+      *this, "emulate-float-atomics",
+      llvm::cl::desc("Float atomic add as a compare-exchange loop, for "
+                     "devices without VK_EXT_shader_atomic_float"),
+      llvm::cl::init(false)};
 };
 
 struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
@@ -83,6 +88,10 @@ struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
   Option<unsigned> subgroupSize{*this, "subgroup-size",
                                 llvm::cl::desc("SIMD-group size"),
                                 llvm::cl::init(32)};
+  Option<bool> emulateFloatAtomics{
+      *this, "emulate-float-atomics",
+      llvm::cl::desc("Float atomic add as a compare-exchange loop"),
+      llvm::cl::init(false)};
   Option<std::string> mslVersion{
       *this, "msl-version", llvm::cl::desc("Metal Shading Language version"),
       llvm::cl::init("3.0")};
@@ -109,7 +118,8 @@ std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
 /// check (which also rejects an unknown `abi` or chip).
 void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef chip, llvm::StringRef abi,
-                       llvm::StringRef relocStrategy);
+                       llvm::StringRef relocStrategy,
+                       bool emulateFloatAtomics = false);
 
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);

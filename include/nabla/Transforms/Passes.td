@@ -34,6 +34,9 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
            "Chip the pipeline compiles for (sm_NN for nvvm, gfxNNN for rocdl)">,
     Option<"abi", "abi", "std::string", [{"v2"}],
            "Relocation convention the pipeline was asked for: v1 or v2">,
+    Option<"emulateFloatAtomics", "emulate-float-atomics", "bool", "false",
+           "Float atomic adds become integer compare-exchange loops (then "
+           "Metal accepts them on threadgroup memory)">,
   ];
 }
 

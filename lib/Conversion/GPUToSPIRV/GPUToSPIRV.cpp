@@ -157,9 +157,98 @@ LogicalResult materializeConstantGlobals(gpu::GPUModuleOp module) {
 // Float atomic add
 //===----------------------------------------------------------------------===//
 
+/// Without SPV_EXT_shader_atomic_float_add, OpAtomicCompareExchange needs an
+/// integer pointer, and logical addressing cannot reinterpret a float buffer:
+/// each buffer a float atomic add targets (a kernel parameter or an
+/// allocation) is retyped to integers of the same width, its loads and stores
+/// bitcast, and the add becomes a memref.generic_atomic_rmw whose body adds
+/// in floats.
+LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
+  spirv::TargetEnv env(spirv::lookupTargetEnvOrDefault(module));
+  auto isNative = [&](Type type) {
+    return env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add) &&
+           env.allows(type.isF64() ? spirv::Capability::AtomicFloat64AddEXT
+                                   : spirv::Capability::AtomicFloat32AddEXT);
+  };
+  SmallVector<memref::AtomicRMWOp> atomics;
+  module.walk([&](memref::AtomicRMWOp op) {
+    if (op.getKind() == arith::AtomicRMWKind::addf &&
+        (always || !isNative(op.getType())))
+      atomics.push_back(op);
+  });
+  llvm::SetVector<Value> buffers;
+  for (memref::AtomicRMWOp atomic : atomics) {
+    Value buffer = atomic.getMemref();
+    bool isRoot = isa<BlockArgument>(buffer) ||
+                  buffer.getDefiningOp<memref::AllocOp>() ||
+                  buffer.getDefiningOp<memref::AllocaOp>();
+    if (!isRoot)
+      return atomic.emitOpError(
+          "needs a float atomic add emulation (no "
+          "SPV_EXT_shader_atomic_float_add), which works on kernel "
+          "parameters and allocations, not on views of them");
+    if (!atomic.getType().isF32() && !atomic.getType().isF64())
+      return atomic.emitOpError("float atomic add is supported on f32 and "
+                                "f64 only by the SPIR-V target");
+    buffers.insert(buffer);
+  }
+  for (Value buffer : buffers) {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto floatType = cast<FloatType>(type.getElementType());
+    auto intType = IntegerType::get(module.getContext(), floatType.getWidth());
+    buffer.setType(MemRefType::get(type.getShape(), intType, type.getLayout(),
+                                   type.getMemorySpace()));
+    if (auto arg = dyn_cast<BlockArgument>(buffer))
+      if (auto kernel = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
+          kernel && arg.getArgNumber() < kernel.getNumArguments()) {
+        SmallVector<Type> inputs(kernel.getArgumentTypes());
+        inputs[arg.getArgNumber()] = buffer.getType();
+        kernel.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
+            module.getContext(), inputs, kernel.getResultTypes())));
+      }
+    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+      OpBuilder b(user);
+      Location loc = user->getLoc();
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        Value bits = memref::LoadOp::create(b, loc, buffer, load.getIndices());
+        load.replaceAllUsesWith(
+            arith::BitcastOp::create(b, loc, floatType, bits).getResult());
+        load.erase();
+      } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        Value bits =
+            arith::BitcastOp::create(b, loc, intType, store.getValue());
+        memref::StoreOp::create(b, loc, bits, buffer, store.getIndices());
+        store.erase();
+      } else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user);
+                 atomic && atomic.getKind() == arith::AtomicRMWKind::addf) {
+        auto generic = memref::GenericAtomicRMWOp::create(b, loc, buffer,
+                                                          atomic.getIndices());
+        OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
+        Value current = arith::BitcastOp::create(body, loc, floatType,
+                                                 generic.getCurrentValue());
+        Value sum =
+            arith::AddFOp::create(body, loc, current, atomic.getValue());
+        memref::AtomicYieldOp::create(
+            body, loc, arith::BitcastOp::create(body, loc, intType, sum));
+        atomic.replaceAllUsesWith(
+            arith::BitcastOp::create(b, loc, floatType, generic.getResult())
+                .getResult());
+        atomic.erase();
+      } else if (!isa<memref::DimOp>(user)) {
+        return user->emitOpError("uses a buffer whose float atomic adds are "
+                                 "emulated with integer compare-exchange; "
+                                 "only loads, stores, atomic adds and dims "
+                                 "can be rewritten");
+      }
+    }
+  }
+  return success();
+}
+
 /// Lowers `memref.atomic_rmw addf` to `spirv.EXT.AtomicFAdd` with device (or,
 /// on workgroup memory, workgroup) scope and relaxed semantics: adjoint
-/// accumulation needs atomicity, ordering comes from barriers.
+/// accumulation needs atomicity, ordering comes from barriers. Adds the
+/// target environment cannot do natively were emulated before conversion.
 struct AtomicAddFToSPIRV final
     : public OpConversionPattern<memref::AtomicRMWOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -181,12 +270,10 @@ struct AtomicAddFToSPIRV final
     if (!op.getType().isF32() && !op.getType().isF64())
       return op.emitOpError("float atomic add is supported on f32 and f64 "
                             "only by the SPIR-V target");
+    // emulateFloatAtomicAdd rewrote every add the environment cannot do.
     if (!env.allows(capability) ||
         !env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add))
-      return op.emitOpError("needs the ")
-             << spirv::stringifyCapability(capability)
-             << " capability and SPV_EXT_shader_atomic_float_add in the "
-                "SPIR-V target environment";
+      return rewriter.notifyMatchFailure(op, "no native float atomic add");
 
     MemRefType memrefType = op.getMemRefType();
     auto storage =
@@ -208,12 +295,90 @@ struct AtomicAddFToSPIRV final
   }
 };
 
+/// Lowers `memref.generic_atomic_rmw` on an integer buffer to a
+/// compare-exchange loop: load the current value, compute the new one with
+/// the op's body, `spirv.AtomicCompareExchange`, and retry with the value
+/// seen until no other thread intervened.
+struct GenericAtomicRMWToSPIRV final
+    : public OpConversionPattern<memref::GenericAtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(memref::GenericAtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const auto &converter = *getTypeConverter<SPIRVTypeConverter>();
+    auto valueType =
+        dyn_cast_or_null<IntegerType>(converter.convertType(op.getType()));
+    if (!valueType)
+      return rewriter.notifyMatchFailure(op, "not an integer buffer");
+    MemRefType memrefType = op.getMemref().getType();
+    auto storage =
+        dyn_cast_or_null<spirv::StorageClassAttr>(memrefType.getMemorySpace());
+    if (!storage)
+      return rewriter.notifyMatchFailure(op, "memref has no storage class");
+    spirv::Scope scope = storage.getValue() == spirv::StorageClass::Workgroup
+                             ? spirv::Scope::Workgroup
+                             : spirv::Scope::Device;
+    Location loc = op.getLoc();
+    Value pointer =
+        spirv::getElementPtr(converter, memrefType, adaptor.getMemref(),
+                             adaptor.getIndices(), loc, rewriter);
+    if (!pointer)
+      return rewriter.notifyMatchFailure(op, "cannot compute the address");
+    Value initial = spirv::LoadOp::create(rewriter, loc, pointer);
+
+    bool hasUses = !op->use_empty();
+    auto loop = spirv::LoopOp::create(
+        rewriter, loc, hasUses ? TypeRange{valueType} : TypeRange{},
+        spirv::LoopControl::None);
+    loop.addEntryAndMergeBlock(rewriter);
+    Region &body = loop.getBody();
+    auto *header = new Block();
+    auto *retry = new Block();
+    header->addArgument(valueType, loc);
+    retry->addArgument(valueType, loc);
+    body.getBlocks().insert(std::next(body.begin()), header);
+    body.getBlocks().insert(std::prev(body.end()), retry);
+    Value current = header->getArgument(0);
+
+    rewriter.setInsertionPointToEnd(loop.getEntryBlock());
+    spirv::BranchOp::create(rewriter, loc, header, initial);
+
+    // The op's body computes the new value from the current one.
+    Block &compute = op.getAtomicBody().front();
+    auto yield = cast<memref::AtomicYieldOp>(compute.getTerminator());
+    Value desired = yield.getResult();
+    rewriter.inlineBlockBefore(&compute, header, header->end(), current);
+    rewriter.eraseOp(yield);
+    rewriter.setInsertionPointToEnd(header);
+    Value desiredConverted = rewriter.getRemappedValue(desired);
+    if (!desiredConverted)
+      desiredConverted = desired;
+    Value seen = spirv::AtomicCompareExchangeOp::create(
+        rewriter, loc, valueType, pointer, scope, spirv::MemorySemantics::None,
+        spirv::MemorySemantics::None, desiredConverted, current);
+    Value done = spirv::IEqualOp::create(rewriter, loc, seen, current);
+    spirv::BranchConditionalOp::create(rewriter, loc, done,
+                                       loop.getMergeBlock(), ValueRange{},
+                                       retry, ValueRange{seen});
+    rewriter.setInsertionPointToEnd(retry);
+    spirv::BranchOp::create(rewriter, loc, header, retry->getArgument(0));
+    if (hasUses) {
+      Operation *merge = loop.getMergeBlock()->getTerminator();
+      merge->setOperands(current);
+    }
+    rewriter.replaceOp(op, loop->getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void nabla::populateAtomicRMWFloatToSPIRVPatterns(
     const SPIRVTypeConverter &typeConverter, RewritePatternSet &patterns) {
   patterns.add<AtomicAddFToSPIRV>(typeConverter, patterns.getContext(),
                                   /*benefit=*/2);
+  patterns.add<GenericAtomicRMWToSPIRV>(typeConverter, patterns.getContext());
 }
 
 //===----------------------------------------------------------------------===//
@@ -360,6 +525,8 @@ struct ConvertGPUToSPIRV
       return failure();
     for (auto kernel : module.getOps<gpu::GPUFuncOp>())
       materializeAttributions(kernel);
+    if (failed(emulateFloatAtomicAdd(module, emulateFloatAtomics)))
+      return failure();
     markAllocasPrivate(module);
     spirv::MemorySpaceToStorageClassConverter memorySpaces(
         nabla::mapMemorySpaceToStorageClass);

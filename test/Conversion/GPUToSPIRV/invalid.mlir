@@ -12,20 +12,3 @@ module attributes {gpu.container_module} {
     }
   }
 }
-
-// -----
-
-// Without the float-add capability in the target environment the atomic is
-// a located error, not a silent miscompile.
-module attributes {gpu.container_module} {
-  gpu.module @no_float_atomics attributes {spirv.target_env = #spirv.target_env<#spirv.vce<v1.3, [Shader], [SPV_KHR_storage_buffer_storage_class]>, #spirv.resource_limits<>>} {
-    gpu.func @k(%A: memref<?xf32>, %s: f32) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
-      %c0 = arith.constant 0 : index
-      // expected-error @below {{'memref.atomic_rmw' op needs the AtomicFloat32AddEXT capability and SPV_EXT_shader_atomic_float_add in the SPIR-V target environment}}
-      // expected-error @below {{failed to legalize operation 'memref.atomic_rmw'}}
-      %old = memref.atomic_rmw addf %s, %A[%c0] : (f32, memref<?xf32>) -> f32
-      gpu.return
-    }
-  }
-}
-

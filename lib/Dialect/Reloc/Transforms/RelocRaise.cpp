@@ -71,8 +71,7 @@ std::optional<APInt> getSlotAddress(LLVM::GlobalOp slot) {
 /// True if `global` declares an object without contents (the v2 shape).
 bool isDeclaration(Operation *global) {
   if (auto llvmGlobal = dyn_cast<LLVM::GlobalOp>(global))
-    return !llvmGlobal.getValue() &&
-           llvmGlobal.getInitializerRegion().empty();
+    return !llvmGlobal.getValue() && llvmGlobal.getInitializerRegion().empty();
   if (auto memrefGlobal = dyn_cast<memref::GlobalOp>(global))
     return memrefGlobal.isExternal();
   return false;
@@ -141,9 +140,10 @@ struct RelocRaise : public nabla::reloc::impl::RelocRaiseBase<RelocRaise> {
       } else if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
         // A v1 slot: a global initialised with a baked address, loaded.
         auto address = load.getAddr().getDefiningOp<LLVM::AddressOfOp>();
-        auto slot = address ? SymbolTable::lookupNearestSymbolFrom<
-                                  LLVM::GlobalOp>(op, address.getGlobalNameAttr())
-                            : LLVM::GlobalOp();
+        auto slot = address
+                        ? SymbolTable::lookupNearestSymbolFrom<LLVM::GlobalOp>(
+                              op, address.getGlobalNameAttr())
+                        : LLVM::GlobalOp();
         std::optional<APInt> baked = slot ? getSlotAddress(slot) : std::nullopt;
         if (!baked || !isa<LLVM::LLVMPointerType>(load.getType()))
           return;
@@ -204,9 +204,8 @@ struct RelocRaise : public nabla::reloc::impl::RelocRaiseBase<RelocRaise> {
       // the slot's address).
       Operation *op = last.getDefiningOp();
       while (op && op->use_empty()) {
-        Operation *next = op->getNumOperands()
-                              ? op->getOperand(0).getDefiningOp()
-                              : nullptr;
+        Operation *next =
+            op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
         bool wasRoot = op == reference.root;
         if (Operation *decl = getReferencedGlobal(op))
           declarations.insert(decl);
