@@ -324,6 +324,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   PassManager prepare(module.getContext());
   prepare.addPass(createValidate());
   prepare.addPass(createDifferentiate());
+  prepare.addPass(reloc::createRelocLink());
   if (failed(prepare.run(module)))
     return failure();
   llvm::json::Array relocations = describeRelocations(module, strategy);

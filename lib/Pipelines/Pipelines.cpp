@@ -30,6 +30,7 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               bool emulateFloatAtomics) {
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
+  pm.addPass(reloc::createRelocLink());
   pm.addPass(
       reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));
   pm.addPass(createCheckTargetSupport(

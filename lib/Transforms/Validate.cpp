@@ -69,9 +69,10 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
   }
 
   /// Reports the unresolved global `name` used by `user`.
-  bool unresolvedGlobal(Operation *user, Operation *reference, StringRef name) {
+  bool unresolvedGlobal(Operation *user, Operation *reference,
+                        FlatSymbolRefAttr name) {
     InFlightDiagnostic diag =
-        user->emitOpError("uses the host object @")
+        user->emitOpError("uses the host object ")
         << name
         << ", an external declaration with no initializer: the kernel "
            "references an object the loader must relocate. Record it with "
@@ -90,7 +91,7 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
       auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
           def, get.getNameAttr());
       if (global && global.isExternal() && !isDeferredRecord(global))
-        return unresolvedGlobal(user, def, get.getName());
+        return unresolvedGlobal(user, def, get.getNameAttr());
       return true;
     }
     if (auto addressOf = dyn_cast<LLVM::AddressOfOp>(def)) {
@@ -99,7 +100,7 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
       if (auto global = dyn_cast_or_null<LLVM::GlobalOp>(symbol))
         if (!global.getValue() && global.getInitializerRegion().empty() &&
             !isDeferredRecord(global))
-          return unresolvedGlobal(user, def, addressOf.getGlobalName());
+          return unresolvedGlobal(user, def, addressOf.getGlobalNameAttr());
       return true;
     }
     // Allocations, relocation ops, runtime-computed addresses, null.

@@ -350,3 +350,25 @@ def test_float_atomics_native_and_emulated(tmp_path):
                      "atomic_contention.mlir", "accumulate", n // 64, 64,
                      [x, np.zeros(4, np.float32), f"index:{n}"], extra=extra)
         np.testing.assert_array_equal(out[1], expected)
+
+
+def test_seed_v2_shape_raised_runs_with_gradient(tmp_path):
+    # The v2 declaration shape, raised by reloc-raise through gv_to_value,
+    # runs on the device with the host object given at launch, and so does
+    # its gradient (dA <- 2 A W dA: the object is constant, inactive).
+    raised = tmp_path / "raised.mlir"
+    run([tool("nabla-opt"), os.path.join(CORPUS, "seed_shape_v2.mlir"),
+         "--reloc-raise", "-o", str(raised)])
+    w = np.array([0.5, -1.0, 2.0, 4.0], np.float32)
+    np.save(tmp_path / "w.npy", w)
+    reloc = [f"--reloc=Main.weights={tmp_path / 'w.npy'}"]
+    a = RNG.standard_normal(70).astype(np.float32)
+    wi = w[np.arange(70) % 4]
+    launcher = [tool("nabla-run"), str(raised)]
+    out = launch(tmp_path / "primal", None, "f_kernel", 2, 64, [a, "index:70"],
+                 extra=reloc, launcher=launcher)
+    np.testing.assert_allclose(out[0], a * a * wi, rtol=1e-6)
+    seed = RNG.standard_normal(70).astype(np.float32)
+    out = launch(tmp_path / "grad", None, "f_grad", 2, 64,
+                 [a, seed, "index:70"], extra=reloc, launcher=launcher)
+    np.testing.assert_allclose(out[1], 2 * a * wi * seed, rtol=1e-5)

@@ -45,7 +45,7 @@ module attributes {gpu.container_module} {
       // expected-note @below {{referenced here}}
       %p = llvm.mlir.addressof @"jl_global#12889" : !llvm.ptr
       %q = llvm.addrspacecast %p : !llvm.ptr to !llvm.ptr<1>
-      // expected-error @below {{'llvm.load' op uses the host object @jl_global#12889, an external declaration with no initializer: the kernel references an object the loader must relocate. Record it with reloc.global (or list it in the module attribute reloc.gv_to_value and run --reloc-raise)}}
+      // expected-error @below {{'llvm.load' op uses the host object @"jl_global#12889", an external declaration with no initializer: the kernel references an object the loader must relocate. Record it with reloc.global (or list it in the module attribute reloc.gv_to_value and run --reloc-raise)}}
       %v = llvm.load %q : !llvm.ptr<1> -> f32
       gpu.return
     }

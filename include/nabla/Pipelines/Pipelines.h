@@ -114,7 +114,7 @@ std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
                              llvm::StringRef override);
 
 /// The passes every pipeline starts with: nabla-validate,
-/// nabla-differentiate, reloc-lower with the ABI's strategy, and the target
+/// nabla-differentiate, reloc-link, reloc-lower with the ABI's strategy, and the target
 /// check (which also rejects an unknown `abi` or chip).
 void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef chip, llvm::StringRef abi,

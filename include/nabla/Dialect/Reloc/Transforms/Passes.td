@@ -42,6 +42,26 @@ def RelocRaise : Pass<"reloc-raise", "mlir::ModuleOp"> {
   let dependentDialects = ["nabla::reloc::RelocDialect"];
 }
 
+def RelocLink : Pass<"reloc-link", "mlir::ModuleOp"> {
+  let summary = "Check that records of one key agree across modules; order them";
+  let description = [{
+    The loader provides one object per key for every module of a
+    compilation, so all `reloc.global` records of a key, in any gpu.module,
+    must describe the same object: same type, kind and offset, constness,
+    known address and (where both have them) known contents. A disagreement is
+    a located error with a note at the first record. Records are then ordered
+    by key within each symbol table. Every pipeline runs it before
+    `reloc-lower`.
+
+    ```mlir
+    gpu.module @a { reloc.global @t : memref<4xf32> {key = "host.t", constant} }
+    gpu.module @b { reloc.global @t : memref<8xf32> {key = "host.t", constant} }
+    // error: 'reloc.global' op records host object "host.t" with another
+    // type than reloc.global @t; the loader provides one object per key
+    ```
+  }];
+}
+
 def RelocLower : Pass<"reloc-lower", "mlir::ModuleOp"> {
   let summary = "Lower reloc ops with a relocation strategy";
   let description = [{
