@@ -8,6 +8,7 @@
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl && llvm-readelf -s %t.rocdl/kernels.hsaco | FileCheck %s --check-prefix=HSACO
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
 // RUN: FileCheck %s --check-prefix=TABLE < %t.spirv/manifest.json
+// RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv2 && cmp %t.spirv/kernels.spv %t.spirv2/kernels.spv && cmp %t.spirv/manifest.json %t.spirv2/manifest.json
 // RUN: nabla-compile %s --target=metal --block=64 -o %t.metal && FileCheck %s --check-prefix=MSL < %t.metal/kernels.metal
 // RUN: nabla-opt %s --pass-pipeline="builtin.module(reloc-lower{strategy=defer})" -o %t.deferred.mlir
 // RUN: not nabla-compile %s --target=spirv --block=64 --abi=v1 -o %t.v1 2>&1 | FileCheck %s --check-prefix=V1
