@@ -331,3 +331,44 @@ def test_writable_record_gets_shadow_record(tmp_path):
                                rtol=1e-12)
     # Dot-product test between the two modes.
     assert np.isclose(np.dot(tangent, w), np.dot(v, rev[1]), rtol=1e-12)
+
+
+def test_external_rule_of_a_frontend_op(tmp_path):
+    # nabla_test.cube gets its derivative from a model the "frontend" (the
+    # test dialect) attached; differentiate with nabla-opt, lower the test op,
+    # run reverse and forward mode on the device.
+    plain = tmp_path / "plain.mlir"
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-opt"), os.path.join(KERNELS, "external_rule.mlir"),
+         "--nabla-differentiate", "--nabla-test-lower", "-o", str(plain)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    n = 100
+    a = RNG.uniform(-1, 1, n).astype(np.float32)
+    w = RNG.standard_normal(n).astype(np.float32)
+    v = RNG.standard_normal(n).astype(np.float32)
+
+    def run(kernel, args, tag):
+        tmp = tmp_path / tag
+        tmp.mkdir()
+        specs = []
+        for k, arg in enumerate(args):
+            np.save(tmp / f"in{k}.npy", arg)
+            specs.append(f"--arg={tmp / f'in{k}.npy'}")
+        r = subprocess.run([os.path.join(BIN, "nabla-run"), str(plain),
+                            f"--kernel={kernel}", "--grid=2", "--block=64",
+                            f"--out={tmp}"] + specs + [f"--arg=index:{n}"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return [np.load(tmp / f"arg{k}.npy") for k in range(len(args))]
+
+    grad = run("f_grad", [a, w], "rev")[1]
+    np.testing.assert_allclose(grad, w * (3 * a * a + 1), rtol=1e-5)
+    tangent = run("f_tangent", [a, v], "fwd")[1]
+    np.testing.assert_allclose(tangent, v * (3 * a * a + 1), rtol=1e-5)
+    eps = 1e-2
+    plus = run("f_kernel", [(a + eps * v).astype(np.float32)], "p")[0]
+    minus = run("f_kernel", [(a - eps * v).astype(np.float32)], "m")[0]
+    fd = np.dot(plus.astype(np.float64) - minus, w) / (2 * eps)
+    assert np.isclose(np.dot(v, grad), fd, rtol=1e-3)
+    assert np.isclose(np.dot(tangent, w), np.dot(v, grad), rtol=1e-4)

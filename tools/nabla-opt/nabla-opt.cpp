@@ -1,7 +1,8 @@
 //===- nabla-opt.cpp - mlir-opt with Nabla's dialects and passes ----------===//
 //
 // The modular optimizer driver: every upstream dialect, extension and pass,
-// plus Nabla's dialects, passes and pipelines.
+// plus Nabla's dialects, passes and pipelines (and, in a build with tests,
+// the `nabla_test` stand-in frontend dialect the lit suite uses).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,10 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#ifdef NABLA_INCLUDE_TEST_DIALECT
+#include "TestDialect.h"
+#endif
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   nabla::registerAllPasses();
@@ -18,6 +23,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   nabla::registerUpstreamDialects(registry);
   nabla::registerAllDialects(registry);
+#ifdef NABLA_INCLUDE_TEST_DIALECT
+  nabla::test::registerTestDialect(registry);
+  nabla::test::registerTestPasses();
+#endif
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Nabla modular optimizer driver\n", registry));

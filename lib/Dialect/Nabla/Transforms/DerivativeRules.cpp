@@ -1,15 +1,22 @@
 //===- DerivativeRules.cpp - Local derivatives of arith and math ops ------===//
 //
-// Partial derivatives of the arith and math ops Nabla differentiates. Each
-// rule reuses the primal result where that is cheaper (exp, sqrt, tanh...).
+// Partial derivatives of the arith and math ops Nabla differentiates, written
+// once as one table and attached to the ops as external models of
+// `DifferentiableOpInterface`, so that Nabla's own ops go through the same
+// interface a frontend's dialect uses. Each rule reuses the primal result
+// where that is cheaper (exp, sqrt, tanh...).
 //
 //===----------------------------------------------------------------------===//
 
 #include "DerivativeRules.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
+#include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -48,22 +55,20 @@ static Value constant(OpBuilder &builder, Location loc, Type type,
 }
 
 bool nabla::hasZeroDerivative(Operation *op) {
-  return isa<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
-             math::TruncOp>(op);
+  auto rule = dyn_cast<DifferentiableOpInterface>(op);
+  return rule && rule.hasZeroDerivative();
 }
 
 bool nabla::hasDerivativeRule(Operation *op) {
-  if (isa<arith::ExtFOp, arith::TruncFOp>(op) || hasZeroDerivative(op))
-    return true;
-  return isa<
-      arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::NegFOp,
-      arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-      arith::SelectOp, math::SinOp, math::CosOp, math::TanOp, math::ExpOp,
-      math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
-      math::Log10Op, math::SqrtOp, math::RsqrtOp, math::CbrtOp, math::TanhOp,
-      math::SinhOp, math::CoshOp, math::AtanOp, math::Atan2Op, math::PowFOp,
-      math::FPowIOp, math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp>(
-      op);
+  return isa<arith::ExtFOp, arith::TruncFOp, DifferentiableOpInterface>(op);
+}
+
+FailureOr<SmallVector<Value>> nabla::emitPartials(OpBuilder &builder,
+                                                  Operation *op) {
+  auto rule = dyn_cast<DifferentiableOpInterface>(op);
+  if (!rule)
+    return failure();
+  return rule.emitPartials(builder);
 }
 
 Value nabla::castDerivative(OpBuilder &builder, Operation *cast,
@@ -77,8 +82,9 @@ Value nabla::castDerivative(OpBuilder &builder, Operation *cast,
   return arith::TruncFOp::create(builder, loc, type, derivative);
 }
 
-FailureOr<SmallVector<Value>> nabla::emitPartials(OpBuilder &builder,
-                                                  Operation *op) {
+/// The partials of one built-in op (see the table below).
+static FailureOr<SmallVector<Value>> emitBuiltinPartials(OpBuilder &builder,
+                                                         Operation *op) {
   Location loc = op->getLoc();
   Value r = op->getNumResults() == 1 ? op->getResult(0) : Value();
   Type type = r ? r.getType() : Type();
@@ -205,4 +211,46 @@ FailureOr<SmallVector<Value>> nabla::emitPartials(OpBuilder &builder,
         return Partials{sameSign, Value()};
       })
       .Default([](Operation *) { return failure(); });
+}
+
+namespace {
+
+/// The built-in rule of `OpTy`, served from the table above.
+template <typename OpTy>
+struct BuiltinRule
+    : public nabla::DifferentiableOpInterface::ExternalModel<BuiltinRule<OpTy>,
+                                                             OpTy> {
+  FailureOr<SmallVector<Value>> emitPartials(Operation *op,
+                                             OpBuilder &builder) const {
+    return emitBuiltinPartials(builder, op);
+  }
+  bool hasZeroDerivative(Operation *op) const {
+    return isa<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+               math::TruncOp>(op);
+  }
+};
+
+template <typename... Ops> void attachBuiltinRules(MLIRContext *context) {
+  (Ops::template attachInterface<BuiltinRule<Ops>>(*context), ...);
+}
+
+} // namespace
+
+void nabla::registerDerivativeRuleModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, arith::ArithDialect *) {
+    attachBuiltinRules<arith::AddFOp, arith::SubFOp, arith::MulFOp,
+                       arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+                       arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+                       arith::SelectOp>(context);
+  });
+  registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
+    attachBuiltinRules<
+        math::SinOp, math::CosOp, math::TanOp, math::ExpOp, math::Exp2Op,
+        math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op, math::Log10Op,
+        math::SqrtOp, math::RsqrtOp, math::CbrtOp, math::TanhOp, math::SinhOp,
+        math::CoshOp, math::AtanOp, math::Atan2Op, math::PowFOp, math::FPowIOp,
+        math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp,
+        math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+        math::TruncOp>(context);
+  });
 }

@@ -1,5 +1,4 @@
-//===- DerivativeRules.h - Local derivatives of arith and math ops -*- C++
-//-*-===//
+//===- DerivativeRules.h - Local derivatives of ops -------------*- C++ -*-===//
 //
 // One rule per differentiable op, written once as the op's partial
 // derivatives: forward mode multiplies them by the operand tangents, reverse
@@ -16,17 +15,19 @@
 
 namespace nabla {
 
-/// True if `op` has a derivative rule (partials or a float cast).
+/// True if `op` has a derivative rule: a float cast, or an implementation of
+/// DifferentiableOpInterface (Nabla's built-in models or a frontend's).
 bool hasDerivativeRule(mlir::Operation *op);
 
 /// True for ops whose result is piecewise constant (floor, ceil, round...):
 /// their derivative is zero.
 bool hasZeroDerivative(mlir::Operation *op);
 
-/// Emits at `builder` the partial derivative of `op`'s single result with
-/// respect to each operand (null for operands that are not differentiable,
-/// such as a select's condition). `op` is the primal op whose operands and
-/// result are available at the insertion point.
+/// Emits at `builder`, through DifferentiableOpInterface, the partial
+/// derivative of `op`'s single result with respect to each operand (null for
+/// operands that are not differentiable, such as a select's condition). `op`
+/// is the primal op whose operands and result are available at the insertion
+/// point.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 emitPartials(mlir::OpBuilder &builder, mlir::Operation *op);
 

@@ -23,6 +23,7 @@
 #include "DerivativeRules.h"
 #include "RecordShadows.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
+#include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
 #include "nabla/Transforms/InliningUtils.h"
 
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
@@ -1085,6 +1086,11 @@ private:
 
 struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerDerivativeRuleModels(registry);
+  }
 
   void runOnOperation() override {
     // Requests created while generating (none today, since calls are

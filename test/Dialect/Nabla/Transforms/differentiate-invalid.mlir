@@ -68,3 +68,23 @@ func.func @g(%x: f32, %s: f32) {
   %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
   return
 }
+
+// -----
+
+// A frontend op without a derivative rule on an active path is an error
+// naming it, never a zero gradient.
+module {
+  func.func @f(%A: memref<?xf32>, %i: index) {
+    %x = memref.load %A[%i] : memref<?xf32>
+    // expected-error @below {{'nabla_test.opaque' op has no reverse-mode derivative rule and is on an active path (it depends on or writes differentiated data)}}
+    %y = nabla_test.opaque %x : f32
+    memref.store %y, %A[%i] : memref<?xf32>
+    return
+  }
+  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %i: index) {
+    nabla.autodiff @f(%A, %dA, %i)
+        {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, index) -> ()
+    return
+  }
+}
