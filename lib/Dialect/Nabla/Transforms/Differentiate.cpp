@@ -34,6 +34,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -112,6 +113,40 @@ LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
 
 bool isFloatLike(Type type) { return isDifferentiableScalarType(type); }
 
+/// The memref.alloca `memref` is (through views), or null.
+memref::AllocaOp getAllocation(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (auto alloca = dyn_cast<memref::AllocaOp>(def))
+      return alloca;
+    if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+      return {};
+    memref = def->getOperand(0);
+  }
+  return {};
+}
+
+/// Creates, at `b`, a zero-filled allocation like `alloca` (dynamic sizes
+/// `sizes`): the shadow of a private buffer.
+Value createZeroedAllocation(OpBuilder &b, memref::AllocaOp alloca,
+                             ValueRange sizes) {
+  Location loc = alloca.getLoc();
+  MemRefType type = alloca.getType();
+  Value shadow = memref::AllocaOp::create(b, loc, type, sizes).getResult();
+  Value zero = createZero(b, loc, type.getElementType());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> indices;
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    Value extent = memref::DimOp::create(b, loc, shadow, d);
+    auto loop = scf::ForOp::create(b, loc, c0, extent, c1);
+    b.setInsertionPointToStart(loop.getBody());
+    indices.push_back(loop.getInductionVar());
+  }
+  memref::StoreOp::create(b, loc, zero, shadow, indices);
+  return shadow;
+}
+
 /// Float values that depend on an active input, and memrefs with shadows.
 struct Activities {
   DenseSet<Value> varied;
@@ -162,14 +197,18 @@ struct Activities {
         if (isa<memref::StoreOp, memref::AtomicRMWOp>(op)) {
           // Differentiated data stored into a writable relocated object makes
           // the object active: every use of its record gets a shadow.
+          // So does a private allocation (it gets a shadow allocation).
           Value memref = op->getOperand(1);
-          if (isVaried(op->getOperand(0)) && !isShadowed(memref))
-            if (reloc::GlobalOp record =
-                    RecordShadows::getWritableRecord(memref))
-              func.walk([&](reloc::GetGlobalOp get) {
-                if (get.getGlobalName() == record.getSymName())
-                  mark(shadowed, get.getResult());
-              });
+          if (!isVaried(op->getOperand(0)) || isShadowed(memref))
+            return;
+          if (reloc::GlobalOp record =
+                  RecordShadows::getWritableRecord(memref))
+            func.walk([&](reloc::GetGlobalOp get) {
+              if (get.getGlobalName() == record.getSymName())
+                mark(shadowed, get.getResult());
+            });
+          else if (memref::AllocaOp alloca = getAllocation(memref))
+            mark(shadowed, alloca.getResult());
           return;
         }
         if (op->getNumRegions())
@@ -338,6 +377,12 @@ public:
     if (auto get = dyn_cast<reloc::GetGlobalOp>(op)) {
       if (act.isShadowed(get.getResult()))
         shadow[get.getResult()] = records.emitShadow(b, get);
+      return success();
+    }
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
+      if (act.isShadowed(alloca.getResult()))
+        shadow[alloca.getResult()] = createZeroedAllocation(
+            b, alloca, mapAll(alloca.getDynamicSizes()));
       return success();
     }
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
@@ -597,6 +642,23 @@ public:
       shadow[get.getResult()] = records.emitShadow(b, get);
       return success();
     }
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+        alloca && act.isShadowed(alloca.getResult())) {
+      // The reverse sweep needs the shadow after every region closed: inside
+      // one it lives at function entry, which needs a static shape.
+      OpBuilder::InsertionGuard guard(b);
+      if (!branchScopes.empty()) {
+        if (!alloca.getType().hasStaticShape())
+          return op->emitOpError("is a dynamically sized allocation holding "
+                                 "differentiated data inside a region; "
+                                 "reverse mode needs its shadow at function "
+                                 "level (use a static shape or hoist it)");
+        b.setInsertionPointToStart(entry);
+      }
+      shadow[alloca.getResult()] =
+          createZeroedAllocation(b, alloca, mapped(alloca.getDynamicSizes()));
+      return success();
+    }
     if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
         act.isShadowed(op->getOperand(0))) {
       if (!branchScopes.empty())
@@ -706,11 +768,21 @@ public:
   /// static when the bounds are constants) for the reverse sweep.
   LogicalResult forwardFor(scf::ForOp op) {
     Location loc = op.getLoc();
-    for (Operation &inner : op.getBody()->without_terminator())
-      if (inner.getNumRegions() && regionTouchesActive(&inner))
-        return inner.emitOpError("is a region op on an active path inside a "
-                                 "loop, which reverse mode does not support "
-                                 "yet");
+    // scf.if in the body is fine: the forward if yields everything its
+    // branches define, and those results are taped like any body value.
+    Operation *unsupportedRegion = nullptr;
+    op.getBody()->walk([&](Operation *inner) {
+      if (inner->getNumRegions() && !isa<scf::IfOp>(inner) &&
+          regionTouchesActive(inner)) {
+        unsupportedRegion = inner;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupportedRegion)
+      return unsupportedRegion->emitOpError(
+          "is a region op on an active path inside a loop, which reverse mode "
+          "does not support yet (scf.if is supported)");
     Value lb = fwd.lookup(op.getLowerBound());
     Value ub = fwd.lookup(op.getUpperBound());
     Value step = fwd.lookup(op.getStep());
@@ -740,13 +812,24 @@ public:
       tape.tripCount = emitTripCount(loc, lb, ub, step);
     }
 
-    // Values to tape: the induction variable, the iter_args, body results.
+    // Values to tape: the induction variable, the iter_args, body results,
+    // and the values defined inside the body's scf.ifs (which the forward if
+    // yields, so they exist at body level).
     SmallVector<Value> taped = {op.getInductionVar()};
     llvm::append_range(taped, op.getRegionIterArgs());
-    for (Operation &inner : op.getBody()->without_terminator())
-      for (Value r : inner.getResults())
+    auto tapeResults = [&](Operation *inner) {
+      for (Value r : inner->getResults())
         if (!isa<BaseMemRefType>(r.getType()))
           taped.push_back(r);
+    };
+    for (Operation &inner : op.getBody()->without_terminator()) {
+      tapeResults(&inner);
+      if (isa<scf::IfOp>(inner))
+        inner.walk([&](Operation *nested) {
+          if (nested != &inner)
+            tapeResults(nested);
+        });
+    }
     for (Value v : taped) {
       // index has no storage size on every target: tape it as i64.
       Type element = v.getType().isIndex() ? b.getI64Type() : v.getType();
@@ -805,15 +888,17 @@ public:
   }
 
   /// Accumulates `value` into `shadowMemref[indices]`: a plain
-  /// load-add-store when the index is the thread's global id (the access is
-  /// thread-exclusive), an atomic add otherwise.
+  /// load-add-store when the access is thread-exclusive (a private shadow,
+  /// or the thread's global id into an argument), an atomic add otherwise.
   void accumulate(Operation *src, Value shadowMemref, ValueRange indices,
                   Value value) {
     Location loc = src->getLoc();
+    // Private shadows (of allocations) belong to the thread.
     bool exclusive =
-        indices.size() == 1 &&
-        isa_and_nonnull<gpu::GlobalIdOp>(indices.front().getDefiningOp()) &&
-        isa<BlockArgument>(shadowMemref);
+        getAllocation(shadowMemref) ||
+        (indices.size() == 1 &&
+         isa_and_nonnull<gpu::GlobalIdOp>(indices.front().getDefiningOp()) &&
+         isa<BlockArgument>(shadowMemref));
     if (exclusive) {
       Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
       memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
@@ -1178,6 +1263,15 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     llvm::scope_exit eraseWork([&] { work.erase(); });
     if (failed(inlineCalls(work, symbols)))
       return failure();
+    // scf.execute_region is only a scope: inline its body (a multi-block body
+    // becomes unstructured control flow, lifted below).
+    if (work->walk([](scf::ExecuteRegionOp) { return WalkResult::interrupt(); })
+            .wasInterrupted()) {
+      RewritePatternSet patterns(&getContext());
+      scf::ExecuteRegionOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+      walkAndApplyPatterns(work, std::move(patterns));
+    }
     // Unstructured control flow (cf.br, cf.cond_br, cf.switch, also from
     // inlined multi-block callees) is lifted to scf first.
     if (!work.getBody().hasOneBlock()) {
