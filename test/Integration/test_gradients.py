@@ -429,3 +429,21 @@ def test_private_allocation_gets_shadow(tmp_path):
                  [A, v.copy(), f"index:{n}"])
     np.testing.assert_allclose(fwd[1], 22 * A * v, rtol=1e-12)
     np.testing.assert_allclose(fwd[0], 11 * A * A, rtol=1e-12)
+
+
+def test_while_forward_mode(tmp_path):
+    # x_{k+1} = 1.5 x_k + s while x < 10 (at most 20 steps): the tangent is
+    # 1.5^K dx + (1.5^K - 1) / 0.5 ds for the K steps each thread takes.
+    n, s = 100, 0.25
+    A = RNG.uniform(0.1, 8, n)
+    dA, ds = RNG.standard_normal(n), 0.7
+    out = launch(tmp_path / "fwd", "regions.mlir", "h_tangent", 2, 64,
+                 [A, dA.copy(), f64(s), f64(ds), f"index:{n}"])
+    x, steps = A.copy(), np.zeros(n)
+    for _ in range(20):
+        go = x < 10
+        x = np.where(go, 1.5 * x + s, x)
+        steps += go
+    g = 1.5 ** steps
+    np.testing.assert_allclose(out[0], x, rtol=1e-12)
+    np.testing.assert_allclose(out[1], g * dA + (g - 1) / 0.5 * ds, rtol=1e-10)

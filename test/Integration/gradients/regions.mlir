@@ -2,7 +2,8 @@
 // overwrites A[i] in place each iteration and carries a value, and an
 // scf.execute_region; @g keeps differentiated data in a private
 // memref.alloca scratch buffer (it gets a zero-initialised shadow
-// allocation); checked numerically by test_gradients.py (finite
+// allocation); @h has a data-dependent scf.while (forward mode only:
+// reverse mode reports it); checked numerically by test_gradients.py (finite
 // differences, dot-product test). Also compiled for every f64-capable target.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
@@ -89,6 +90,43 @@ module attributes {gpu.container_module} {
       nabla.fwddiff @g(%A, %dA, %n)
           {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
           : (memref<?xf64>, memref<?xf64>, index) -> ()
+      gpu.return
+    }
+    // x = A[i]; while (x < 10 and k < 20) { x = 1.5 x + s; k++ }; A[i] = x
+    func.func @h(%A: memref<?xf64>, %s: f64, %n: index) {
+      %i = gpu.global_id x
+      %in = arith.cmpi ult, %i, %n : index
+      scf.if %in {
+        %x0 = memref.load %A[%i] : memref<?xf64>
+        %c0 = arith.constant 0 : index
+        %r:2 = scf.while (%x = %x0, %k = %c0) : (f64, index) -> (f64, index) {
+          %ten = arith.constant 10.0 : f64
+          %c20 = arith.constant 20 : index
+          %small = arith.cmpf olt, %x, %ten : f64
+          %few = arith.cmpi ult, %k, %c20 : index
+          %go = arith.andi %small, %few : i1
+          scf.condition(%go) %x, %k : f64, index
+        } do {
+        ^bb0(%y: f64, %j: index):
+          %f = arith.constant 1.5 : f64
+          %c1 = arith.constant 1 : index
+          %y1 = arith.mulf %y, %f : f64
+          %y2 = arith.addf %y1, %s : f64
+          %j1 = arith.addi %j, %c1 : index
+          scf.yield %y2, %j1 : f64, index
+        }
+        memref.store %r#0, %A[%i] : memref<?xf64>
+      }
+      return
+    }
+    gpu.func @h_kernel(%A: memref<?xf64>, %s: f64, %n: index) kernel {
+      func.call @h(%A, %s, %n) : (memref<?xf64>, f64, index) -> ()
+      gpu.return
+    }
+    gpu.func @h_tangent(%A: memref<?xf64>, %dA: memref<?xf64>, %s: f64, %ds: f64, %n: index) kernel {
+      nabla.fwddiff @h(%A, %dA, %s, %ds, %n)
+          {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+          : (memref<?xf64>, memref<?xf64>, f64, f64, index) -> ()
       gpu.return
     }
     gpu.func @f_kernel(%A: memref<?xf64>, %C: memref<4xf64>, %n: index) kernel {

@@ -184,6 +184,8 @@ struct Activities {
               mark(varied, parent->getResult(i));
             if (auto loop = dyn_cast<scf::ForOp>(parent))
               mark(varied, loop.getRegionIterArgs()[i]);
+            if (auto loop = dyn_cast<scf::WhileOp>(parent))
+              mark(varied, loop.getBeforeArguments()[i]);
           }
           return;
         }
@@ -192,6 +194,22 @@ struct Activities {
                llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
             if (isVaried(init))
               mark(varied, arg);
+          return;
+        }
+        if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+          for (auto [init, arg] :
+               llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+            if (isVaried(init))
+              mark(varied, arg);
+          return;
+        }
+        if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+          auto loop = cast<scf::WhileOp>(op->getParentOp());
+          for (auto [i, v] : llvm::enumerate(condition.getArgs()))
+            if (isVaried(v)) {
+              mark(varied, loop.getAfterArguments()[i]);
+              mark(varied, loop.getResult(i));
+            }
           return;
         }
         if (isa<memref::StoreOp, memref::AtomicRMWOp>(op)) {
@@ -367,6 +385,8 @@ public:
       return emitIf(ifOp);
     if (auto loop = dyn_cast<scf::ForOp>(op))
       return emitFor(loop);
+    if (auto loop = dyn_cast<scf::WhileOp>(op))
+      return emitWhile(loop);
     if (op->getNumRegions() && touchesActiveData(op, act))
       return unsupported(op, "forward");
     if (auto call = dyn_cast<func::CallOp>(op);
@@ -539,6 +559,68 @@ public:
       map.map(r, dst->getResult(i));
     for (auto [k, i] : llvm::enumerate(withTangent))
       tangent[src->getResult(i)] = dst->getResult(src->getNumResults() + k);
+  }
+
+  /// An scf.while carrying, after the primal values, the tangents of its
+  /// varied before-arguments (inits, yields) and after-arguments (condition
+  /// values, results).
+  LogicalResult emitWhile(scf::WhileOp op) {
+    Location loc = op.getLoc();
+    SmallVector<unsigned> beforeTangents =
+        variedPositions(op.getBeforeArguments());
+    SmallVector<unsigned> afterTangents =
+        variedPositions(op.getAfterArguments());
+    SmallVector<Value> inits = mapAll(op.getInits());
+    for (unsigned i : beforeTangents)
+      inits.push_back(tangentOrZero(op.getInits()[i], loc));
+    SmallVector<Type> resultTypes(op.getResultTypes());
+    for (unsigned i : afterTangents)
+      resultTypes.push_back(op.getResult(i).getType());
+    auto loop = scf::WhileOp::create(b, loc, resultTypes, inits);
+    auto emitRegion = [&](Block &src, Region &dst, ValueRange args,
+                          ArrayRef<unsigned> argTangents,
+                          ArrayRef<unsigned> passedTangents) -> LogicalResult {
+      SmallVector<Type> types;
+      SmallVector<Location> locs;
+      for (Value v : args) {
+        types.push_back(v.getType());
+        locs.push_back(v.getLoc());
+      }
+      for (unsigned i : argTangents) {
+        types.push_back(args[i].getType());
+        locs.push_back(loc);
+      }
+      OpBuilder::InsertionGuard guard(b);
+      Block *block = b.createBlock(&dst, {}, types, locs);
+      for (auto [i, arg] : llvm::enumerate(args))
+        map.map(arg, block->getArgument(i));
+      for (auto [k, i] : llvm::enumerate(argTangents))
+        tangent[args[i]] = block->getArgument(args.size() + k);
+      if (failed(emitBlock(src)))
+        return failure();
+      Operation *terminator = src.getTerminator();
+      ValueRange passed = isa<scf::ConditionOp>(terminator)
+                              ? cast<scf::ConditionOp>(terminator).getArgs()
+                              : terminator->getOperands();
+      SmallVector<Value> operands = mapAll(passed);
+      for (unsigned i : passedTangents)
+        operands.push_back(tangentOrZero(passed[i], loc));
+      if (auto condition = dyn_cast<scf::ConditionOp>(terminator))
+        scf::ConditionOp::create(b, loc, map.lookup(condition.getCondition()),
+                                 operands);
+      else
+        scf::YieldOp::create(b, loc, operands);
+      return success();
+    };
+    if (failed(emitRegion(op.getBefore().front(), loop.getBefore(),
+                          op.getBeforeArguments(), beforeTangents,
+                          afterTangents)) ||
+        failed(emitRegion(op.getAfter().front(), loop.getAfter(),
+                          op.getAfterArguments(), afterTangents,
+                          beforeTangents)))
+      return failure();
+    mapResultsWithTangents(op, loop, afterTangents);
+    return success();
   }
 
   LogicalResult emitFor(scf::ForOp op) {
