@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
@@ -827,7 +828,61 @@ public:
   struct LoopTape {
     Value tripCount, lowerBound, step;
     SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
+    /// Body ops the reverse loop repeats instead of taping their results
+    /// (pure ops, loads of buffers the function never writes), in order.
+    SmallVector<Operation *> recomputed;
   };
+
+  /// Bases (through views) of the buffers the differentiated function may
+  /// write; loads of the others are repeatable in the reverse sweep.
+  DenseSet<Value> writtenBuffers;
+
+  static Value getBuffer(Value memref) {
+    while (Operation *def = memref.getDefiningOp()) {
+      if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+        break;
+      memref = def->getOperand(0);
+    }
+    return memref;
+  }
+
+  void collectWrittenBuffers(Block &body) {
+    body.walk([&](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      SmallVector<MemoryEffects::EffectInstance> list;
+      if (effects)
+        effects.getEffects(list);
+      bool unknown = !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+      for (auto &effect : list)
+        if (isa<MemoryEffects::Write>(effect.getEffect())) {
+          if (Value v = effect.getValue())
+            writtenBuffers.insert(getBuffer(v));
+          else
+            unknown = true;
+        }
+      if (unknown)
+        for (Value v : op->getOperands())
+          if (isa<BaseMemRefType>(v.getType()))
+            writtenBuffers.insert(getBuffer(v));
+    });
+  }
+
+  /// True if the reverse loop can repeat `op` from the values it has (taped
+  /// or loop-invariant): a pure op, or a load of a function argument buffer
+  /// the function never writes, using no memref defined inside a region.
+  bool isRecomputable(Operation *op) {
+    if (op->getNumRegions())
+      return false;
+    for (Value v : op->getOperands())
+      if (isa<BaseMemRefType>(v.getType())) {
+        auto arg = dyn_cast<BlockArgument>(getBuffer(v));
+        if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+          return false;
+      }
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return !writtenBuffers.contains(getBuffer(load.getMemRef()));
+    return isMemoryEffectFree(op);
+  }
   DenseMap<Operation *, LoopTape> loopTapes;
   /// The derivative function's entry block, where tapes are allocated.
   Block *entry = nullptr;
@@ -905,6 +960,11 @@ public:
           taped.push_back(r);
     };
     for (Operation &inner : op.getBody()->without_terminator()) {
+      // Cheap values are recomputed, not taped.
+      if (isRecomputable(&inner)) {
+        tape.recomputed.push_back(&inner);
+        continue;
+      }
       tapeResults(&inner);
       if (isa<scf::IfOp>(inner))
         inner.walk([&](Operation *nested) {
@@ -1124,6 +1184,11 @@ public:
         if (src.getType().isIndex())
           value = arith::IndexCastOp::create(b, loc, src.getType(), value);
         fwd.map(src, value);
+      }
+      for (Operation *recomputed : tape.recomputed) {
+        for (Value r : recomputed->getResults())
+          saved.push_back({r, fwd.lookupOrNull(r)});
+        b.clone(*recomputed, fwd);
       }
       AdjointScope scope;
       ValueRange carriedIn = loop.getRegionIterArgs();
@@ -1460,6 +1525,7 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                             RuleFinder findRule, RecordShadows &records) {
     VJPEmitter emitter(builder, act, remarks, std::move(findRule), records);
     emitter.entry = builder.getInsertionBlock();
+    emitter.collectWrittenBuffers(body);
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       emitter.fwd.map(arg, primalArgs[i]);
       if (shadowArgs[i])

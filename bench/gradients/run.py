@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# ===- run.py - Gradient kernels vs primal kernels, and AD scaling -------=== #
+#
+# 1. For every kernel of bench/gradients/kernels.mlir (saxpy, the seed,
+#    polynomial, 3-point stencil, 16-step loop, branchy), the launch time of
+#    the reverse-mode gradient kernel next to the primal kernel on the default
+#    device (lavapipe without a GPU), interleaved in one run; medians, their
+#    ratio per kernel and the median ratio, and the atomics the generated
+#    derivative keeps (from nabla-differentiate's remarks). Goal: median
+#    gradient/primal <= 3x, none above 5x, zero atomics where accesses are
+#    thread-exclusive.
+# 2. nabla-differentiate's own time (MLIR's --mlir-timing) on synthetic
+#    functions of 10^2, 10^3, 10^4 ops, per op. Goal: per-op time flat within
+#    2x.
+#
+# Launch times include uploading and reading back every buffer (the gradient
+# has twice the buffers): an upper bound on the kernel-time ratio.
+#
+# Usage: PYTHONPATH=build/python bench/gradients/run.py [BUILD] [--repeat N]
+#        [--n ELEMENTS]
+# ===----------------------------------------------------------------------=== #
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KERNELS = os.path.join(ROOT, "bench", "gradients", "kernels.mlir")
+NAMES = ["saxpy", "seed", "poly", "stencil", "loop", "branchy"]
+
+
+def primal_args(name, n, rng):
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    y = rng.uniform(-1, 1, n).astype(np.float32)
+    size = ("index", n)
+    if name == "saxpy":
+        return [x, y, ("f32", 1.5), size], [0, 1]
+    if name in ("seed", "loop"):
+        return [x, size], [0]
+    return [x, y, size], [0, 1]
+
+
+def with_shadows(args, dup, rng):
+    out = []
+    for k, a in enumerate(args):
+        out.append(a)
+        if k in dup:
+            out.append(rng.standard_normal(a.shape).astype(np.float32))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--n", type=int, default=1 << 20)
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.join(args.build, "python"))
+    import nabla
+    from nabla import _nabla
+
+    rng = np.random.default_rng(0)
+    module = nabla.Module.parse(open(KERNELS).read())
+    name, _, subgroup = nabla.device("vulkan")
+    compiled = nabla.compile(module, "spirv", workgroup_size=[64],
+                             subgroup_size=subgroup)
+    kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
+    grid = (args.n + 63) // 64
+
+    # Atomics kept, per derivative function, from the remarks.
+    remarks = subprocess.run(
+        [os.path.join(args.build, "bin", "nabla-opt"), KERNELS,
+         "--nabla-differentiate=remarks=true", "-o", os.devnull],
+        capture_output=True, text=True).stderr
+    atomics = {n: 0 for n in NAMES}
+    for line in remarks.splitlines():
+        if "keeps an atomic" in line:
+            number = int(line.split(":")[1])
+            # Attribute the remark to the function whose body holds the line.
+            owner = None
+            for k, text in enumerate(open(KERNELS).read().splitlines(), 1):
+                m = re.match(r"\s*func\.func @(\w+)", text)
+                if m:
+                    owner = m.group(1)
+                if k == number:
+                    break
+            atomics[owner] += 1
+
+    def launch(kernel, launch_args):
+        packed, shapes, _ = nabla._pack_args(kernels[kernel], launch_args, {})
+        start = time.perf_counter()
+        _nabla.launch(compiled.manifest_text, compiled.artifacts, kernel,
+                      [grid], [64], packed, shapes, {}, "vulkan", -1, 600)
+        return time.perf_counter() - start
+
+    print(f"device: {name}; n = {args.n}; medians of {args.repeat} interleaved launches")
+    print(f"{'kernel':<10}{'primal ms':>11}{'gradient ms':>13}{'ratio':>8}{'atomics':>9}")
+    ratios = []
+    for kernel in NAMES:
+        primal, dup = primal_args(kernel, args.n, rng)
+        grad = with_shadows(primal, dup, rng)
+        p, g = [], []
+        for _ in range(args.repeat):
+            p.append(launch(kernel + "_primal", primal))
+            g.append(launch(kernel + "_grad", grad))
+        mp, mg = statistics.median(p), statistics.median(g)
+        ratios.append(mg / mp)
+        print(f"{kernel:<10}{mp * 1e3:>11.2f}{mg * 1e3:>13.2f}{mg / mp:>8.2f}"
+              f"{atomics[kernel]:>9}")
+    print(f"median gradient/primal: {statistics.median(ratios):.2f} "
+          f"(max {max(ratios):.2f}; goal: median <= 3, none above 5)")
+
+    # nabla-differentiate scaling on a chain of N float ops.
+    print()
+    print(f"{'ops':>7}{'differentiate ms':>18}{'us/op':>8}")
+    per_op = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for ops in (100, 1000, 10000):
+            lines = ["module {", "  func.func @f(%x: f32) -> f32 {"]
+            prev = "%x"
+            for k in range(ops):
+                op = ("arith.mulf", "math.sin", "arith.addf")[k % 3]
+                operands = f"{prev}, %x" if op != "math.sin" else prev
+                lines.append(f"    %v{k} = {op} {operands} : f32")
+                prev = f"%v{k}"
+            lines += [f"    return {prev} : f32", "  }",
+                      "  func.func @g(%x: f32, %s: f32) -> f32 {",
+                      "    %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>],"
+                      " ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32",
+                      "    return %d : f32", "  }", "}"]
+            path = os.path.join(tmp, f"chain{ops}.mlir")
+            open(path, "w").write("\n".join(lines))
+            times = []
+            for _ in range(max(3, args.repeat // 3)):
+                # The pass's own wall time, from MLIR's timing report.
+                report = subprocess.run(
+                    [os.path.join(args.build, "bin", "nabla-opt"), path,
+                     "--pass-pipeline=builtin.module(nabla-differentiate)",
+                     "--mlir-timing", "--mlir-timing-display=list", "-o", os.devnull],
+                    check=True, capture_output=True, text=True).stderr
+                line = next(l for l in report.splitlines() if l.strip().endswith("Differentiate"))
+                times.append(float(line.split()[0]))
+            ms = statistics.median(times) * 1e3
+            per_op.append(ms * 1e3 / ops)
+            print(f"{ops:>7}{ms:>18.1f}{per_op[-1]:>8.2f}")
+    print(f"per-op time max/min over sizes: {max(per_op) / min(per_op):.2f} (goal <= 2)")
+
+
+if __name__ == "__main__":
+    main()
