@@ -447,3 +447,101 @@ def test_while_forward_mode(tmp_path):
     g = 1.5 ** steps
     np.testing.assert_allclose(out[0], x, rtol=1e-12)
     np.testing.assert_allclose(out[1], g * dA + (g - 1) / 0.5 * ds, rtol=1e-10)
+
+
+def device_subgroup_size(tmp_path):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    np.save(tmp_path / "info.npy", np.zeros(128, np.int32))
+    r = subprocess.run(
+        [os.path.join(BIN, "nabla-run"),
+         os.path.join(ROOT, "test", "Integration", "corpus", "subgroup_size.mlir"),
+         "--kernel=subgroup_info", "--grid=1", "--block=64", f"--out={tmp_path}",
+         f"--arg={tmp_path / 'info.npy'}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return int(np.load(tmp_path / "arg0.npy")[0])
+
+
+def run_pair(tmp_path, kernel, X, seed, grid, block, out_len=None):
+    """Runs `kernel` on (X, seedX, Y, seedY) and returns the final shadows."""
+    n = len(X)
+    Y = np.zeros(out_len or n, np.float32)
+    out = launch(tmp_path / kernel, "parallel.mlir", kernel, grid, block,
+                 [X, seed[0].astype(np.float32), Y, seed[1].astype(np.float32)])
+    return out[1].astype(np.float64), out[3].astype(np.float64)
+
+
+def test_shuffle_xor_butterfly(tmp_path):
+    n = 64
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    w, v = RNG.standard_normal(n), RNG.standard_normal(n)
+    x = X.astype(np.float64)
+    S = np.repeat(x.reshape(-1, 8).sum(1), 8)
+    wX = RNG.standard_normal(n)
+    gX, gY = run_pair(tmp_path, "butterfly_grad", X, (wX, w), 1, n)
+    expected = wX + np.repeat((w * x).reshape(-1, 8).sum(1), 8) + w * S
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(gY, 0)
+    tX, tY = run_pair(tmp_path, "butterfly_tangent", X, (v, np.zeros(n)), 1, n)
+    dS = np.repeat(v.reshape(-1, 8).sum(1), 8)
+    np.testing.assert_allclose(tY, dS * x + S * v, rtol=1e-4, atol=1e-5)
+    # Dot-product test: <J v, w> = <v, J^T w> (with zero cotangent on X's
+    # final state, since X is only read).
+    gX0, _ = run_pair(tmp_path / "dot", "butterfly_grad", X, (np.zeros(n), w), 1, n)
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX0), rtol=1e-4)
+
+
+def test_shuffle_down_up_neighbours(tmp_path):
+    size = device_subgroup_size(tmp_path / "sg")
+    n = 64
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    x = X.astype(np.float64)
+    lane = np.arange(n) % size
+    has_next, has_prev = lane + 1 < size, lane >= 1
+    nxt = np.where(has_next, np.roll(x, -1), 0)
+    w, v = RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, gY = run_pair(tmp_path, "neighbours_grad", X, (np.zeros(n), w), 1, n)
+    expected = (w * nxt + np.where(has_prev, np.roll(w * x, 1), 0)
+                + np.where(has_next, 2 * x * np.roll(w, -1), 0))
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(gY, 0)
+    tX, tY = run_pair(tmp_path, "neighbours_tangent", X, (v, np.zeros(n)), 1, n)
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4)
+
+
+def test_subgroup_reduce_add(tmp_path):
+    size = device_subgroup_size(tmp_path / "sg")
+    n = 64
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    x = X.astype(np.float64)
+    S = np.repeat(x.reshape(-1, size).sum(1), size)
+    w, v = RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, _ = run_pair(tmp_path, "reduce_grad", X, (np.zeros(n), w), 1, n)
+    np.testing.assert_allclose(
+        gX, w * S + np.repeat((w * x).reshape(-1, size).sum(1), size),
+        rtol=1e-4, atol=1e-5)
+    _, tY = run_pair(tmp_path, "reduce_tangent", X, (v, np.zeros(n)), 1, n)
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4)
+
+
+def test_block_tree_reduction_with_barriers(tmp_path):
+    blocks, n = 4, 256
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    x = X.astype(np.float64)
+    S = x.reshape(blocks, 64).sum(1)
+    wOut = RNG.standard_normal(blocks)
+    gX, gOut = run_pair(tmp_path, "tree_grad", X, (np.zeros(n), wOut), blocks,
+                        64, out_len=blocks)
+    np.testing.assert_allclose(gX, np.repeat(2 * S * wOut, 64), rtol=1e-4,
+                               atol=1e-5)
+    np.testing.assert_array_equal(gOut, 0)
+    # Finite differences of <Out, w> in float64 from the primal kernel.
+    v = RNG.standard_normal(n)
+    eps = 1e-2
+
+    def primal(values, tag):
+        out = launch(tmp_path / tag, "parallel.mlir", "tree_kernel", blocks, 64,
+                     [values.astype(np.float32), np.zeros(blocks, np.float32)])
+        return out[1].astype(np.float64)
+
+    fd = np.dot(primal(x + eps * v, "p") - primal(x - eps * v, "m"), wOut) / (2 * eps)
+    assert np.isclose(np.dot(v, gX), fd, rtol=1e-3)

@@ -249,8 +249,7 @@ void nabla::registerDerivativeRuleModels(DialectRegistry &registry) {
         math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op, math::Log10Op,
         math::SqrtOp, math::RsqrtOp, math::CbrtOp, math::TanhOp, math::SinhOp,
         math::CoshOp, math::AtanOp, math::Atan2Op, math::PowFOp, math::FPowIOp,
-        math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp,
-        math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
-        math::TruncOp>(context);
+        math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp, math::FloorOp,
+        math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(context);
   });
 }

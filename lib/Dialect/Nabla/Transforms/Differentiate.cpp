@@ -21,6 +21,7 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 
 #include "DerivativeRules.h"
+#include "GPUDerivatives.h"
 #include "RecordShadows.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
@@ -35,8 +36,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "mlir/Transforms/InliningUtils.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/ScopeExit.h"
 
 namespace nabla {
@@ -220,8 +221,7 @@ struct Activities {
           Value memref = op->getOperand(1);
           if (!isVaried(op->getOperand(0)) || isShadowed(memref))
             return;
-          if (reloc::GlobalOp record =
-                  RecordShadows::getWritableRecord(memref))
+          if (reloc::GlobalOp record = RecordShadows::getWritableRecord(memref))
             func.walk([&](reloc::GetGlobalOp get) {
               if (get.getGlobalName() == record.getSymName())
                 mark(shadowed, get.getResult());
@@ -395,6 +395,16 @@ public:
       return emitCall(call);
 
     Operation *clone = b.clone(*op, map);
+    if (isGPUCollective(op)) {
+      if (!act.isVaried(op->getResult(0)))
+        return success();
+      FailureOr<Value> t = emitCollectiveTangent(
+          b, op, clone->getOperands(), tangentOrZero(op->getOperand(0), loc));
+      if (failed(t))
+        return failure();
+      tangent[op->getResult(0)] = *t;
+      return success();
+    }
     if (auto get = dyn_cast<reloc::GetGlobalOp>(op)) {
       if (act.isShadowed(get.getResult()))
         shadow[get.getResult()] = records.emitShadow(b, get);
@@ -402,8 +412,8 @@ public:
     }
     if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
       if (act.isShadowed(alloca.getResult()))
-        shadow[alloca.getResult()] = createZeroedAllocation(
-            b, alloca, mapAll(alloca.getDynamicSizes()));
+        shadow[alloca.getResult()] =
+            createZeroedAllocation(b, alloca, mapAll(alloca.getDynamicSizes()));
       return success();
     }
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
@@ -852,7 +862,8 @@ public:
       SmallVector<MemoryEffects::EffectInstance> list;
       if (effects)
         effects.getEffects(list);
-      bool unknown = !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+      bool unknown =
+          !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
       for (auto &effect : list)
         if (isa<MemoryEffects::Write>(effect.getEffect())) {
           if (Value v = effect.getValue())
@@ -1036,11 +1047,20 @@ public:
                   Value value) {
     Location loc = src->getLoc();
     // Private shadows (of allocations) belong to the thread.
-    bool exclusive =
-        getAllocation(shadowMemref) ||
-        (indices.size() == 1 &&
-         isa_and_nonnull<gpu::GlobalIdOp>(indices.front().getDefiningOp()) &&
-         isa<BlockArgument>(shadowMemref));
+    // Threads of a (1-D) block have distinct thread ids, and of a (1-D) grid
+    // distinct global ids.
+    Operation *index =
+        indices.size() == 1 ? indices.front().getDefiningOp() : nullptr;
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        cast<MemRefType>(shadowMemref.getType()).getMemorySpace());
+    bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+    auto globalX = dyn_cast_or_null<gpu::GlobalIdOp>(index);
+    auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
+    bool exclusive = getAllocation(shadowMemref) ||
+                     (globalX && globalX.getDimension() == gpu::Dimension::x &&
+                      isa<BlockArgument>(shadowMemref) && !workgroup) ||
+                     (threadX && threadX.getDimension() == gpu::Dimension::x &&
+                      workgroup && isa<BlockArgument>(shadowMemref));
     if (exclusive) {
       Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
       memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
@@ -1068,6 +1088,23 @@ public:
     if (auto call = dyn_cast<func::CallOp>(op);
         call && touchesActiveData(op, act))
       return reverseCall(call, scope);
+    // The reverse sweep replays each barrier at the mirrored point: adjoints
+    // written to workgroup shadows before it are read by other threads after.
+    if (isa<gpu::BarrierOp>(op)) {
+      gpu::BarrierOp::create(b, loc);
+      return success();
+    }
+    if (isGPUCollective(op)) {
+      Value d = scope.get(op->getResult(0));
+      if (!d || !act.isVaried(op->getOperand(0)))
+        return success();
+      FailureOr<Value> contribution =
+          emitCollectiveAdjoint(b, op, mapped(op->getOperands()), d);
+      if (failed(contribution))
+        return failure();
+      scope.add(b, loc, op->getOperand(0), *contribution);
+      return success();
+    }
     if (op->getNumRegions() && !regionTouchesActive(op))
       return success();
     if (auto store = dyn_cast<memref::StoreOp>(op)) {

@@ -240,10 +240,14 @@ LogicalResult lowerToTable(Operation *table, ArrayRef<GlobalOp> records) {
       GlobalOp record = byKey[key];
       unsigned index = function.getNumArguments();
       OpBuilder b(function.getContext());
-      function.insertArgument(index, record.getGlobalType(),
-                              b.getDictionaryAttr(b.getNamedAttr(
-                                  kRecordKeyAttrName, b.getStringAttr(key))),
-                              record.getLoc());
+      if (failed(function.insertArgument(
+              index, record.getGlobalType(),
+              b.getDictionaryAttr(
+                  b.getNamedAttr(kRecordKeyAttrName, b.getStringAttr(key))),
+              record.getLoc())))
+        return function->emitOpError("cannot take the table parameter of "
+                                     "relocation record '")
+               << key << "'";
       parameters[function][key] = function.getArgument(index);
     }
   }

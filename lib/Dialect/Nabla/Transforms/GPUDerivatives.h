@@ -1,0 +1,38 @@
+//===- GPUDerivatives.h - Derivatives of GPU collectives --------*- C++ -*-===//
+//
+// Tangents and adjoints of the subgroup collectives: `gpu.shuffle` (xor, up,
+// down) and `gpu.subgroup_reduce add`. Each is itself a collective, emitted
+// at the mirrored point of the sweep, so every lane that ran the primal
+// collective runs its derivative (no new divergence).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_GPUDERIVATIVES_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_GPUDERIVATIVES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Operation.h"
+
+namespace nabla {
+
+/// True for the collectives this file differentiates (and those it rejects
+/// with a diagnostic: other shuffle modes and reductions).
+bool isGPUCollective(mlir::Operation *op);
+
+/// The tangent of `op`'s float result from its value operand's `tangent`;
+/// `operands` are `op`'s operands as available at the insertion point.
+mlir::FailureOr<mlir::Value> emitCollectiveTangent(mlir::OpBuilder &builder,
+                                                   mlir::Operation *op,
+                                                   mlir::ValueRange operands,
+                                                   mlir::Value tangent);
+
+/// The contribution to the value operand's adjoint from the result's
+/// `adjoint`; `operands` as for emitCollectiveTangent.
+mlir::FailureOr<mlir::Value> emitCollectiveAdjoint(mlir::OpBuilder &builder,
+                                                   mlir::Operation *op,
+                                                   mlir::ValueRange operands,
+                                                   mlir::Value adjoint);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_GPUDERIVATIVES_H
