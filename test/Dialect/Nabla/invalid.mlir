@@ -290,3 +290,56 @@ func.func private @f(f32, f32) -> f32
 func.func private @f_jvp(f32, f32) -> (f32, f32)
 // expected-error @below {{'nabla.custom_derivative' op expects one activity per argument and result of @f}}
 nabla.custom_derivative @f forward @f_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
+
+// -----
+
+gpu.module @kernels {
+  func.func @f(%A: memref<?xf32>) {
+    return
+  }
+  // expected-error @below {{'nabla.kernel_adjoint' op @f does not reference a gpu.func kernel}}
+  nabla.kernel_adjoint @f -> @df {activity = [#nabla.activity<dup>]}
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%A: memref<?xf32>) kernel {
+    gpu.return
+  }
+  gpu.func @dk(%A: memref<?xf32>) kernel {
+    gpu.return
+  }
+  // expected-error @below {{'nabla.kernel_adjoint' op adjoint @dk names a symbol that already exists}}
+  nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>]}
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%A: memref<?xf32>) kernel {
+    gpu.return
+  }
+  // expected-error @below {{'nabla.kernel_adjoint' op expects one activity per parameter of @k (1), got 2}}
+  nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%s: f32) kernel {
+    gpu.return
+  }
+  // expected-error @below {{'nabla.kernel_adjoint' op activity of parameter #0: a kernel returns nothing, so a scalar parameter has nowhere to put its gradient (pass it in a buffer marked dup)}}
+  nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<active>]}
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%s: f32) kernel {
+    gpu.return
+  }
+  // expected-error @below {{'nabla.kernel_adjoint' op activity of parameter #0: a kernel returns nothing, so a scalar parameter has nowhere to put its gradient (pass it in a buffer marked dup)}}
+  nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>]}
+}

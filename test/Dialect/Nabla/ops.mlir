@@ -109,3 +109,16 @@ func.func private @fast_exp_jvp(f32, f32) -> (f32, f32)
 nabla.custom_derivative @fast_exp reverse @fast_exp_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
 // CHECK: nabla.custom_derivative @fast_exp forward @fast_exp_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
 nabla.custom_derivative @fast_exp forward @fast_exp_jvp {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]}
+
+// -----
+
+// A whole-kernel adjoint request.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<?xf32>, %n: index) kernel {
+      gpu.return
+    }
+    // CHECK: nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
+    nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
+  }
+}

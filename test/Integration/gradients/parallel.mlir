@@ -17,6 +17,11 @@
 // CHECK: gpu.shuffle  down
 // CHECK-LABEL: func.func private @__nabla_vjp_tree_ddd
 // CHECK-COUNT-2: gpu.barrier
+// The kernel adjoint: the tile and its shadow attribution, zeroed first.
+// CHECK: gpu.func @tree_kernel_adjoint(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>) workgroup(%[[TILE:.*]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[DTILE:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: memref.store %{{.*}}, %[[DTILE]]
+// CHECK: gpu.barrier
+// CHECK: call @__nabla_vjp___nabla_kernel_tree_kernel_ddd
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     // S = sum of X over the lane's group of 8 (xor 1, 2, 4); Y = S * X
@@ -160,5 +165,11 @@ module attributes {gpu.container_module} {
           : (memref<?xf32>, memref<?xf32>, memref<64xf32, #gpu.address_space<workgroup>>, memref<64xf32, #gpu.address_space<workgroup>>, memref<?xf32>, memref<?xf32>) -> ()
       gpu.return
     }
+    // Whole-kernel adjoints: generated wrappers equal to the hand-written ones
+    // above (the tree's tile gets a zeroed shadow attribution).
+    nabla.kernel_adjoint @tree_kernel -> @tree_kernel_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+    nabla.kernel_adjoint @butterfly_kernel -> @butterfly_kernel_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
   }
 }

@@ -9,6 +9,8 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -172,6 +174,45 @@ CustomDerivativeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << getRuleAttr() << " has type " << actual << ", but a "
            << stringifyDerivativeModeKind(getMode()) << " derivative of "
            << getCalleeAttr() << " with these activities has type " << expected;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelAdjointOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+KernelAdjointOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *symbol =
+      symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
+  auto kernel = dyn_cast_or_null<FunctionOpInterface>(symbol);
+  // gpu.func kernels carry the `gpu.kernel` unit attribute.
+  if (!kernel || symbol->getName().getStringRef() != "gpu.func" ||
+      !symbol->hasAttr("gpu.kernel"))
+    return emitOpError() << getKernelAttr()
+                         << " does not reference a gpu.func kernel";
+  if (symbolTable.lookupNearestSymbolFrom(*this, getAdjointAttr()))
+    return emitOpError("adjoint ")
+           << getAdjointAttr() << " names a symbol that already exists";
+  ArrayRef<Type> argTypes = kernel.getArgumentTypes();
+  if (getActivity().size() != argTypes.size())
+    return emitOpError("expects one activity per parameter of ")
+           << getKernelAttr() << " (" << argTypes.size() << "), got "
+           << getActivity().size();
+  for (auto [index, type, activity] :
+       llvm::enumerate(argTypes, getArgumentActivities())) {
+    bool isScalar = !isa<BaseMemRefType, LLVM::LLVMPointerType>(type);
+    if (activity == Activity::Active || activity == Activity::ActiveNoNeed ||
+        (isScalar && activity != Activity::Const))
+      return emitOpError("activity of parameter #")
+             << index
+             << ": a kernel returns nothing, so a scalar parameter has "
+                "nowhere to put its gradient (pass it in a buffer marked dup)";
+    if (auto reason =
+            diagnoseArgumentActivity(DerivativeMode::Reverse, activity, type))
+      return emitOpError("activity of parameter #") << index << ": "
+                                                    << *reason;
+  }
   return success();
 }
 

@@ -22,6 +22,7 @@
 
 #include "DerivativeRules.h"
 #include "GPUDerivatives.h"
+#include "KernelAdjoint.h"
 #include "RecordShadows.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
@@ -1364,6 +1365,13 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   void runOnOperation() override {
     // Requests created while generating (none today, since calls are
     // inlined) would be picked up by the next round.
+    // Kernel adjoints first: each becomes a kernel holding a request.
+    SmallVector<KernelAdjointOp> kernelRequests;
+    getOperation().walk(
+        [&](KernelAdjointOp op) { kernelRequests.push_back(op); });
+    for (KernelAdjointOp request : kernelRequests)
+      if (failed(expandKernelAdjoint(request)))
+        return signalPassFailure();
     SmallVector<Operation *> requests;
     getOperation().walk([&](Operation *op) {
       if (isa<AutodiffOp, FwddiffOp>(op))

@@ -1,6 +1,7 @@
 //===- NablaOps.td - Operations of the nabla dialect ----------*- tablegen -*-===//
 //
-// `nabla.autodiff` (reverse mode) and `nabla.fwddiff` (forward mode). Both share
+// `nabla.autodiff` (reverse mode) and `nabla.fwddiff` (forward mode), custom
+// derivative registration and kernel adjoint requests. The first two share
 // one textual form and one verifier; their operand and result lists follow
 // from the callee's signature and the activities (see DerivativeSignature.h).
 //
@@ -156,6 +157,40 @@ def Nabla_CustomDerivativeOp : Nabla_Op<"custom_derivative", [
     }
     ::llvm::SmallVector<::nabla::Activity> getResultActivities() {
       return toActivities(getRetActivity());
+    }
+  }];
+}
+
+def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Requests the reverse-mode adjoint of a whole kernel as a new kernel";
+  let description = [{
+    `nabla-differentiate` generates `adjoint`, a `gpu.func` kernel with the
+    launch shape of `kernel` (same `known_block_size`) whose parameters are
+    those of `kernel`, each `dup` one followed by its shadow: launched like
+    `kernel`, it computes Enzyme's reverse-mode semantics of the whole kernel
+    (the shadows hold the cotangent of the final state on entry and that of
+    the initial state on exit), so a frontend need not write the wrapper.
+    Workgroup and private attributions with float elements get shadow
+    attributions of their own, zeroed (with a barrier for workgroup memory)
+    before the derivative runs. Activities: `const` or `dup` per parameter;
+    a kernel returns nothing, so an `active` scalar has nowhere to put its
+    gradient.
+
+    ```mlir
+    gpu.func @mul_kernel(%A: memref<?xf32>, %n: index) kernel { ... }
+    nabla.kernel_adjoint @mul_kernel -> @grad_mul_kernel
+        {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
+    // generates gpu.func @grad_mul_kernel(%A, %dA, %n) kernel
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       FlatSymbolRefAttr:$adjoint,
+                       Nabla_ActivityArrayAttr:$activity);
+  let assemblyFormat = "$kernel `->` $adjoint attr-dict";
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {
+      return toActivities(getActivity());
     }
   }];
 }

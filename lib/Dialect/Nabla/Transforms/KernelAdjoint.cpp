@@ -1,0 +1,193 @@
+//===- KernelAdjoint.cpp - Adjoints of whole kernels ----------------------===//
+//
+// `nabla.kernel_adjoint @k -> @dk` becomes:
+//  - `func.func private @__nabla_kernel_k`, the body of @k as a device
+//    function whose trailing parameters are @k's attributions;
+//  - `gpu.func @dk` with @k's launch shape, parameters expanded by the
+//    activities (each dup one followed by its shadow), @k's attributions
+//    followed, for those with float elements, by shadow attributions; its body
+//    zeroes the shadow attributions (the cotangent of scratch memory's final
+//    state is zero), synchronizes the block, and requests `nabla.autodiff` of
+//    the body function, which the pass then expands as any request.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelAdjoint.h"
+
+#include "DerivativeRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+/// The body of `kernel` as a private device function (created once).
+func::FuncOp getBodyFunction(gpu::GPUFuncOp kernel, SymbolTable &symbols) {
+  std::string name = ("__nabla_kernel_" + kernel.getName()).str();
+  if (auto existing = symbols.lookup<func::FuncOp>(name))
+    return existing;
+  OpBuilder builder(kernel);
+  Block &entry = kernel.getBody().front();
+  auto type = FunctionType::get(kernel.getContext(),
+                                llvm::to_vector(entry.getArgumentTypes()), {});
+  auto body = func::FuncOp::create(builder, kernel.getLoc(), name, type);
+  body.setPrivate();
+  IRMapping mapping;
+  kernel.getBody().cloneInto(&body.getBody(), mapping);
+  body.walk([](gpu::ReturnOp ret) {
+    OpBuilder at(ret);
+    func::ReturnOp::create(at, ret.getLoc());
+    ret.erase();
+  });
+  symbols.insert(body);
+  return body;
+}
+
+/// Stores zero into every element of the static `memref`, the elements
+/// strided over `start` + k * `step`.
+void zeroFill(OpBuilder &b, Location loc, Value memref, Value start,
+              Value step) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value count = arith::ConstantIndexOp::create(b, loc, type.getNumElements());
+  auto loop = scf::ForOp::create(b, loc, start, count, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value linear = loop.getInductionVar();
+  SmallVector<Value> indices(type.getRank());
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    Value extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    indices[d] = arith::RemUIOp::create(b, loc, linear, extent);
+    linear = arith::DivUIOp::create(b, loc, linear, extent);
+  }
+  memref::StoreOp::create(b, loc, createZero(b, loc, type.getElementType()),
+                          memref, indices);
+}
+
+bool needsShadow(Type attribution) {
+  return isa<FloatType>(cast<MemRefType>(attribution).getElementType());
+}
+
+} // namespace
+
+LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
+  Operation *table = SymbolTable::getNearestSymbolTable(request);
+  SymbolTable symbols(table);
+  auto kernel = symbols.lookup<gpu::GPUFuncOp>(request.getKernel());
+  if (!kernel)
+    return request.emitOpError("kernel ")
+           << request.getKernelAttr() << " does not resolve";
+  for (BlockArgument attribution :
+       llvm::concat<const BlockArgument>(kernel.getWorkgroupAttributions(),
+                                         kernel.getPrivateAttributions()))
+    if (!cast<MemRefType>(attribution.getType()).hasStaticShape())
+      return request.emitOpError("needs statically shaped attributions");
+  func::FuncOp body = getBodyFunction(kernel, symbols);
+  MLIRContext *context = request.getContext();
+  Location loc = request.getLoc();
+
+  // The adjoint kernel's signature and attributions.
+  SmallVector<Activity> activities = request.getArgumentActivities();
+  SmallVector<Type> inputs;
+  for (auto [type, activity] :
+       llvm::zip(kernel.getArgumentTypes(), activities)) {
+    inputs.push_back(type);
+    if (hasShadow(activity))
+      inputs.push_back(type);
+  }
+  auto withShadows = [](ArrayRef<BlockArgument> attributions) {
+    SmallVector<Type> types;
+    for (BlockArgument attribution : attributions) {
+      Type type = attribution.getType();
+      types.push_back(type);
+      if (needsShadow(type))
+        types.push_back(type);
+    }
+    return types;
+  };
+  SmallVector<Type> workgroup = withShadows(kernel.getWorkgroupAttributions());
+  SmallVector<Type> privates = withShadows(kernel.getPrivateAttributions());
+  OpBuilder builder(request);
+  auto adjoint = gpu::GPUFuncOp::create(
+      builder, loc, request.getAdjoint(), FunctionType::get(context, inputs, {}),
+      workgroup, privates);
+  adjoint->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                   builder.getUnitAttr());
+  if (std::optional<DenseI32ArrayAttr> known = kernel.getKnownBlockSizeAttr())
+    adjoint.setKnownBlockSizeAttr(*known);
+  if (std::optional<DenseI32ArrayAttr> known = kernel.getKnownGridSizeAttr())
+    adjoint.setKnownGridSizeAttr(*known);
+
+  // Body: zero the shadow attributions, then differentiate the kernel body.
+  Block &entry = adjoint.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  SmallVector<Value> operands;
+  SmallVector<Attribute> bodyActivities;
+  auto activityAttr = [&](Activity a) { return ActivityAttr::get(context, a); };
+  unsigned next = 0;
+  for (Activity activity : activities) {
+    operands.push_back(entry.getArgument(next++));
+    if (hasShadow(activity))
+      operands.push_back(entry.getArgument(next++));
+    bodyActivities.push_back(activityAttr(activity));
+  }
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  // Threads of the block stride over workgroup shadows together.
+  auto id = [&](gpu::Dimension d) {
+    return gpu::ThreadIdOp::create(builder, loc, d).getResult();
+  };
+  auto dim = [&](gpu::Dimension d) {
+    return gpu::BlockDimOp::create(builder, loc, d).getResult();
+  };
+  Value bx = dim(gpu::Dimension::x), by = dim(gpu::Dimension::y);
+  Value linear = arith::AddIOp::create(
+      builder, loc, id(gpu::Dimension::x),
+      arith::MulIOp::create(
+          builder, loc, bx,
+          arith::AddIOp::create(
+              builder, loc, id(gpu::Dimension::y),
+              arith::MulIOp::create(builder, loc, by, id(gpu::Dimension::z)))));
+  Value threads = arith::MulIOp::create(
+      builder, loc, arith::MulIOp::create(builder, loc, bx, by),
+      dim(gpu::Dimension::z));
+  bool zeroedWorkgroup = false;
+  auto passAttributions = [&](ArrayRef<BlockArgument> attributions,
+                              bool isWorkgroup) {
+    for (unsigned k = 0; k < attributions.size(); ++k) {
+      Value primal = attributions[k];
+      operands.push_back(primal);
+      if (!needsShadow(primal.getType())) {
+        bodyActivities.push_back(activityAttr(Activity::Const));
+        continue;
+      }
+      Value shadow = attributions[++k];
+      operands.push_back(shadow);
+      bodyActivities.push_back(activityAttr(Activity::Dup));
+      if (isWorkgroup)
+        zeroFill(builder, loc, shadow, linear, threads);
+      else
+        zeroFill(builder, loc, shadow, zero, one);
+      zeroedWorkgroup |= isWorkgroup;
+    }
+  };
+  passAttributions(adjoint.getWorkgroupAttributions(), /*isWorkgroup=*/true);
+  passAttributions(adjoint.getPrivateAttributions(), /*isWorkgroup=*/false);
+  if (zeroedWorkgroup)
+    gpu::BarrierOp::create(builder, loc);
+  AutodiffOp::create(builder, loc, TypeRange{},
+                     FlatSymbolRefAttr::get(body.getSymNameAttr()), operands,
+                     builder.getArrayAttr(bodyActivities),
+                     builder.getArrayAttr({}));
+  gpu::ReturnOp::create(builder, loc);
+  symbols.insert(adjoint);
+  request.erase();
+  return success();
+}
