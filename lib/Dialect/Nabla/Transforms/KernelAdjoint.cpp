@@ -84,9 +84,8 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
   if (!kernel)
     return request.emitOpError("kernel ")
            << request.getKernelAttr() << " does not resolve";
-  for (BlockArgument attribution :
-       llvm::concat<const BlockArgument>(kernel.getWorkgroupAttributions(),
-                                         kernel.getPrivateAttributions()))
+  for (BlockArgument attribution : llvm::concat<const BlockArgument>(
+           kernel.getWorkgroupAttributions(), kernel.getPrivateAttributions()))
     if (!cast<MemRefType>(attribution.getType()).hasStaticShape())
       return request.emitOpError("needs statically shaped attributions");
   func::FuncOp body = getBodyFunction(kernel, symbols);
@@ -115,9 +114,9 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
   SmallVector<Type> workgroup = withShadows(kernel.getWorkgroupAttributions());
   SmallVector<Type> privates = withShadows(kernel.getPrivateAttributions());
   OpBuilder builder(request);
-  auto adjoint = gpu::GPUFuncOp::create(
-      builder, loc, request.getAdjoint(), FunctionType::get(context, inputs, {}),
-      workgroup, privates);
+  auto adjoint = gpu::GPUFuncOp::create(builder, loc, request.getAdjoint(),
+                                        FunctionType::get(context, inputs, {}),
+                                        workgroup, privates);
   adjoint->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                    builder.getUnitAttr());
   if (std::optional<DenseI32ArrayAttr> known = kernel.getKnownBlockSizeAttr())
@@ -182,10 +181,9 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
   passAttributions(adjoint.getPrivateAttributions(), /*isWorkgroup=*/false);
   if (zeroedWorkgroup)
     gpu::BarrierOp::create(builder, loc);
-  AutodiffOp::create(builder, loc, TypeRange{},
-                     FlatSymbolRefAttr::get(body.getSymNameAttr()), operands,
-                     builder.getArrayAttr(bodyActivities),
-                     builder.getArrayAttr({}));
+  AutodiffOp::create(
+      builder, loc, TypeRange{}, FlatSymbolRefAttr::get(body.getSymNameAttr()),
+      operands, builder.getArrayAttr(bodyActivities), builder.getArrayAttr({}));
   gpu::ReturnOp::create(builder, loc);
   symbols.insert(adjoint);
   request.erase();

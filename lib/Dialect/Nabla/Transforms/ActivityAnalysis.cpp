@@ -1,0 +1,218 @@
+//===- ActivityAnalysis.cpp - Activities and shared AD helpers ------------===//
+//
+// The fixpoint of the activity analysis: float values that depend on an
+// active input are varied; dup arguments, their views, writable relocated
+// objects and allocations that receive varied data are shadowed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ActivityAnalysis.h"
+
+#include "DerivativeRules.h"
+#include "RecordShadows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace nabla;
+
+bool nabla::isFloatLike(Type type) { return isDifferentiableScalarType(type); }
+
+/// The memref.alloca `memref` is (through views), or null.
+memref::AllocaOp nabla::getAllocation(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (auto alloca = dyn_cast<memref::AllocaOp>(def))
+      return alloca;
+    if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+      return {};
+    memref = def->getOperand(0);
+  }
+  return {};
+}
+
+/// Creates, at `b`, a zero-filled allocation like `alloca` (dynamic sizes
+/// `sizes`): the shadow of a private buffer.
+Value nabla::createZeroedAllocation(OpBuilder &b, memref::AllocaOp alloca,
+                                    ValueRange sizes) {
+  Location loc = alloca.getLoc();
+  MemRefType type = alloca.getType();
+  Value shadow = memref::AllocaOp::create(b, loc, type, sizes).getResult();
+  Value zero = createZero(b, loc, type.getElementType());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> indices;
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    Value extent = memref::DimOp::create(b, loc, shadow, d);
+    auto loop = scf::ForOp::create(b, loc, c0, extent, c1);
+    b.setInsertionPointToStart(loop.getBody());
+    indices.push_back(loop.getInductionVar());
+  }
+  memref::StoreOp::create(b, loc, zero, shadow, indices);
+  return shadow;
+}
+
+void nabla::Activities::propagate(func::FuncOp func) {
+  bool changed = true;
+  auto mark = [&](DenseSet<Value> &set, Value v) {
+    changed |= set.insert(v).second;
+  };
+  while (changed) {
+    changed = false;
+    func.walk([&](Operation *op) {
+      if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        if (isShadowed(load.getMemRef()) && isFloatLike(load.getType()))
+          mark(varied, load.getResult());
+        return;
+      }
+      if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+          isShadowed(op->getOperand(0))) {
+        for (Value r : op->getResults())
+          mark(shadowed, r);
+        return;
+      }
+      if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+        Operation *parent = op->getParentOp();
+        for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+          if (!isVaried(v))
+            continue;
+          if (isa<scf::IfOp, scf::ForOp>(parent))
+            mark(varied, parent->getResult(i));
+          if (auto loop = dyn_cast<scf::ForOp>(parent))
+            mark(varied, loop.getRegionIterArgs()[i]);
+          if (auto loop = dyn_cast<scf::WhileOp>(parent))
+            mark(varied, loop.getBeforeArguments()[i]);
+        }
+        return;
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+          if (isVaried(init))
+            mark(varied, arg);
+        return;
+      }
+      if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+        for (auto [init, arg] :
+             llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+          if (isVaried(init))
+            mark(varied, arg);
+        return;
+      }
+      if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+        auto loop = cast<scf::WhileOp>(op->getParentOp());
+        for (auto [i, v] : llvm::enumerate(condition.getArgs()))
+          if (isVaried(v)) {
+            mark(varied, loop.getAfterArguments()[i]);
+            mark(varied, loop.getResult(i));
+          }
+        return;
+      }
+      if (isa<memref::StoreOp, memref::AtomicRMWOp>(op)) {
+        // Differentiated data stored into a writable relocated object makes
+        // the object active: every use of its record gets a shadow.
+        // So does a private allocation (it gets a shadow allocation).
+        Value memref = op->getOperand(1);
+        if (!isVaried(op->getOperand(0)) || isShadowed(memref))
+          return;
+        if (reloc::GlobalOp record = RecordShadows::getWritableRecord(memref))
+          func.walk([&](reloc::GetGlobalOp get) {
+            if (get.getGlobalName() == record.getSymName())
+              mark(shadowed, get.getResult());
+          });
+        else if (memref::AllocaOp alloca = getAllocation(memref))
+          mark(shadowed, alloca.getResult());
+        return;
+      }
+      if (op->getNumRegions())
+        return;
+      bool anyVaried = llvm::any_of(op->getOperands(), [&](Value v) {
+        return isVaried(v) || (isa<func::CallOp>(op) && isShadowed(v));
+      });
+      if (anyVaried && !hasZeroDerivative(op))
+        for (Value r : op->getResults())
+          if (isFloatLike(r.getType()))
+            mark(varied, r);
+    });
+  }
+}
+
+/// Reports an op on an active path that has no derivative rule.
+LogicalResult nabla::unsupported(Operation *op, StringRef mode) {
+  return op->emitOpError("has no ")
+         << mode
+         << "-mode derivative rule and is on an active path (it depends on or "
+            "writes differentiated data)";
+}
+
+/// True if `op` touches differentiated data: a varied operand or result, or
+/// a memref operand with a shadow.
+bool nabla::touchesActiveData(Operation *op, const Activities &act) {
+  for (Value v : op->getOperands())
+    if (act.isVaried(v) || act.isShadowed(v))
+      return true;
+  for (Value v : op->getResults())
+    if (act.isVaried(v))
+      return true;
+  return false;
+}
+
+/// The activities of `call`'s arguments and results in `mode`, from the
+/// activity analysis: shadowed memrefs are dup; varied floats are active
+/// (reverse) or dup (forward); everything else const.
+std::pair<SmallVector<Activity>, SmallVector<Activity>>
+nabla::callActivities(func::CallOp call, DerivativeMode mode,
+                      const Activities &act) {
+  Activity scalar =
+      mode == DerivativeMode::Reverse ? Activity::Active : Activity::Dup;
+  SmallVector<Activity> args, rets;
+  for (Value v : call.getOperands())
+    args.push_back(act.isShadowed(v) ? Activity::Dup
+                   : act.isVaried(v) ? scalar
+                                     : Activity::Const);
+  for (Value r : call.getResults())
+    rets.push_back(act.isVaried(r) ? scalar : Activity::Const);
+  return {args, rets};
+}
+
+/// Reports a call on an active path without a matching custom rule.
+LogicalResult nabla::missingRule(func::CallOp call, DerivativeMode mode,
+                                 ArrayRef<Activity> args,
+                                 ArrayRef<Activity> rets) {
+  InFlightDiagnostic diag =
+      call.emitOpError("calls @")
+      << call.getCallee() << ", whose "
+      << (mode == DerivativeMode::Reverse ? "reverse" : "forward")
+      << " custom derivatives do not cover activities [";
+  llvm::interleaveComma(args, diag,
+                        [&](Activity a) { diag << stringifyActivity(a); });
+  diag << "] -> [";
+  llvm::interleaveComma(rets, diag,
+                        [&](Activity a) { diag << stringifyActivity(a); });
+  return diag << "]";
+}
+
+/// A write into a buffer without a shadow is fine unless the written value is
+/// differentiated: then its derivative would be silently lost.
+LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
+                                          const Activities &act) {
+  if (!act.isVaried(value))
+    return success();
+  if (isa<memref::AtomicRMWOp>(op))
+    return op->emitOpError("accumulates a differentiated value into a buffer "
+                           "without a shadow");
+  return op->emitOpError("stores a differentiated value into a buffer "
+                         "without a shadow; mark the buffer dup");
+}
+
+/// Drops the terminator an op builder may have put into a new region block,
+/// so the emitters can fill the block and add their own.
+void nabla::clearTerminator(Block &block) {
+  if (!block.empty() && block.mightHaveTerminator())
+    block.getTerminator()->erase();
+}

@@ -1,0 +1,82 @@
+//===- ActivityAnalysis.h - Activities and shared AD helpers ----*- C++ -*-===//
+//
+// The activity analysis of nabla-differentiate (which values carry
+// derivatives, which buffers have shadows) and the helpers both derivative
+// emitters share: diagnostics for what has no rule, the activities of calls,
+// shadow allocations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_ACTIVITYANALYSIS_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_ACTIVITYANALYSIS_H
+
+#include "nabla/Dialect/Nabla/IR/DerivativeSignature.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <functional>
+
+namespace nabla {
+
+/// Floating-point scalars, vectors and complex numbers.
+bool isFloatLike(mlir::Type type);
+
+/// The memref.alloca `memref` is (through views), or null.
+mlir::memref::AllocaOp getAllocation(mlir::Value memref);
+
+/// Creates, at `b`, a zero-filled allocation like `alloca` (dynamic sizes
+/// `sizes`): the shadow of a private buffer.
+mlir::Value createZeroedAllocation(mlir::OpBuilder &b,
+                                   mlir::memref::AllocaOp alloca,
+                                   mlir::ValueRange sizes);
+
+/// Float values that depend on an active input, and memrefs with shadows.
+struct Activities {
+  llvm::DenseSet<mlir::Value> varied;
+  llvm::DenseSet<mlir::Value> shadowed;
+
+  bool isVaried(mlir::Value v) const { return varied.contains(v); }
+  bool isShadowed(mlir::Value v) const { return shadowed.contains(v); }
+
+  /// Propagates from the seeds to a fixpoint over `func`.
+  void propagate(mlir::func::FuncOp func);
+};
+
+/// Reports an op on an active path that has no derivative rule.
+mlir::LogicalResult unsupported(mlir::Operation *op, llvm::StringRef mode);
+
+/// True if `op` touches differentiated data: a varied operand or result, or
+/// a memref operand with a shadow.
+bool touchesActiveData(mlir::Operation *op, const Activities &act);
+
+/// Finds the custom rule a call on an active path needs.
+using RuleFinder = std::function<mlir::func::FuncOp(
+    llvm::StringRef, DerivativeMode, llvm::ArrayRef<Activity>,
+    llvm::ArrayRef<Activity>)>;
+
+/// The activities of `call`'s arguments and results in `mode`, from the
+/// activity analysis: shadowed memrefs are dup; varied floats are active
+/// (reverse) or dup (forward); everything else const.
+std::pair<llvm::SmallVector<Activity>, llvm::SmallVector<Activity>>
+callActivities(mlir::func::CallOp call, DerivativeMode mode,
+               const Activities &act);
+
+/// Reports a call on an active path without a matching custom rule.
+mlir::LogicalResult missingRule(mlir::func::CallOp call, DerivativeMode mode,
+                                llvm::ArrayRef<Activity> args,
+                                llvm::ArrayRef<Activity> rets);
+
+/// A write into a buffer without a shadow is fine unless the written value is
+/// differentiated: then its derivative would be silently lost.
+mlir::LogicalResult checkUnshadowedWrite(mlir::Operation *op, mlir::Value value,
+                                         const Activities &act);
+
+/// Drops the terminator an op builder may have put into a new region block,
+/// so the emitters can fill the block and add their own.
+void clearTerminator(mlir::Block &block);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_ACTIVITYANALYSIS_H

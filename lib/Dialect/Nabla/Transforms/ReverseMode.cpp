@@ -1,0 +1,750 @@
+//===- ReverseMode.cpp - Reverse-mode derivative emission -----------------===//
+//
+// VJPEmitter emits a forward sweep (the primal, caching what the reverse sweep
+// needs: scf.if results, per-thread loop tapes) and then the reverse sweep of
+// adjoints, mirrored op by op, with GPU-correct accumulation into shadows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReverseMode.h"
+
+#include "ActivityAnalysis.h"
+#include "DerivativeRules.h"
+#include "GPUDerivatives.h"
+#include "RecordShadows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+//===----------------------------------------------------------------------===//
+// Reverse mode
+//===----------------------------------------------------------------------===//
+
+/// Adjoint contributions gathered in one region of the reverse sweep.
+struct AdjointScope {
+  DenseMap<Value, Value> adjoints; // src value → accumulated adjoint
+
+  void add(OpBuilder &b, Location loc, Value src, Value adjoint) {
+    if (!adjoint)
+      return;
+    Value &slot = adjoints[src];
+    slot = addDerivatives(b, loc, slot, adjoint);
+  }
+  Value get(Value src) const { return adjoints.lookup(src); }
+};
+
+class VJPEmitter {
+public:
+  VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks,
+             RuleFinder findRule, RecordShadows &records)
+      : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)),
+        records(records) {}
+
+  /// src value → forward value available at function scope.
+  IRMapping fwd;
+  DenseMap<Value, Value> shadow; // src memref → shadow (function scope)
+
+  //--- Forward sweep -------------------------------------------------------//
+
+  /// Src values defined in the innermost branch being cloned (to cache).
+  SmallVector<SmallVector<Value>> branchScopes;
+
+  void defined(Value src, Value forward) {
+    fwd.map(src, forward);
+    if (!branchScopes.empty())
+      branchScopes.back().push_back(src);
+  }
+
+  LogicalResult forwardBlock(Block &src) {
+    for (Operation &op : src.without_terminator())
+      if (failed(forwardOp(&op)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult forwardOp(Operation *op) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return forwardIf(ifOp);
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && regionTouchesActive(op))
+      return forwardFor(loop);
+    if (op->getNumRegions() && regionTouchesActive(op))
+      return op->emitOpError("is not supported yet by reverse mode on an "
+                             "active path");
+    Operation *clone = b.clone(*op, fwd);
+    for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+      defined(src, dst);
+    if (auto get = dyn_cast<reloc::GetGlobalOp>(op);
+        get && act.isShadowed(get.getResult())) {
+      // The reverse sweep runs outside every region: the shadow's use (it has
+      // no operands) goes to the entry block.
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(entry);
+      shadow[get.getResult()] = records.emitShadow(b, get);
+      return success();
+    }
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+        alloca && act.isShadowed(alloca.getResult())) {
+      // The reverse sweep needs the shadow after every region closed: inside
+      // one it lives at function entry, which needs a static shape.
+      OpBuilder::InsertionGuard guard(b);
+      if (!branchScopes.empty()) {
+        if (!alloca.getType().hasStaticShape())
+          return op->emitOpError("is a dynamically sized allocation holding "
+                                 "differentiated data inside a region; "
+                                 "reverse mode needs its shadow at function "
+                                 "level (use a static shape or hoist it)");
+        b.setInsertionPointToStart(entry);
+      }
+      shadow[alloca.getResult()] =
+          createZeroedAllocation(b, alloca, mapped(alloca.getDynamicSizes()));
+      return success();
+    }
+    if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+        act.isShadowed(op->getOperand(0))) {
+      if (!branchScopes.empty())
+        return op->emitOpError("views of differentiated buffers inside "
+                               "scf.if are not supported yet in reverse mode");
+      IRMapping shadowMap = fwd;
+      shadowMap.map(fwd.lookup(op->getOperand(0)),
+                    shadow.lookup(op->getOperand(0)));
+      shadow[op->getResult(0)] = b.clone(*op, shadowMap)->getResult(0);
+    }
+    return success();
+  }
+
+  /// Clones an scf.if and yields every value defined in its branches, so
+  /// that the reverse sweep can use them after the if.
+  LogicalResult forwardIf(scf::IfOp op) {
+    Location loc = op.getLoc();
+    SmallVector<Value> cached[2];
+    Block *blocks[2] = {nullptr, nullptr};
+    Region *regions[2] = {&op.getThenRegion(), &op.getElseRegion()};
+    // First clone each branch into a detached block to learn what to cache.
+    SmallVector<std::unique_ptr<Block>> detached;
+    for (int k = 0; k < 2; ++k) {
+      detached.push_back(std::make_unique<Block>());
+      blocks[k] = detached.back().get();
+      if (regions[k]->empty())
+        continue;
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(blocks[k]);
+      branchScopes.emplace_back();
+      if (failed(forwardBlock(regions[k]->front())))
+        return failure();
+      for (Value v : branchScopes.back())
+        if (!isa<BaseMemRefType>(v.getType()))
+          cached[k].push_back(v);
+      branchScopes.pop_back();
+    }
+    SmallVector<Type> types(op.getResultTypes());
+    for (int k = 0; k < 2; ++k)
+      for (Value v : cached[k])
+        types.push_back(v.getType());
+    auto newIf = scf::IfOp::create(b, loc, types, fwd.lookup(op.getCondition()),
+                                   /*withElseRegion=*/true);
+    for (int k = 0; k < 2; ++k) {
+      Block &dst = k == 0 ? newIf.getThenRegion().front()
+                          : newIf.getElseRegion().front();
+      clearTerminator(dst);
+      dst.getOperations().splice(dst.end(), blocks[k]->getOperations());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(&dst);
+      SmallVector<Value> operands;
+      if (!regions[k]->empty()) {
+        auto yield = cast<scf::YieldOp>(regions[k]->front().getTerminator());
+        for (Value v : yield.getOperands())
+          operands.push_back(fwd.lookup(v));
+      }
+      for (int j = 0; j < 2; ++j)
+        for (Value v : cached[j])
+          operands.push_back(j == k ? fwd.lookup(v)
+                                    : createZero(b, loc, v.getType()));
+      scf::YieldOp::create(b, loc, operands);
+    }
+    unsigned next = 0;
+    for (Value r : op.getResults())
+      defined(r, newIf.getResult(next++));
+    for (int k = 0; k < 2; ++k)
+      for (Value v : cached[k])
+        defined(v, newIf.getResult(next++));
+    return success();
+  }
+
+  /// True if `op` or anything nested in it touches differentiated data.
+  bool regionTouchesActive(Operation *op) {
+    bool touches = false;
+    op->walk([&](Operation *inner) {
+      touches |= touchesActiveData(inner, act);
+      return touches ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return touches;
+  }
+
+  /// Per-loop tapes: every value the loop body defines (iteration's induction
+  /// variable, iter_args and results of body ops), one slot per iteration.
+  struct LoopTape {
+    Value tripCount, lowerBound, step;
+    SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
+    /// Body ops the reverse loop repeats instead of taping their results
+    /// (pure ops, loads of buffers the function never writes), in order.
+    SmallVector<Operation *> recomputed;
+  };
+
+  /// Bases (through views) of the buffers the differentiated function may
+  /// write; loads of the others are repeatable in the reverse sweep.
+  DenseSet<Value> writtenBuffers;
+
+  static Value getBuffer(Value memref) {
+    while (Operation *def = memref.getDefiningOp()) {
+      if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+        break;
+      memref = def->getOperand(0);
+    }
+    return memref;
+  }
+
+  void collectWrittenBuffers(Block &body) {
+    body.walk([&](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      SmallVector<MemoryEffects::EffectInstance> list;
+      if (effects)
+        effects.getEffects(list);
+      bool unknown =
+          !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+      for (auto &effect : list)
+        if (isa<MemoryEffects::Write>(effect.getEffect())) {
+          if (Value v = effect.getValue())
+            writtenBuffers.insert(getBuffer(v));
+          else
+            unknown = true;
+        }
+      if (unknown)
+        for (Value v : op->getOperands())
+          if (isa<BaseMemRefType>(v.getType()))
+            writtenBuffers.insert(getBuffer(v));
+    });
+  }
+
+  /// True if the reverse loop can repeat `op` from the values it has (taped
+  /// or loop-invariant): a pure op, or a load of a function argument buffer
+  /// the function never writes, using no memref defined inside a region.
+  bool isRecomputable(Operation *op) {
+    if (op->getNumRegions())
+      return false;
+    for (Value v : op->getOperands())
+      if (isa<BaseMemRefType>(v.getType())) {
+        auto arg = dyn_cast<BlockArgument>(getBuffer(v));
+        if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+          return false;
+      }
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return !writtenBuffers.contains(getBuffer(load.getMemRef()));
+    return isMemoryEffectFree(op);
+  }
+  DenseMap<Operation *, LoopTape> loopTapes;
+  /// The derivative function's entry block, where tapes are allocated.
+  Block *entry = nullptr;
+
+  /// max(0, ceildiv(ub - lb, step)) for a positive step.
+  Value emitTripCount(Location loc, Value lb, Value ub, Value step) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value span = arith::SubIOp::create(b, loc, ub, lb);
+    Value rounded = arith::AddIOp::create(
+        b, loc, span, arith::SubIOp::create(b, loc, step, one));
+    Value count = arith::DivUIOp::create(b, loc, rounded, step);
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
+    return arith::SelectOp::create(b, loc, positive, count, zero);
+  }
+
+  /// Clones an scf.for and records, per iteration, every value its body
+  /// defines into per-thread tapes (memref.alloca sized by the trip count,
+  /// static when the bounds are constants) for the reverse sweep.
+  LogicalResult forwardFor(scf::ForOp op) {
+    Location loc = op.getLoc();
+    // scf.if in the body is fine: the forward if yields everything its
+    // branches define, and those results are taped like any body value.
+    Operation *unsupportedRegion = nullptr;
+    op.getBody()->walk([&](Operation *inner) {
+      if (inner->getNumRegions() && !isa<scf::IfOp>(inner) &&
+          regionTouchesActive(inner)) {
+        unsupportedRegion = inner;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupportedRegion)
+      return unsupportedRegion->emitOpError(
+          "is a region op on an active path inside a loop, which reverse mode "
+          "does not support yet (scf.if is supported)");
+    Value lb = fwd.lookup(op.getLowerBound());
+    Value ub = fwd.lookup(op.getUpperBound());
+    Value step = fwd.lookup(op.getStep());
+    LoopTape &tape = loopTapes[op];
+    tape.lowerBound = lb;
+    tape.step = step;
+    std::optional<int64_t> staticCount;
+    if (auto l = getConstantIntValue(op.getLowerBound()))
+      if (auto u = getConstantIntValue(op.getUpperBound()))
+        if (auto s = getConstantIntValue(op.getStep()); s && *s > 0)
+          staticCount = std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+    // Tapes live at function entry so that the reverse sweep, which runs
+    // after every region of the forward sweep has closed, can read them. A
+    // dynamic trip count is only known where the loop is, so such loops must
+    // be at function level.
+    if (!staticCount && !branchScopes.empty())
+      return op->emitOpError("has a dynamic trip count inside a region on an "
+                             "active path; reverse mode needs its tape at "
+                             "function level (use constant bounds or hoist "
+                             "the loop)");
+    OpBuilder::InsertPoint loopPoint = b.saveInsertionPoint();
+    OpBuilder::InsertionGuard tapeGuard(b);
+    if (staticCount) {
+      b.setInsertionPointToStart(entry);
+      tape.tripCount = arith::ConstantIndexOp::create(b, loc, *staticCount);
+    } else {
+      tape.tripCount = emitTripCount(loc, lb, ub, step);
+    }
+
+    // Values to tape: the induction variable, the iter_args, body results,
+    // and the values defined inside the body's scf.ifs (which the forward if
+    // yields, so they exist at body level).
+    SmallVector<Value> taped = {op.getInductionVar()};
+    llvm::append_range(taped, op.getRegionIterArgs());
+    auto tapeResults = [&](Operation *inner) {
+      for (Value r : inner->getResults())
+        if (!isa<BaseMemRefType>(r.getType()))
+          taped.push_back(r);
+    };
+    for (Operation &inner : op.getBody()->without_terminator()) {
+      // Cheap values are recomputed, not taped.
+      if (isRecomputable(&inner)) {
+        tape.recomputed.push_back(&inner);
+        continue;
+      }
+      tapeResults(&inner);
+      if (isa<scf::IfOp>(inner))
+        inner.walk([&](Operation *nested) {
+          if (nested != &inner)
+            tapeResults(nested);
+        });
+    }
+    for (Value v : taped) {
+      // index has no storage size on every target: tape it as i64.
+      Type element = v.getType().isIndex() ? b.getI64Type() : v.getType();
+      auto type = staticCount
+                      ? MemRefType::get({*staticCount}, element)
+                      : MemRefType::get({ShapedType::kDynamic}, element);
+      Value memref = staticCount
+                         ? memref::AllocaOp::create(b, loc, type).getResult()
+                         : memref::AllocaOp::create(b, loc, type,
+                                                    ValueRange{tape.tripCount})
+                               .getResult();
+      tape.tapes.push_back({v, memref});
+    }
+    b.restoreInsertionPoint(loopPoint);
+
+    auto loop =
+        scf::ForOp::create(b, loc, lb, ub, step, mapped(op.getInitArgs()));
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = loop.getBody();
+    clearTerminator(*body);
+    b.setInsertionPointToEnd(body);
+    fwd.map(op.getInductionVar(), loop.getInductionVar());
+    for (auto [src, dst] :
+         llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs()))
+      fwd.map(src, dst);
+    // Body values are taped, not cached by enclosing regions.
+    branchScopes.emplace_back();
+    LogicalResult bodyResult = forwardBlock(*op.getBody());
+    branchScopes.pop_back();
+    if (failed(bodyResult))
+      return failure();
+    Value iteration = arith::DivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb),
+        step);
+    for (auto [src, memref] : tape.tapes) {
+      Value value = fwd.lookup(src);
+      if (value.getType().isIndex())
+        value = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+      memref::StoreOp::create(b, loc, value, memref, iteration);
+    }
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    scf::YieldOp::create(b, loc, mapped(yield.getOperands()));
+    b.setInsertionPointAfter(loop);
+    for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
+      defined(src, dst);
+    return success();
+  }
+
+  //--- Reverse sweep -------------------------------------------------------//
+
+  LogicalResult reverseBlock(Block &src, AdjointScope &scope) {
+    for (Operation &op : llvm::reverse(src.without_terminator()))
+      if (failed(reverseOp(&op, scope)))
+        return failure();
+    return success();
+  }
+
+  /// Accumulates `value` into `shadowMemref[indices]`: a plain
+  /// load-add-store when the access is thread-exclusive (a private shadow,
+  /// or the thread's global id into an argument), an atomic add otherwise.
+  void accumulate(Operation *src, Value shadowMemref, ValueRange indices,
+                  Value value) {
+    Location loc = src->getLoc();
+    // Private shadows (of allocations) belong to the thread.
+    // Threads of a (1-D) block have distinct thread ids, and of a (1-D) grid
+    // distinct global ids.
+    Operation *index =
+        indices.size() == 1 ? indices.front().getDefiningOp() : nullptr;
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        cast<MemRefType>(shadowMemref.getType()).getMemorySpace());
+    bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+    auto globalX = dyn_cast_or_null<gpu::GlobalIdOp>(index);
+    auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
+    bool exclusive = getAllocation(shadowMemref) ||
+                     (globalX && globalX.getDimension() == gpu::Dimension::x &&
+                      isa<BlockArgument>(shadowMemref) && !workgroup) ||
+                     (threadX && threadX.getDimension() == gpu::Dimension::x &&
+                      workgroup && isa<BlockArgument>(shadowMemref));
+    if (exclusive) {
+      Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
+      memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
+                              shadowMemref, indices);
+      return;
+    }
+    if (remarks)
+      src->emitRemark("adjoint accumulation keeps an atomic: the index is "
+                      "not proven to be an injective function of the global "
+                      "thread id");
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
+                                shadowMemref, indices);
+  }
+
+  SmallVector<Value> mapped(ValueRange values) {
+    return llvm::map_to_vector(values, [&](Value v) { return fwd.lookup(v); });
+  }
+
+  LogicalResult reverseOp(Operation *op, AdjointScope &scope) {
+    Location loc = op->getLoc();
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return reverseIf(ifOp, scope);
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && loopTapes.count(op))
+      return reverseFor(loop, scope);
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && touchesActiveData(op, act))
+      return reverseCall(call, scope);
+    // The reverse sweep replays each barrier at the mirrored point: adjoints
+    // written to workgroup shadows before it are read by other threads after.
+    if (isa<gpu::BarrierOp>(op)) {
+      gpu::BarrierOp::create(b, loc);
+      return success();
+    }
+    if (isGPUCollective(op)) {
+      Value d = scope.get(op->getResult(0));
+      if (!d || !act.isVaried(op->getOperand(0)))
+        return success();
+      FailureOr<Value> contribution =
+          emitCollectiveAdjoint(b, op, mapped(op->getOperands()), d);
+      if (failed(contribution))
+        return failure();
+      scope.add(b, loc, op->getOperand(0), *contribution);
+      return success();
+    }
+    if (op->getNumRegions() && !regionTouchesActive(op))
+      return success();
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      Value sh = shadow.lookup(store.getMemRef());
+      if (!sh)
+        return checkUnshadowedWrite(op, store.getValue(), act);
+      if (!isFloatLike(store.getValue().getType()))
+        return success();
+      SmallVector<Value> indices = mapped(store.getIndices());
+      Value d = memref::LoadOp::create(b, loc, sh, indices);
+      memref::StoreOp::create(
+          b, loc, createZero(b, loc, store.getValue().getType()), sh, indices);
+      if (act.isVaried(store.getValue()))
+        scope.add(b, loc, store.getValue(), d);
+      return success();
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      Value sh = shadow.lookup(load.getMemRef());
+      if (Value d = scope.get(load.getResult()); d && sh)
+        accumulate(op, sh, mapped(load.getIndices()), d);
+      return success();
+    }
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      Value sh = shadow.lookup(atomic.getMemref());
+      if (!sh)
+        return checkUnshadowedWrite(op, atomic.getValue(), act);
+      if (atomic.getKind() != arith::AtomicRMWKind::addf ||
+          scope.get(atomic.getResult()))
+        return unsupported(op, "reverse");
+      if (act.isVaried(atomic.getValue()))
+        scope.add(
+            b, loc, atomic.getValue(),
+            memref::LoadOp::create(b, loc, sh, mapped(atomic.getIndices())));
+      return success();
+    }
+    bool variedResult = llvm::any_of(op->getResults(),
+                                     [&](Value r) { return act.isVaried(r); });
+    if (!variedResult) {
+      if (!isa<ViewLikeOpInterface>(op) &&
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return act.isShadowed(v); }))
+        return unsupported(op, "reverse");
+      return success();
+    }
+    if (!hasDerivativeRule(op))
+      return unsupported(op, "reverse");
+    Value d = scope.get(op->getResult(0));
+    if (!d || hasZeroDerivative(op))
+      return success();
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      if (act.isVaried(op->getOperand(0)))
+        scope.add(b, loc, op->getOperand(0),
+                  castDerivative(b, op, d, /*toOperand=*/true));
+      return success();
+    }
+    // Partials are computed on a clone at the current point; its result is
+    // replaced by the forward value when the sweep has one. (Cloning records
+    // the clone in `fwd`, so the forward mapping is restored afterwards.)
+    Value forward = fwd.lookupOrNull(op->getResult(0));
+    Operation *clone = b.clone(*op, fwd);
+    FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
+    if (forward) {
+      fwd.map(op->getResult(0), forward);
+      Value cloned = clone->getResult(0);
+      cloned.replaceAllUsesWith(forward);
+      if (succeeded(partials))
+        for (Value &partial : *partials)
+          if (partial == cloned)
+            partial = forward;
+      clone->erase();
+    }
+    if (failed(partials))
+      return unsupported(op, "reverse");
+    for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
+      if (partial && act.isVaried(operand))
+        scope.add(b, loc, operand, arith::MulFOp::create(b, loc, d, partial));
+    return success();
+  }
+
+  /// The reverse of an scf.for: iterations in reverse order, each reloading
+  /// its values from the tapes; the adjoints of the iter_args are carried as
+  /// iter_args, and so are the contributions to values defined outside.
+  LogicalResult reverseFor(scf::ForOp op, AdjointScope &outer) {
+    Location loc = op.getLoc();
+    LoopTape &tape = loopTapes[op];
+    SmallVector<unsigned> carried;
+    for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
+      if (act.isVaried(arg))
+        carried.push_back(i);
+    SmallVector<Value> outside = usedFromOutside(op);
+    SmallVector<Value> inits;
+    for (unsigned i : carried) {
+      Value d = outer.get(op.getResult(i));
+      inits.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
+    }
+    for (Value o : outside)
+      inits.push_back(createZero(b, loc, o.getType()));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(b, loc, zero, tape.tripCount, one, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = loop.getBody();
+      clearTerminator(*body);
+      b.setInsertionPointToEnd(body);
+      Value last = arith::SubIOp::create(b, loc, tape.tripCount, one);
+      Value iteration =
+          arith::SubIOp::create(b, loc, last, loop.getInductionVar());
+      // Reload this iteration's values; remember the mappings to restore.
+      SmallVector<std::pair<Value, Value>> saved;
+      for (auto [src, memref] : tape.tapes) {
+        saved.push_back({src, fwd.lookupOrNull(src)});
+        Value value = memref::LoadOp::create(b, loc, memref, iteration);
+        if (src.getType().isIndex())
+          value = arith::IndexCastOp::create(b, loc, src.getType(), value);
+        fwd.map(src, value);
+      }
+      for (Operation *recomputed : tape.recomputed) {
+        for (Value r : recomputed->getResults())
+          saved.push_back({r, fwd.lookupOrNull(r)});
+        b.clone(*recomputed, fwd);
+      }
+      AdjointScope scope;
+      ValueRange carriedIn = loop.getRegionIterArgs();
+      for (auto [k, o] : llvm::enumerate(outside))
+        scope.adjoints[o] = carriedIn[carried.size() + k];
+      auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+      for (auto [k, i] : llvm::enumerate(carried))
+        scope.add(b, loc, yield.getOperand(i), carriedIn[k]);
+      if (failed(reverseBlock(*op.getBody(), scope)))
+        return failure();
+      SmallVector<Value> yields;
+      for (unsigned i : carried) {
+        Value arg = op.getRegionIterArgs()[i];
+        Value d = scope.get(arg);
+        yields.push_back(d ? d : createZero(b, loc, arg.getType()));
+      }
+      for (Value o : outside)
+        yields.push_back(scope.get(o));
+      scf::YieldOp::create(b, loc, yields);
+      for (auto [src, old] : saved) {
+        if (old)
+          fwd.map(src, old);
+        else
+          fwd.erase(src);
+      }
+    }
+    for (auto [k, i] : llvm::enumerate(carried))
+      if (act.isVaried(op.getInitArgs()[i]))
+        outer.add(b, loc, op.getInitArgs()[i], loop.getResult(k));
+    for (auto [k, o] : llvm::enumerate(outside))
+      outer.add(b, loc, o, loop.getResult(carried.size() + k));
+    return success();
+  }
+
+  /// A call with a custom reverse rule: the forward sweep ran the primal
+  /// call; here the rule gets the primal arguments, the shadows and the
+  /// results' adjoints as seeds, and returns the active arguments' gradients.
+  LogicalResult reverseCall(func::CallOp call, AdjointScope &scope) {
+    Location loc = call.getLoc();
+    auto [args, rets] = callActivities(call, DerivativeMode::Reverse, act);
+    func::FuncOp rule =
+        findRule(call.getCallee(), DerivativeMode::Reverse, args, rets);
+    if (!rule)
+      return missingRule(call, DerivativeMode::Reverse, args, rets);
+    SmallVector<Value> operands;
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
+      operands.push_back(fwd.lookup(v));
+      if (hasShadow(activity))
+        operands.push_back(shadow.lookup(v));
+    }
+    for (auto [r, activity] : llvm::zip(call.getResults(), rets))
+      if (isActiveValue(activity)) {
+        Value d = scope.get(r);
+        operands.push_back(d ? d : createZero(b, loc, r.getType()));
+      }
+    auto ruleCall = func::CallOp::create(b, loc, rule, operands);
+    unsigned next = llvm::count_if(rets, [](Activity a) {
+      return a == Activity::Const || a == Activity::Active;
+    });
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args))
+      if (activity == Activity::Active)
+        scope.add(b, loc, v, ruleCall.getResult(next++));
+    return success();
+  }
+
+  /// Varied src values defined outside `op` and used inside it.
+  SmallVector<Value> usedFromOutside(Operation *op) {
+    SmallVector<Value> values;
+    DenseSet<Value> seen;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (act.isVaried(v) &&
+            !op->isAncestor(v.getParentRegion()->getParentOp()) &&
+            seen.insert(v).second)
+          values.push_back(v);
+    });
+    return values;
+  }
+
+  LogicalResult reverseIf(scf::IfOp op, AdjointScope &outer) {
+    Location loc = op.getLoc();
+    SmallVector<Value> outside = usedFromOutside(op);
+    SmallVector<Type> types =
+        llvm::map_to_vector(outside, [](Value v) { return v.getType(); });
+    auto revIf = scf::IfOp::create(b, loc, types, fwd.lookup(op.getCondition()),
+                                   /*withElseRegion=*/true);
+    Region *regions[2] = {&op.getThenRegion(), &op.getElseRegion()};
+    Block *dsts[2] = {&revIf.getThenRegion().front(),
+                      &revIf.getElseRegion().front()};
+    for (int k = 0; k < 2; ++k) {
+      OpBuilder::InsertionGuard guard(b);
+      clearTerminator(*dsts[k]);
+      b.setInsertionPointToEnd(dsts[k]);
+      AdjointScope scope;
+      if (!regions[k]->empty()) {
+        Block &src = regions[k]->front();
+        auto yield = cast<scf::YieldOp>(src.getTerminator());
+        for (auto [i, v] : llvm::enumerate(yield.getOperands()))
+          if (act.isVaried(v))
+            scope.add(b, loc, v, outer.get(op.getResult(i)));
+        if (failed(reverseBlock(src, scope)))
+          return failure();
+      }
+      SmallVector<Value> yields;
+      for (Value v : outside) {
+        Value d = scope.get(v);
+        yields.push_back(d ? d : createZero(b, loc, v.getType()));
+      }
+      scf::YieldOp::create(b, loc, yields);
+    }
+    for (auto [v, r] : llvm::zip(outside, revIf.getResults()))
+      outer.add(b, loc, v, r);
+    return success();
+  }
+
+private:
+  OpBuilder &b;
+  const Activities &act;
+  bool remarks;
+  RuleFinder findRule;
+  RecordShadows &records;
+};
+
+} // namespace
+
+LogicalResult nabla::emitReverseDerivative(
+    OpBuilder &builder, Block &body, func::ReturnOp ret, const Activities &act,
+    ArrayRef<Activity> args, ArrayRef<Activity> rets,
+    ArrayRef<Value> primalArgs, ArrayRef<Value> shadowArgs, ValueRange seeds,
+    bool remarks, RuleFinder findRule, RecordShadows &records) {
+  VJPEmitter emitter(builder, act, remarks, std::move(findRule), records);
+  emitter.entry = builder.getInsertionBlock();
+  emitter.collectWrittenBuffers(body);
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    emitter.fwd.map(arg, primalArgs[i]);
+    if (shadowArgs[i])
+      emitter.shadow[arg] = shadowArgs[i];
+  }
+  if (failed(emitter.forwardBlock(body)))
+    return failure();
+
+  AdjointScope scope;
+  Location loc = ret.getLoc();
+  unsigned seed = 0;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (isActiveValue(rets[j])) {
+      Value s = seeds[seed++];
+      if (act.isVaried(v))
+        scope.add(builder, loc, v, s);
+    }
+  if (failed(emitter.reverseBlock(body, scope)))
+    return failure();
+
+  SmallVector<Value> results;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (rets[j] == Activity::Const || rets[j] == Activity::Active)
+      results.push_back(emitter.fwd.lookup(v));
+  for (auto [i, activity] : llvm::enumerate(args))
+    if (activity == Activity::Active) {
+      Value arg = body.getArgument(i);
+      Value d = scope.get(arg);
+      results.push_back(d ? d : createZero(builder, loc, arg.getType()));
+    }
+  func::ReturnOp::create(builder, loc, results);
+  return success();
+}

@@ -1,0 +1,28 @@
+//===- ReverseMode.h - Reverse-mode derivative emission ---------*- C++ -*-===//
+//
+// The VJP emitter of nabla-differentiate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
+
+#include "ActivityAnalysis.h"
+#include "RecordShadows.h"
+
+namespace nabla {
+
+/// Emits at `builder` (the derivative function's entry) the reverse mode of
+/// `body`: the forward sweep, the reverse sweep seeded with `seeds`, and the
+/// return of primal results and gradients. `remarks` reports every kept
+/// atomic accumulation.
+mlir::LogicalResult emitReverseDerivative(
+    mlir::OpBuilder &builder, mlir::Block &body, mlir::func::ReturnOp ret,
+    const Activities &act, llvm::ArrayRef<Activity> args,
+    llvm::ArrayRef<Activity> rets, llvm::ArrayRef<mlir::Value> primalArgs,
+    llvm::ArrayRef<mlir::Value> shadowArgs, mlir::ValueRange seeds,
+    bool remarks, RuleFinder findRule, RecordShadows &records);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
