@@ -1,0 +1,106 @@
+// Block-level kernels differentiated as whole kernels (nabla.kernel_adjoint:
+// the workgroup tiles get zeroed shadow attributions): a softmax row kernel
+// with block-wide max and sum tree reductions through workgroup memory and
+// barriers, and a shared-memory tiled 1-D stencil with halo loads. Checked by
+// test_gradients.py on lavapipe against the analytic Jacobians.
+// RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
+// RUN: nabla-compile %s --target=rocdl -o %t.rocdl
+// RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
+// RUN: nabla-opt %s --pass-pipeline="builtin.module(nabla-to-metal{workgroup-size=64 emulate-float-atomics=true})" -o %t.metal.mlir
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // One block of 64 threads per row: Y = softmax(X) along the row.
+    gpu.func @softmax(%X: memref<?xf32>, %Y: memref<?xf32>)
+        workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %i = gpu.global_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c6 = arith.constant 6 : index
+      %c32 = arith.constant 32 : index
+      %x = memref.load %X[%i] : memref<?xf32>
+      memref.store %x, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      scf.for %k = %c0 to %c6 step %c1 {
+        %s = arith.shrui %c32, %k : index
+        %active = arith.cmpi ult, %t, %s : index
+        scf.if %active {
+          %j = arith.addi %t, %s : index
+          %a = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+          %b = memref.load %tile[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+          %m = arith.maximumf %a, %b : f32
+          memref.store %m, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        }
+        gpu.barrier
+      }
+      %max = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %d = arith.subf %x, %max : f32
+      %e = math.exp %d : f32
+      memref.store %e, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      scf.for %k = %c0 to %c6 step %c1 {
+        %s = arith.shrui %c32, %k : index
+        %active = arith.cmpi ult, %t, %s : index
+        scf.if %active {
+          %j = arith.addi %t, %s : index
+          %a = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+          %b = memref.load %tile[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+          %sum = arith.addf %a, %b : f32
+          memref.store %sum, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        }
+        gpu.barrier
+      }
+      %total = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      %y = arith.divf %e, %total : f32
+      memref.store %y, %Y[%i] : memref<?xf32>
+      gpu.return
+    }
+    nabla.kernel_adjoint @softmax -> @softmax_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+
+    // Y[g] = 0.25 X[g-1] + 0.5 X[g] + 0.25 X[g+1] through a tile with halos
+    // (X has n + 2 elements: one padding element on each side).
+    gpu.func @stencil(%X: memref<?xf32>, %Y: memref<?xf32>)
+        workgroup(%tile: memref<66xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %g = gpu.global_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c63 = arith.constant 63 : index
+      %t1 = arith.addi %t, %c1 : index
+      %g1 = arith.addi %g, %c1 : index
+      %x = memref.load %X[%g1] : memref<?xf32>
+      memref.store %x, %tile[%t1] : memref<66xf32, #gpu.address_space<workgroup>>
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %l = memref.load %X[%g] : memref<?xf32>
+        memref.store %l, %tile[%c0] : memref<66xf32, #gpu.address_space<workgroup>>
+      }
+      %last = arith.cmpi eq, %t, %c63 : index
+      scf.if %last {
+        %g2 = arith.addi %g, %c2 : index
+        %r = memref.load %X[%g2] : memref<?xf32>
+        %c65 = arith.constant 65 : index
+        memref.store %r, %tile[%c65] : memref<66xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+      %t2 = arith.addi %t, %c2 : index
+      %a = memref.load %tile[%t] : memref<66xf32, #gpu.address_space<workgroup>>
+      %b = memref.load %tile[%t1] : memref<66xf32, #gpu.address_space<workgroup>>
+      %c = memref.load %tile[%t2] : memref<66xf32, #gpu.address_space<workgroup>>
+      %q = arith.constant 0.25 : f32
+      %h = arith.constant 0.5 : f32
+      %qa = arith.mulf %q, %a : f32
+      %hb = arith.mulf %h, %b : f32
+      %qc = arith.mulf %q, %c : f32
+      %s1 = arith.addf %qa, %hb : f32
+      %s2 = arith.addf %s1, %qc : f32
+      memref.store %s2, %Y[%g] : memref<?xf32>
+      gpu.return
+    }
+    nabla.kernel_adjoint @stencil -> @stencil_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+  }
+}
