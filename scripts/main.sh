@@ -9,8 +9,9 @@
 #      spirv-val, MSL content);
 #   3. runs mul_kernel with nabla-run on the default device (lavapipe without
 #      a GPU), printing input and output and checking output = input^2;
-#   4. runs grad_mul_kernel and checks the gradient against central finite
-#      differences in float64 of <M(A), w>, M(A) = A*A.
+#   4. runs grad_mul_kernel, prints the gradient next to 2·A·dA with the max
+#      error, and checks it against central finite differences in float64 of
+#      <M(A), w>, M(A) = A*A.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -74,11 +75,15 @@ g = np.load(f"{out}/grad/arg1.npy").astype(np.float64)
 print("A      =", a)
 print("dA in  =", w)
 print("dA out =", g.astype(np.float32))
+expected = 2 * a.astype(np.float64) * w
+print("2·A·dA =", expected.astype(np.float32))
+err = np.abs(g - expected).max()
+print(f"max |dA out - 2·A·dA| = {err:.3g}")
 v = rng.standard_normal(16)
 eps, a64 = 1e-6, a.astype(np.float64)
 fd = (np.dot((a64 + eps * v) ** 2 - (a64 - eps * v) ** 2, w)) / (2 * eps)
 ad = np.dot(v, g)
-ok = np.isclose(ad, fd, rtol=1e-5)
+ok = np.isclose(ad, fd, rtol=1e-5) and err <= 1e-5 * np.abs(expected).max()
 print(f"check: <v, J^T w> = {ad:.6f}, finite differences = {fd:.6f}:",
       "OK" if ok else "MISMATCH")
 sys.exit(0 if ok else 1)
