@@ -245,6 +245,18 @@ LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
   return success();
 }
 
+/// The scope of an atomic on `memref`: the workgroup for workgroup memory,
+/// the device otherwise; std::nullopt before storage classes are assigned.
+std::optional<spirv::Scope> getAtomicScope(MemRefType memref) {
+  auto storage =
+      dyn_cast_or_null<spirv::StorageClassAttr>(memref.getMemorySpace());
+  if (!storage)
+    return std::nullopt;
+  return storage.getValue() == spirv::StorageClass::Workgroup
+             ? spirv::Scope::Workgroup
+             : spirv::Scope::Device;
+}
+
 /// Lowers `memref.atomic_rmw addf` to `spirv.EXT.AtomicFAdd` with device (or,
 /// on workgroup memory, workgroup) scope and relaxed semantics: adjoint
 /// accumulation needs atomicity, ordering comes from barriers. Adds the
@@ -276,20 +288,16 @@ struct AtomicAddFToSPIRV final
       return rewriter.notifyMatchFailure(op, "no native float atomic add");
 
     MemRefType memrefType = op.getMemRefType();
-    auto storage =
-        dyn_cast_or_null<spirv::StorageClassAttr>(memrefType.getMemorySpace());
-    if (!storage)
+    std::optional<spirv::Scope> scope = getAtomicScope(memrefType);
+    if (!scope)
       return rewriter.notifyMatchFailure(op, "memref has no storage class");
-    spirv::Scope scope = storage.getValue() == spirv::StorageClass::Workgroup
-                             ? spirv::Scope::Workgroup
-                             : spirv::Scope::Device;
     Value pointer =
         spirv::getElementPtr(converter, memrefType, adaptor.getMemref(),
                              adaptor.getIndices(), op.getLoc(), rewriter);
     if (!pointer)
       return rewriter.notifyMatchFailure(op, "cannot compute the address");
     rewriter.replaceOpWithNewOp<spirv::EXTAtomicFAddOp>(
-        op, valueType, pointer, scope, spirv::MemorySemantics::None,
+        op, valueType, pointer, *scope, spirv::MemorySemantics::None,
         adaptor.getValue());
     return success();
   }
@@ -312,13 +320,9 @@ struct GenericAtomicRMWToSPIRV final
     if (!valueType)
       return rewriter.notifyMatchFailure(op, "not an integer buffer");
     MemRefType memrefType = op.getMemref().getType();
-    auto storage =
-        dyn_cast_or_null<spirv::StorageClassAttr>(memrefType.getMemorySpace());
-    if (!storage)
+    std::optional<spirv::Scope> scope = getAtomicScope(memrefType);
+    if (!scope)
       return rewriter.notifyMatchFailure(op, "memref has no storage class");
-    spirv::Scope scope = storage.getValue() == spirv::StorageClass::Workgroup
-                             ? spirv::Scope::Workgroup
-                             : spirv::Scope::Device;
     Location loc = op.getLoc();
     Value pointer =
         spirv::getElementPtr(converter, memrefType, adaptor.getMemref(),
@@ -355,7 +359,7 @@ struct GenericAtomicRMWToSPIRV final
     if (!desiredConverted)
       desiredConverted = desired;
     Value seen = spirv::AtomicCompareExchangeOp::create(
-        rewriter, loc, valueType, pointer, scope, spirv::MemorySemantics::None,
+        rewriter, loc, valueType, pointer, *scope, spirv::MemorySemantics::None,
         spirv::MemorySemantics::None, desiredConverted, current);
     Value done = spirv::IEqualOp::create(rewriter, loc, seen, current);
     spirv::BranchConditionalOp::create(rewriter, loc, done,

@@ -43,6 +43,17 @@ static LogicalResult checkSupported(Operation *op, StringRef mode) {
          << mode << "-mode derivative rule and is on an active path";
 }
 
+/// The same subgroup reduction as `reduce`, of `value`: the tangent and the
+/// adjoint of an add reduction are add reductions.
+static Value reduceLike(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
+                        Value value) {
+  return gpu::SubgroupReduceOp::create(
+             builder, reduce.getLoc(), value.getType(), value,
+             reduce.getOpAttr(), reduce.getUniformAttr(),
+             reduce.getClusterSizeAttr(), reduce.getClusterStrideAttr())
+      .getResult();
+}
+
 FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
                                               ValueRange operands,
                                               Value tangent) {
@@ -53,12 +64,7 @@ FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
     return gpu::ShuffleOp::create(builder, loc, tangent, operands[1],
                                   operands[2], shuffle.getModeAttr())
         .getShuffleResult();
-  auto reduce = cast<gpu::SubgroupReduceOp>(op);
-  return gpu::SubgroupReduceOp::create(
-             builder, loc, tangent.getType(), tangent, reduce.getOpAttr(),
-             reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
-             reduce.getClusterStrideAttr())
-      .getResult();
+  return reduceLike(builder, cast<gpu::SubgroupReduceOp>(op), tangent);
 }
 
 FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
@@ -84,10 +90,5 @@ FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
                                    back.getShuffleResult(), zero)
         .getResult();
   }
-  auto reduce = cast<gpu::SubgroupReduceOp>(op);
-  return gpu::SubgroupReduceOp::create(
-             builder, loc, adjoint.getType(), adjoint, reduce.getOpAttr(),
-             reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
-             reduce.getClusterStrideAttr())
-      .getResult();
+  return reduceLike(builder, cast<gpu::SubgroupReduceOp>(op), adjoint);
 }
