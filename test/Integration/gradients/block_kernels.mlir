@@ -102,5 +102,49 @@ module attributes {gpu.container_module} {
     }
     nabla.kernel_adjoint @stencil -> @stencil_adjoint
         {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+
+    // C = A B (16 x 16) with 8 x 8 workgroup tiles and an 8 x 8 block: each
+    // thread computes C[row][col] over 2 tile steps (static trip counts: the
+    // per-thread tapes of the nested loops are fixed-size).
+    gpu.func @matmul(%A: memref<16x16xf32>, %B: memref<16x16xf32>, %C: memref<16x16xf32>)
+        workgroup(%As: memref<8x8xf32, #gpu.address_space<workgroup>>,
+                  %Bs: memref<8x8xf32, #gpu.address_space<workgroup>>) kernel {
+      %tx = gpu.thread_id x
+      %ty = gpu.thread_id y
+      %bx = gpu.block_id x
+      %by = gpu.block_id y
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %steps = arith.constant 2 : index
+      %row0 = arith.muli %by, %c8 : index
+      %row = arith.addi %row0, %ty : index
+      %col0 = arith.muli %bx, %c8 : index
+      %col = arith.addi %col0, %tx : index
+      %zero = arith.constant 0.0 : f32
+      %acc = scf.for %s = %c0 to %steps step %c1 iter_args(%sum = %zero) -> (f32) {
+        %k0 = arith.muli %s, %c8 : index
+        %ka = arith.addi %k0, %tx : index
+        %kb = arith.addi %k0, %ty : index
+        %a = memref.load %A[%row, %ka] : memref<16x16xf32>
+        %b = memref.load %B[%kb, %col] : memref<16x16xf32>
+        memref.store %a, %As[%ty, %tx] : memref<8x8xf32, #gpu.address_space<workgroup>>
+        memref.store %b, %Bs[%ty, %tx] : memref<8x8xf32, #gpu.address_space<workgroup>>
+        gpu.barrier
+        %part = scf.for %k = %c0 to %c8 step %c1 iter_args(%p = %sum) -> (f32) {
+          %x = memref.load %As[%ty, %k] : memref<8x8xf32, #gpu.address_space<workgroup>>
+          %y = memref.load %Bs[%k, %tx] : memref<8x8xf32, #gpu.address_space<workgroup>>
+          %xy = arith.mulf %x, %y : f32
+          %p2 = arith.addf %p, %xy : f32
+          scf.yield %p2 : f32
+        }
+        gpu.barrier
+        scf.yield %part : f32
+      }
+      memref.store %acc, %C[%row, %col] : memref<16x16xf32>
+      gpu.return
+    }
+    nabla.kernel_adjoint @matmul -> @matmul_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>]}
   }
 }

@@ -193,6 +193,8 @@ public:
   /// variable, iter_args and results of body ops), one slot per iteration.
   struct LoopTape {
     Value tripCount, lowerBound, step;
+    /// The trip count if static, else -1.
+    int64_t staticCount = -1;
     SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
     /// Body ops the reverse loop repeats instead of taping their results
     /// (pure ops, loads of buffers the function never writes), in order.
@@ -251,6 +253,22 @@ public:
     return isMemoryEffectFree(op);
   }
   DenseMap<Operation *, LoopTape> loopTapes;
+  /// The tape slot of the loops being emitted, outermost first, with the
+  /// number of slots so far (-1 when a trip count is dynamic): forward sweep
+  /// and reverse sweep.
+  SmallVector<std::pair<Value, int64_t>> forwardIterations, reverseIterations;
+
+  /// `iteration` of a loop with `count` iterations, linearized after the
+  /// enclosing loops' slot.
+  Value linearize(Location loc, ArrayRef<std::pair<Value, int64_t>> enclosing,
+                  Value iteration, int64_t count) {
+    if (enclosing.empty())
+      return iteration;
+    Value scale = arith::ConstantIndexOp::create(b, loc, count);
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, enclosing.back().first, scale),
+        iteration);
+  }
   /// The derivative function's entry block, where tapes are allocated.
   Block *entry = nullptr;
 
@@ -276,7 +294,7 @@ public:
     // branches define, and those results are taped like any body value.
     Operation *unsupportedRegion = nullptr;
     op.getBody()->walk([&](Operation *inner) {
-      if (inner->getNumRegions() && !isa<scf::IfOp>(inner) &&
+      if (inner->getNumRegions() && !isa<scf::IfOp, scf::ForOp>(inner) &&
           regionTouchesActive(inner)) {
         unsupportedRegion = inner;
         return WalkResult::interrupt();
@@ -286,7 +304,7 @@ public:
     if (unsupportedRegion)
       return unsupportedRegion->emitOpError(
           "is a region op on an active path inside a loop, which reverse mode "
-          "does not support yet (scf.if is supported)");
+          "does not support yet (scf.if and scf.for are supported)");
     Value lb = fwd.lookup(op.getLowerBound());
     Value ub = fwd.lookup(op.getUpperBound());
     Value step = fwd.lookup(op.getStep());
@@ -307,6 +325,18 @@ public:
                              "active path; reverse mode needs its tape at "
                              "function level (use constant bounds or hoist "
                              "the loop)");
+    // A nested loop's tape has a slot per iteration of every enclosing loop:
+    // those must have static trip counts too.
+    int64_t enclosing = 1;
+    for (auto [linear, count] : forwardIterations) {
+      if (count < 0)
+        return op->emitOpError("is nested in a loop with a dynamic trip count "
+                               "on an active path, which reverse mode does "
+                               "not support (use constant bounds)");
+      enclosing = count;
+    }
+    tape.staticCount = staticCount ? *staticCount : -1;
+    int64_t slots = staticCount ? *staticCount * enclosing : -1;
     OpBuilder::InsertPoint loopPoint = b.saveInsertionPoint();
     OpBuilder::InsertionGuard tapeGuard(b);
     if (staticCount) {
@@ -333,17 +363,21 @@ public:
         continue;
       }
       tapeResults(&inner);
+      // Values inside nested loops are taped by those loops.
       if (isa<scf::IfOp>(inner))
-        inner.walk([&](Operation *nested) {
-          if (nested != &inner)
-            tapeResults(nested);
+        inner.walk<WalkOrder::PreOrder>([&](Operation *nested) {
+          if (nested == &inner)
+            return WalkResult::advance();
+          tapeResults(nested);
+          return isa<scf::ForOp>(nested) ? WalkResult::skip()
+                                         : WalkResult::advance();
         });
     }
     for (Value v : taped) {
       // index has no storage size on every target: tape it as i64.
       Type element = v.getType().isIndex() ? b.getI64Type() : v.getType();
       auto type = staticCount
-                      ? MemRefType::get({*staticCount}, element)
+                      ? MemRefType::get({slots}, element)
                       : MemRefType::get({ShapedType::kDynamic}, element);
       Value memref = staticCount
                          ? memref::AllocaOp::create(b, loc, type).getResult()
@@ -364,15 +398,20 @@ public:
     for (auto [src, dst] :
          llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs()))
       fwd.map(src, dst);
+    // This iteration's tape slot, linearized over the enclosing loops.
+    Value iteration = arith::DivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb),
+        step);
+    iteration = linearize(loc, forwardIterations, iteration, tape.staticCount);
+    forwardIterations.push_back(
+        {iteration, tape.staticCount < 0 ? -1 : slots});
     // Body values are taped, not cached by enclosing regions.
     branchScopes.emplace_back();
     LogicalResult bodyResult = forwardBlock(*op.getBody());
     branchScopes.pop_back();
+    forwardIterations.pop_back();
     if (failed(bodyResult))
       return failure();
-    Value iteration = arith::DivUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb),
-        step);
     for (auto [src, memref] : tape.tapes) {
       Value value = fwd.lookup(src);
       if (value.getType().isIndex())
@@ -569,6 +608,9 @@ public:
       Value last = arith::SubIOp::create(b, loc, tape.tripCount, one);
       Value iteration =
           arith::SubIOp::create(b, loc, last, loop.getInductionVar());
+      iteration =
+          linearize(loc, reverseIterations, iteration, tape.staticCount);
+      reverseIterations.push_back({iteration, 0});
       // Reload this iteration's values; remember the mappings to restore.
       SmallVector<std::pair<Value, Value>> saved;
       for (auto [src, memref] : tape.tapes) {
@@ -590,7 +632,9 @@ public:
       auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
       for (auto [k, i] : llvm::enumerate(carried))
         scope.add(b, loc, yield.getOperand(i), carriedIn[k]);
-      if (failed(reverseBlock(*op.getBody(), scope)))
+      LogicalResult bodyResult = reverseBlock(*op.getBody(), scope);
+      reverseIterations.pop_back();
+      if (failed(bodyResult))
         return failure();
       SmallVector<Value> yields;
       for (unsigned i : carried) {

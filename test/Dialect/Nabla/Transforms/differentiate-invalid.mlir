@@ -116,3 +116,30 @@ module {
     return
   }
 }
+
+// -----
+
+// A loop nested in a loop with a dynamic trip count: its tape would need a
+// slot per outer iteration, unknown when tapes are allocated.
+module {
+  func.func @f(%A: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %n step %c1 {
+      // expected-error @below {{'scf.for' op is nested in a loop with a dynamic trip count on an active path, which reverse mode does not support (use constant bounds)}}
+      scf.for %j = %c0 to %c4 step %c1 {
+        %x = memref.load %A[%j] : memref<?xf32>
+        %y = arith.mulf %x, %x : f32
+        memref.store %y, %A[%j] : memref<?xf32>
+      }
+    }
+    return
+  }
+  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) {
+    nabla.autodiff @f(%A, %dA, %n)
+        {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, index) -> ()
+    return
+  }
+}
