@@ -641,3 +641,23 @@ def test_tiled_matmul_with_workgroup_tiles(tmp_path):
     np.testing.assert_allclose(out[1], w @ b.T, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out[3], a.T @ w, rtol=1e-4, atol=1e-5)
     np.testing.assert_array_equal(out[5], 0)  # C is only written
+
+
+def test_histogram_with_primal_atomics(tmp_path):
+    n, s = 128, 0.75
+    X = RNG.uniform(-2, 2, n).astype(np.float32)
+    wbins = RNG.standard_normal(8).astype(np.float32)
+    out = launch(tmp_path / "p", "parallel.mlir", "histogram_kernel", 2, 64,
+                 [X, np.zeros(8, np.float32), f"f32:{s}"])
+    k = np.minimum((np.abs(X) * np.float32(4)).astype(np.uint32), 7)
+    expected = np.zeros(8)
+    np.add.at(expected, k, X.astype(np.float64) * s)
+    np.testing.assert_allclose(out[1], expected, rtol=1e-5, atol=1e-6)
+    g = launch(tmp_path / "g", "parallel.mlir", "histogram_grad", 2, 64,
+               [X, np.zeros(n, np.float32), np.zeros(8, np.float32), wbins.copy(),
+                f"f32:{s}", np.zeros(n, np.float32)])
+    np.testing.assert_allclose(g[1], s * wbins[k], rtol=1e-6)
+    # The bins' cotangent is read, not consumed (the sum passes it on).
+    np.testing.assert_array_equal(g[3], wbins)
+    np.testing.assert_allclose(g[5].sum(), np.dot(X.astype(np.float64), wbins[k]),
+                               rtol=1e-4)

@@ -1,6 +1,7 @@
 // Reverse and forward mode through GPU parallelism (f32), checked by
 // test_gradients.py on lavapipe: a butterfly reduction with shuffle xor, a
-// neighbour exchange with shuffle down/up, a subgroup_reduce add, and a
+// neighbour exchange with shuffle down/up, a subgroup_reduce add, a
+// histogram with primal atomics, and a
 // block tree reduction through workgroup memory with barriers (the shadow of
 // the workgroup tile is a second attribution the kernel zeroes first).
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
@@ -103,6 +104,37 @@ module attributes {gpu.container_module} {
       return
     }
 
+    // A histogram with primal atomics: bins[k] += x * s with k = the bin of
+    // x (an integer computation: inactive), so dx = s * dbins[k] and
+    // ds = x * dbins[k] (summed over threads by the caller).
+    func.func @histogram(%X: memref<?xf32>, %bins: memref<8xf32>, %s: f32) -> f32 {
+      %i = gpu.global_id x
+      %x = memref.load %X[%i] : memref<?xf32>
+      %four = arith.constant 4.0 : f32
+      %ax = math.absf %x : f32
+      %scaled = arith.mulf %ax, %four : f32
+      %bin = arith.fptoui %scaled : f32 to i32
+      %c7 = arith.constant 7 : i32
+      %clamped = arith.minui %bin, %c7 : i32
+      %k = arith.index_cast %clamped : i32 to index
+      %v = arith.mulf %x, %s : f32
+      %old = memref.atomic_rmw addf %v, %bins[%k] : (f32, memref<8xf32>) -> f32
+      return %s : f32
+    }
+    gpu.func @histogram_kernel(%X: memref<?xf32>, %bins: memref<8xf32>, %s: f32) kernel {
+      %r = func.call @histogram(%X, %bins, %s) : (memref<?xf32>, memref<8xf32>, f32) -> f32
+      gpu.return
+    }
+    gpu.func @histogram_grad(%X: memref<?xf32>, %dX: memref<?xf32>, %bins: memref<8xf32>, %dbins: memref<8xf32>, %s: f32, %DS: memref<?xf32>) kernel {
+      %zero = arith.constant 0.0 : f32
+      %r, %ds = nabla.autodiff @histogram(%X, %dX, %bins, %dbins, %s, %zero)
+          {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<active>],
+           ret_activity = [#nabla.activity<active>]}
+          : (memref<?xf32>, memref<?xf32>, memref<8xf32>, memref<8xf32>, f32, f32) -> (f32, f32)
+      %i = gpu.global_id x
+      memref.store %ds, %DS[%i] : memref<?xf32>
+      gpu.return
+    }
     gpu.func @butterfly_kernel(%X: memref<?xf32>, %Y: memref<?xf32>) kernel {
       func.call @butterfly(%X, %Y) : (memref<?xf32>, memref<?xf32>) -> ()
       gpu.return
