@@ -1,7 +1,8 @@
 //===- DerivativeRules.cpp - Local derivatives of arith and math ops ------===//
 //
-// Partial derivatives of the arith and math ops Nabla differentiates, written
-// once as one table and attached to the ops as external models of
+// Partial derivatives of the arith and math ops Nabla differentiates, declared
+// in DerivativeRules.td (generated into the table below; max/min, select and
+// fpowi are written here) and attached to the ops as external models of
 // `DifferentiableOpInterface`, so that Nabla's own ops go through the same
 // interface a frontend's dialect uses. Each rule reuses the primal result
 // where that is cheaper (exp, sqrt, tanh...).
@@ -106,6 +107,8 @@ static FailureOr<SmallVector<Value>> emitBuiltinPartials(OpBuilder &builder,
   };
   Value x = op->getNumOperands() ? op->getOperand(0) : Value();
   Value y = op->getNumOperands() > 1 ? op->getOperand(1) : Value();
+  Value z = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  (void)z;
   using Partials = SmallVector<Value>;
 
   // Max/min route the derivative to the operand that won (ties: the first).
@@ -116,19 +119,10 @@ static FailureOr<SmallVector<Value>> emitBuiltinPartials(OpBuilder &builder,
   };
 
   return llvm::TypeSwitch<Operation *, FailureOr<Partials>>(op)
-      .Case([&](arith::AddFOp) {
-        return Partials{c(1), c(1)};
-      })
-      .Case([&](arith::SubFOp) {
-        return Partials{c(1), c(-1)};
-      })
-      .Case([&](arith::MulFOp) {
-        return Partials{y, x};
-      })
-      .Case([&](arith::DivFOp) {
-        return Partials{div(c(1), y), neg(div(r, y))};
-      })
-      .Case([&](arith::NegFOp) { return Partials{c(-1)}; })
+  // The rules declared in DerivativeRules.td.
+#define GEN_RULE_CASES
+#include "DerivativeRules.inc"
+      // Rules that need comparisons or integer arithmetic.
       .Case([&](arith::MaximumFOp) {
         return chooseFirst(arith::CmpFPredicate::OGE);
       })
@@ -147,44 +141,6 @@ static FailureOr<SmallVector<Value>> emitBuiltinPartials(OpBuilder &builder,
             Value(), arith::SelectOp::create(builder, loc, cond, c(1), c(0)),
             arith::SelectOp::create(builder, loc, cond, c(0), c(1))};
       })
-      .Case([&](math::SinOp) {
-        return Partials{math::CosOp::create(builder, loc, x)};
-      })
-      .Case([&](math::CosOp) {
-        return Partials{neg(math::SinOp::create(builder, loc, x))};
-      })
-      .Case([&](math::TanOp) { return Partials{add(c(1), mul(r, r))}; })
-      .Case([&](math::ExpOp) { return Partials{r}; })
-      .Case([&](math::Exp2Op) { return Partials{mul(r, c(M_LN2))}; })
-      .Case([&](math::ExpM1Op) { return Partials{add(r, c(1))}; })
-      .Case([&](math::LogOp) { return Partials{div(c(1), x)}; })
-      .Case([&](math::Log1pOp) { return Partials{div(c(1), add(x, c(1)))}; })
-      .Case([&](math::Log2Op) { return Partials{div(c(1 / M_LN2), x)}; })
-      .Case([&](math::Log10Op) { return Partials{div(c(1 / M_LN10), x)}; })
-      .Case([&](math::SqrtOp) { return Partials{div(c(0.5), r)}; })
-      .Case([&](math::RsqrtOp) { return Partials{div(mul(c(-0.5), r), x)}; })
-      .Case([&](math::CbrtOp) { return Partials{div(r, mul(c(3), x))}; })
-      .Case([&](math::TanhOp) { return Partials{sub(c(1), mul(r, r))}; })
-      .Case([&](math::SinhOp) {
-        return Partials{math::CoshOp::create(builder, loc, x)};
-      })
-      .Case([&](math::CoshOp) {
-        return Partials{math::SinhOp::create(builder, loc, x)};
-      })
-      .Case([&](math::AtanOp) {
-        return Partials{div(c(1), add(c(1), mul(x, x)))};
-      })
-      .Case([&](math::Atan2Op) {
-        // atan2(y, x): operands are (y, x) in that order.
-        Value denominator = add(mul(x, x), mul(y, y));
-        return Partials{div(y, denominator), neg(div(x, denominator))};
-      })
-      .Case([&](math::PowFOp) {
-        Value dBase =
-            mul(y, math::PowFOp::create(builder, loc, x, sub(y, c(1))));
-        Value dExponent = mul(r, math::LogOp::create(builder, loc, x));
-        return Partials{dBase, dExponent};
-      })
       .Case([&](math::FPowIOp pow) {
         Value n = pow.getRhs();
         Value one = arith::ConstantOp::create(
@@ -194,21 +150,6 @@ static FailureOr<SmallVector<Value>> emitBuiltinPartials(OpBuilder &builder,
         return Partials{
             mul(nAsFloat, math::FPowIOp::create(builder, loc, x, nMinusOne)),
             Value()};
-      })
-      .Case([&](math::FmaOp fma) {
-        return Partials{fma.getB(), fma.getA(), c(1)};
-      })
-      .Case([&](math::AbsFOp) {
-        return Partials{math::CopySignOp::create(builder, loc, c(1), x)};
-      })
-      .Case([&](math::ErfOp) {
-        return Partials{mul(c(2 / std::sqrt(M_PI)),
-                            math::ExpOp::create(builder, loc, neg(mul(x, x))))};
-      })
-      .Case([&](math::CopySignOp) {
-        Value sameSign = mul(math::CopySignOp::create(builder, loc, c(1), x),
-                             math::CopySignOp::create(builder, loc, c(1), y));
-        return Partials{sameSign, Value()};
       })
       .Default([](Operation *) { return failure(); });
 }
@@ -238,18 +179,16 @@ template <typename... Ops> void attachBuiltinRules(MLIRContext *context) {
 
 void nabla::registerDerivativeRuleModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, arith::ArithDialect *) {
-    attachBuiltinRules<arith::AddFOp, arith::SubFOp, arith::MulFOp,
-                       arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
-                       arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-                       arith::SelectOp>(context);
+    attachBuiltinRules<
+#define GEN_ARITH_RULE_OPS
+#include "DerivativeRules.inc"
+        , arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+        arith::MinNumFOp, arith::SelectOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
     attachBuiltinRules<
-        math::SinOp, math::CosOp, math::TanOp, math::ExpOp, math::Exp2Op,
-        math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op, math::Log10Op,
-        math::SqrtOp, math::RsqrtOp, math::CbrtOp, math::TanhOp, math::SinhOp,
-        math::CoshOp, math::AtanOp, math::Atan2Op, math::PowFOp, math::FPowIOp,
-        math::FmaOp, math::AbsFOp, math::ErfOp, math::CopySignOp, math::FloorOp,
-        math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(context);
+#define GEN_MATH_RULE_OPS
+#include "DerivativeRules.inc"
+        , math::FPowIOp>(context);
   });
 }
