@@ -661,3 +661,21 @@ def test_histogram_with_primal_atomics(tmp_path):
     np.testing.assert_array_equal(g[3], wbins)
     np.testing.assert_allclose(g[5].sum(), np.dot(X.astype(np.float64), wbins[k]),
                                rtol=1e-4)
+
+
+def test_while_reverse_mode(tmp_path):
+    # Reverse mode of the data-dependent while: dA = 1.5^K w and
+    # ds = (1.5^K - 1) / 0.5 w, against the forward tangent (dot product).
+    n, s = 100, 0.25
+    A = RNG.uniform(0.1, 8, n)
+    w = RNG.standard_normal(n)
+    out = launch(tmp_path / "rev", "regions.mlir", "h_grad", 2, 64,
+                 [A, w.copy(), f64(s), np.zeros(n), f"index:{n}"])
+    x, steps = A.copy(), np.zeros(n)
+    for _ in range(20):
+        go = x < 10
+        x = np.where(go, 1.5 * x + s, x)
+        steps += go
+    g = 1.5 ** steps
+    np.testing.assert_allclose(out[1], g * w, rtol=1e-10)
+    np.testing.assert_allclose(out[3], (g - 1) / 0.5 * w, rtol=1e-10)

@@ -2,8 +2,8 @@
 // overwrites A[i] in place each iteration and carries a value, and an
 // scf.execute_region; @g keeps differentiated data in a private
 // memref.alloca scratch buffer (it gets a zero-initialised shadow
-// allocation); @h has a data-dependent scf.while (forward mode only:
-// reverse mode reports it); checked numerically by test_gradients.py (finite
+// allocation); @h has a data-dependent scf.while (reverse mode recomputes
+// its iterations from the initial values); checked numerically by test_gradients.py (finite
 // differences, dot-product test). Also compiled for every f64-capable target.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
@@ -121,6 +121,17 @@ module attributes {gpu.container_module} {
     }
     gpu.func @h_kernel(%A: memref<?xf64>, %s: f64, %n: index) kernel {
       func.call @h(%A, %s, %n) : (memref<?xf64>, f64, index) -> ()
+      gpu.return
+    }
+    gpu.func @h_grad(%A: memref<?xf64>, %dA: memref<?xf64>, %s: f64, %DS: memref<?xf64>, %n: index) kernel {
+      %ds = nabla.autodiff @h(%A, %dA, %s, %n)
+          {activity = [#nabla.activity<dup>, #nabla.activity<active>, #nabla.activity<const>], ret_activity = []}
+          : (memref<?xf64>, memref<?xf64>, f64, index) -> f64
+      %i = gpu.global_id x
+      %in = arith.cmpi ult, %i, %n : index
+      scf.if %in {
+        memref.store %ds, %DS[%i] : memref<?xf64>
+      }
       gpu.return
     }
     gpu.func @h_tangent(%A: memref<?xf64>, %dA: memref<?xf64>, %s: f64, %ds: f64, %n: index) kernel {

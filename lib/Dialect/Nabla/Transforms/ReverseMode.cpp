@@ -76,6 +76,8 @@ public:
       return forwardIf(ifOp);
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && regionTouchesActive(op))
       return forwardFor(loop);
+    if (auto loop = dyn_cast<scf::WhileOp>(op); loop && regionTouchesActive(op))
+      return forwardWhile(loop);
     if (op->getNumRegions() && regionTouchesActive(op))
       return op->emitOpError("is not supported yet by reverse mode on an "
                              "active path");
@@ -426,6 +428,217 @@ public:
     return success();
   }
 
+  //--- scf.while: a counted loop, iterations recomputed -------------------//
+
+  /// Keys standing for the iteration count of each forward while: the count
+  /// is not a value of the callee, but mapping it like one lets enclosing
+  /// scf.ifs cache it for the reverse sweep.
+  Block countKeys;
+  DenseMap<Operation *, Value> whileCounts; // src while → count key
+
+  /// Emits `block`'s ops with `mapping` (block arguments already mapped) and
+  /// returns its terminator's mapped operands (a condition's forwarded
+  /// values).
+  SmallVector<Value> cloneBody(Block &block, IRMapping &mapping) {
+    for (Operation &inner : block.without_terminator())
+      b.clone(inner, mapping);
+    Operation *terminator = block.getTerminator();
+    ValueRange passed = isa<scf::ConditionOp>(terminator)
+                            ? cast<scf::ConditionOp>(terminator).getArgs()
+                            : terminator->getOperands();
+    return llvm::map_to_vector(passed,
+                               [&](Value v) { return mapping.lookup(v); });
+  }
+
+  /// The forward while again, counting its iterations. Reverse mode
+  /// recomputes the state of iteration t from the initial values (a while
+  /// has no trip count to size a tape by), so the loop may not write memory
+  /// nor read memory the function writes, and holds no regions.
+  LogicalResult forwardWhile(scf::WhileOp op) {
+    Location loc = op.getLoc();
+    Operation *bad = nullptr;
+    op->walk([&](Operation *inner) {
+      if (inner == op.getOperation() || isa<scf::YieldOp, scf::ConditionOp>(inner))
+        return;
+      bool readsWritten = false;
+      if (auto load = dyn_cast<memref::LoadOp>(inner))
+        readsWritten = writtenBuffers.contains(getBuffer(load.getMemRef()));
+      if (inner->getNumRegions() || readsWritten ||
+          (!isMemoryEffectFree(inner) && !isa<memref::LoadOp>(inner)))
+        bad = inner;
+    });
+    if (bad)
+      return bad->emitOpError(
+          "is inside an scf.while on an active path; reverse mode recomputes "
+          "while iterations, so the loop may hold only side-effect-free ops "
+          "without regions and loads of buffers the function never writes");
+    SmallVector<Value> inits = mapped(op.getInits());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    inits.push_back(zero);
+    SmallVector<Type> types(op.getResultTypes());
+    types.push_back(b.getIndexType());
+    auto loop = scf::WhileOp::create(b, loc, types, inits);
+    auto makeBlock = [&](Region &region, TypeRange argTypes) {
+      SmallVector<Type> all(argTypes);
+      all.push_back(b.getIndexType());
+      SmallVector<Location> locs(all.size(), loc);
+      return b.createBlock(&region, {}, all, locs);
+    };
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *before =
+          makeBlock(loop.getBefore(), op.getBefore().getArgumentTypes());
+      IRMapping mapping = fwd;
+      mapping.map(op.getBeforeArguments(), before->getArguments().drop_back());
+      SmallVector<Value> passed = cloneBody(op.getBefore().front(), mapping);
+      passed.push_back(before->getArguments().back());
+      scf::ConditionOp::create(
+          b, loc, mapping.lookup(op.getConditionOp().getCondition()), passed);
+      Block *after =
+          makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
+      mapping.map(op.getAfterArguments(), after->getArguments().drop_back());
+      SmallVector<Value> yielded = cloneBody(op.getAfter().front(), mapping);
+      yielded.push_back(arith::AddIOp::create(
+          b, loc, after->getArguments().back(),
+          arith::ConstantIndexOp::create(b, loc, 1)));
+      scf::YieldOp::create(b, loc, yielded);
+    }
+    for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
+      defined(src, dst);
+    OpBuilder keys(b.getContext());
+    keys.setInsertionPointToEnd(&countKeys);
+    Value key = UnrealizedConversionCastOp::create(
+                    keys, loc, TypeRange{b.getIndexType()}, ValueRange{})
+                    .getResult(0);
+    whileCounts[op] = key;
+    defined(key, loop.getResults().back());
+    return success();
+  }
+
+  /// The before-arguments after `count` iterations from the initial values.
+  SmallVector<Value> recomputeWhileState(scf::WhileOp op, Value count) {
+    Location loc = op.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop =
+        scf::ForOp::create(b, loc, zero, count, one, mapped(op.getInits()));
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = loop.getBody();
+    clearTerminator(*body);
+    b.setInsertionPointToEnd(body);
+    IRMapping mapping = fwd;
+    mapping.map(op.getBeforeArguments(), loop.getRegionIterArgs());
+    SmallVector<Value> passed = cloneBody(op.getBefore().front(), mapping);
+    mapping.map(op.getAfterArguments(), passed);
+    scf::YieldOp::create(b, loc, cloneBody(op.getAfter().front(), mapping));
+    return loop.getResults();
+  }
+
+  /// Reverses one execution of the before (and, with `afterAdjoints`, the
+  /// after) region from the recomputed before-arguments `state`: `seed`
+  /// holds the adjoints of the condition's values (before only) or of the
+  /// after region's yields; returns the before-arguments' adjoints.
+  /// Contributions to values defined outside go into `scope` too.
+  LogicalResult reverseWhileRegions(scf::WhileOp op, ValueRange state,
+                                    bool withAfter, ArrayRef<Value> seeds,
+                                    AdjointScope &scope,
+                                    SmallVector<Value> &beforeAdjoints) {
+    Location loc = op.getLoc();
+    Block &before = op.getBefore().front();
+    Block &after = op.getAfter().front();
+    fwd.map(op.getBeforeArguments(), state);
+    SmallVector<Value> passed = cloneBody(before, fwd);
+    auto condition = op.getConditionOp();
+    SmallVector<Value> conditionAdjoints(seeds);
+    if (withAfter) {
+      conditionAdjoints.assign(op.getAfterArguments().size(), Value());
+      fwd.map(op.getAfterArguments(), passed);
+      cloneBody(after, fwd);
+      auto yield = cast<scf::YieldOp>(after.getTerminator());
+      for (auto [v, d] : llvm::zip(yield.getOperands(), seeds))
+        if (act.isVaried(v))
+          scope.add(b, loc, v, d);
+      if (failed(reverseBlock(after, scope)))
+        return failure();
+      for (auto [k, arg] : llvm::enumerate(op.getAfterArguments())) {
+        Value d = scope.get(arg);
+        conditionAdjoints[k] = d ? d : createZero(b, loc, arg.getType());
+        scope.adjoints.erase(arg);
+      }
+    }
+    for (auto [v, d] : llvm::zip(condition.getArgs(), conditionAdjoints))
+      if (act.isVaried(v))
+        scope.add(b, loc, v, d);
+    if (failed(reverseBlock(before, scope)))
+      return failure();
+    beforeAdjoints.clear();
+    for (BlockArgument arg : op.getBeforeArguments()) {
+      Value d = scope.get(arg);
+      beforeAdjoints.push_back(d ? d : createZero(b, loc, arg.getType()));
+    }
+    return success();
+  }
+
+  /// The reverse of an scf.while run N times: the final before-execution,
+  /// then iterations N-1 ... 0, each from its state recomputed from the
+  /// initial values (O(N²) work, no tape). The before-arguments' adjoints and
+  /// the contributions to values defined outside are iter_args.
+  LogicalResult reverseWhile(scf::WhileOp op, AdjointScope &outer) {
+    Location loc = op.getLoc();
+    Value count = fwd.lookup(whileCounts[op]);
+    SmallVector<Value> outside = usedFromOutside(op);
+    // The final execution of the before region.
+    SmallVector<Value> seeds;
+    for (Value r : op.getResults()) {
+      Value d = outer.get(r);
+      seeds.push_back(d ? d : createZero(b, loc, r.getType()));
+    }
+    AdjointScope last;
+    for (Value o : outside)
+      last.adjoints[o] = createZero(b, loc, o.getType());
+    SmallVector<Value> adjoints;
+    if (failed(reverseWhileRegions(op, recomputeWhileState(op, count),
+                                   /*withAfter=*/false, seeds, last,
+                                   adjoints)))
+      return failure();
+    SmallVector<Value> inits(adjoints);
+    for (Value o : outside)
+      inits.push_back(last.get(o));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(b, loc, zero, count, one, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = loop.getBody();
+      clearTerminator(*body);
+      b.setInsertionPointToEnd(body);
+      Value lastIteration = arith::SubIOp::create(b, loc, count, one);
+      Value t = arith::SubIOp::create(b, loc, lastIteration,
+                                      loop.getInductionVar());
+      ValueRange carried = loop.getRegionIterArgs();
+      unsigned numArgs = op.getBeforeArguments().size();
+      AdjointScope scope;
+      for (auto [k, o] : llvm::enumerate(outside))
+        scope.adjoints[o] = carried[numArgs + k];
+      SmallVector<Value> next;
+      if (failed(reverseWhileRegions(
+              op, recomputeWhileState(op, t), /*withAfter=*/true,
+              SmallVector<Value>(carried.take_front(numArgs)), scope, next)))
+        return failure();
+      for (Value o : outside)
+        next.push_back(scope.get(o));
+      scf::YieldOp::create(b, loc, next);
+    }
+    for (auto [init, d] : llvm::zip(op.getInits(),
+                                    loop.getResults().take_front(
+                                        op.getInits().size())))
+      if (act.isVaried(init))
+        outer.add(b, loc, init, d);
+    for (auto [k, o] : llvm::enumerate(outside))
+      outer.add(b, loc, o, loop.getResult(op.getInits().size() + k));
+    return success();
+  }
+
   //--- Reverse sweep -------------------------------------------------------//
 
   LogicalResult reverseBlock(Block &src, AdjointScope &scope) {
@@ -480,6 +693,8 @@ public:
       return reverseIf(ifOp, scope);
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && loopTapes.count(op))
       return reverseFor(loop, scope);
+    if (auto loop = dyn_cast<scf::WhileOp>(op); loop && whileCounts.count(op))
+      return reverseWhile(loop, scope);
     if (auto call = dyn_cast<func::CallOp>(op);
         call && touchesActiveData(op, act))
       return reverseCall(call, scope);
