@@ -2,7 +2,8 @@
 //
 // Rewrites dynamic multi-dimensional memref kernel parameters into a 1-D
 // buffer and trailing size parameters (the SPIR-V ABI), restoring the shape
-// inside the kernel with memref.expand_shape so that the body is unchanged.
+// inside the kernel with memref.expand_shape so that the body is unchanged
+// (atomics, which alias folding does not handle, index the flat buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,9 +83,32 @@ struct LinearizeKernelMemRefs
                                                     reassociation, sizes);
       arg.replaceAllUsesExcept(expanded.getResult(), expanded);
 
-      // memref.dim of the restored shape is the size parameter itself.
+      // memref.dim of the restored shape is the size parameter itself;
+      // atomics, which fold-memref-alias-ops does not see through, address
+      // the flat buffer directly (row-major).
       for (Operation *user :
            llvm::make_early_inc_range(expanded.getResult().getUsers())) {
+        if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user)) {
+          OpBuilder at(atomic);
+          Value linear;
+          for (auto [d, index] : llvm::enumerate(atomic.getIndices())) {
+            Value extent =
+                getValueOrCreateConstantIndexOp(at, atomic.getLoc(), sizes[d]);
+            linear = linear ? arith::AddIOp::create(
+                                  at, atomic.getLoc(),
+                                  arith::MulIOp::create(at, atomic.getLoc(),
+                                                        linear, extent),
+                                  index)
+                                  .getResult()
+                            : index;
+          }
+          auto flat = memref::AtomicRMWOp::create(
+              at, atomic.getLoc(), atomic.getKind(), atomic.getValue(), arg,
+              ValueRange{linear});
+          atomic.replaceAllUsesWith(flat.getResult());
+          atomic.erase();
+          continue;
+        }
         auto dim = dyn_cast<memref::DimOp>(user);
         std::optional<int64_t> index =
             dim ? dim.getConstantIndex() : std::nullopt;

@@ -679,3 +679,18 @@ def test_while_reverse_mode(tmp_path):
     g = 1.5 ** steps
     np.testing.assert_allclose(out[1], g * w, rtol=1e-10)
     np.testing.assert_allclose(out[3], (g - 1) / 0.5 * w, rtol=1e-10)
+
+
+def test_2d_stencil_colliding_adjoints(tmp_path):
+    n = 16
+    In = RNG.standard_normal((n, n))
+    W = RNG.standard_normal((n, n))
+    W[0, :] = W[-1, :] = W[:, 0] = W[:, -1] = 0  # boundary outputs: untouched
+    out = launch(tmp_path / "g", "stencil2d.mlir", "laplace_grad", "2,2", "8,8",
+                 [In, np.zeros((n, n)), np.zeros((n, n)), W.copy()])
+    expected = W.copy()
+    inner = W[1:-1, 1:-1]
+    for di, dj in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        expected[1 + di:n - 1 + di, 1 + dj:n - 1 + dj] -= 0.25 * inner
+    np.testing.assert_allclose(out[1], expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out[3][1:-1, 1:-1], 0)  # consumed

@@ -19,3 +19,18 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// An atomic on the restored 2-D shape indexes the flat buffer (row-major).
+// CHECK-LABEL: gpu.func @atomic
+// CHECK-SAME: (%[[FLAT:.*]]: memref<?xf32>, %[[V:.*]]: f32, %[[I:.*]]: index, %[[J:.*]]: index, %[[S0:.*]]: index, %[[S1:.*]]: index)
+// CHECK: %[[ROW:.*]] = arith.muli %[[I]], %[[S1]] : index
+// CHECK: %[[LIN:.*]] = arith.addi %[[ROW]], %[[J]] : index
+// CHECK: memref.atomic_rmw addf %[[V]], %[[FLAT]][%[[LIN]]] : (f32, memref<?xf32>) -> f32
+gpu.module @atomics {
+  gpu.func @atomic(%A: memref<?x?xf32>, %v: f32, %i: index, %j: index) kernel {
+    %old = memref.atomic_rmw addf %v, %A[%i, %j] : (f32, memref<?x?xf32>) -> f32
+    gpu.return
+  }
+}

@@ -216,3 +216,8 @@ void nabla::clearTerminator(Block &block) {
   if (!block.empty() && block.mightHaveTerminator())
     block.getTerminator()->erase();
 }
+
+bool nabla::readsOnlyMetadata(Operation *op) {
+  return isa<memref::DimOp, memref::RankOp, memref::ExtractStridedMetadataOp>(
+      op);
+}

@@ -44,6 +44,10 @@ struct Activities {
   void propagate(mlir::func::FuncOp func);
 };
 
+/// True for ops that only read a buffer's shape or layout (memref.dim...):
+/// they need no derivative even on a buffer with a shadow.
+bool readsOnlyMetadata(mlir::Operation *op);
+
 /// Reports an op on an active path that has no derivative rule.
 mlir::LogicalResult unsupported(mlir::Operation *op, llvm::StringRef mode);
 

@@ -136,7 +136,8 @@ public:
     bool variedResult = llvm::any_of(op->getResults(),
                                      [&](Value r) { return act.isVaried(r); });
     if (!variedResult) {
-      if (llvm::any_of(op->getOperands(),
+      if (!readsOnlyMetadata(op) &&
+          llvm::any_of(op->getOperands(),
                        [&](Value v) { return act.isShadowed(v); }))
         return unsupported(op, "forward");
       return success();

@@ -753,7 +753,7 @@ public:
     bool variedResult = llvm::any_of(op->getResults(),
                                      [&](Value r) { return act.isVaried(r); });
     if (!variedResult) {
-      if (!isa<ViewLikeOpInterface>(op) &&
+      if (!isa<ViewLikeOpInterface>(op) && !readsOnlyMetadata(op) &&
           llvm::any_of(op->getOperands(),
                        [&](Value v) { return act.isShadowed(v); }))
         return unsupported(op, "reverse");
