@@ -694,3 +694,41 @@ def test_2d_stencil_colliding_adjoints(tmp_path):
         expected[1 + di:n - 1 + di, 1 + dj:n - 1 + dj] -= 0.25 * inner
     np.testing.assert_allclose(out[1], expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(out[3][1:-1, 1:-1], 0)  # consumed
+
+
+def coverage_partials(x, z):
+    """d/dx and d/dz of Y = sum_k c_k term_k(x, z) of coverage.mlir, for
+    x in (0.2, 0.9) and z in (-1, -0.2): minimumf and minnumf pick z, maxnumf
+    x, copysign(x, z) = -x; floor/ceil/round have zero derivative."""
+    c = np.arange(1, 21) / 10
+    ln2, ln10 = np.log(2), np.log(10)
+    t = np.tan(x)
+    dx = (c[0] * (1 + t * t) + c[1] * 2 ** x * ln2 + c[2] * np.exp(x)
+          + c[3] / (x * ln2) + c[4] / (x * ln10) - c[5] * 0.5 * x ** -1.5
+          + c[6] / 3 * np.cbrt(x) ** -2 + c[7] * np.cosh(x) + c[8] * np.sinh(x)
+          + c[9] * z / (x * x + z * z) + c[10] * 3 * x * x - c[11]
+          + c[13] - c[15] + c[19] * 2 * x)
+    dz = -c[9] * x / (x * x + z * z) + c[12] + c[14]
+    return dx, dz
+
+
+def test_remaining_rules_reverse_and_forward(tmp_path):
+    n = 128
+    X = RNG.uniform(0.2, 0.9, n).astype(np.float32)
+    Z = RNG.uniform(-1, -0.2, n).astype(np.float32)
+    w = RNG.standard_normal(n).astype(np.float32)
+    v = RNG.standard_normal(n).astype(np.float32)
+    u = RNG.standard_normal(n).astype(np.float32)
+    zeros = np.zeros(n, np.float32)
+    dx, dz = coverage_partials(X.astype(np.float64), Z.astype(np.float64))
+    rev = launch(tmp_path / "rev", "coverage.mlir", "terms_grad", 2, 64,
+                 [X, zeros, Z, zeros, zeros, w, f"index:{n}"])
+    np.testing.assert_allclose(rev[1], w * dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rev[3], w * dz, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(rev[5], 0)
+    fwd = launch(tmp_path / "fwd", "coverage.mlir", "terms_tangent", 2, 64,
+                 [X, v, Z, u, zeros, zeros, f"index:{n}"])
+    np.testing.assert_allclose(fwd[5], v * dx + u * dz, rtol=1e-4, atol=1e-4)
+    lhs = np.dot(fwd[5].astype(np.float64), w)
+    rhs = np.dot(v, rev[1]) + np.dot(u, rev[3])
+    assert np.isclose(lhs, rhs, rtol=1e-5), (lhs, rhs)

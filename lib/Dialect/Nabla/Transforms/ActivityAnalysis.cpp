@@ -221,3 +221,10 @@ bool nabla::readsOnlyMetadata(Operation *op) {
   return isa<memref::DimOp, memref::RankOp, memref::ExtractStridedMetadataOp>(
       op);
 }
+
+Value nabla::cloneViewOfShadow(OpBuilder &b, Operation *view,
+                               const IRMapping &mapping, Value shadowSource) {
+  IRMapping viewMapping = mapping;
+  viewMapping.map(view->getOperand(0), shadowSource);
+  return b.clone(*view, viewMapping)->getResult(0);
+}

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <functional>
@@ -47,6 +48,13 @@ struct Activities {
 /// True for ops that only read a buffer's shape or layout (memref.dim...):
 /// they need no derivative even on a buffer with a shadow.
 bool readsOnlyMetadata(mlir::Operation *op);
+
+/// Emits at `b` the view `view` (a ViewLikeOpInterface op of the callee)
+/// taken of `shadowSource` instead of its source: the shadow's view. Its other
+/// operands are looked up in `mapping`.
+mlir::Value cloneViewOfShadow(mlir::OpBuilder &b, mlir::Operation *view,
+                              const mlir::IRMapping &mapping,
+                              mlir::Value shadowSource);
 
 /// Reports an op on an active path that has no derivative rule.
 mlir::LogicalResult unsupported(mlir::Operation *op, llvm::StringRef mode);

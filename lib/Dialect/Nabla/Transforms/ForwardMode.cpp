@@ -125,11 +125,8 @@ public:
     }
     if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
         act.isShadowed(op->getOperand(0))) {
-      IRMapping shadowMap = map;
-      shadowMap.map(map.lookup(op->getOperand(0)),
-                    shadow.lookup(op->getOperand(0)));
-      Operation *view = b.clone(*op, shadowMap);
-      shadow[op->getResult(0)] = view->getResult(0);
+      shadow[op->getResult(0)] =
+          cloneViewOfShadow(b, op, map, shadow.lookup(op->getOperand(0)));
       return success();
     }
 

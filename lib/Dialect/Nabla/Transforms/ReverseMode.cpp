@@ -55,6 +55,19 @@ public:
 
   //--- Forward sweep -------------------------------------------------------//
 
+  /// Views of shadowed buffers taken inside a region, by result.
+  DenseMap<Value, Operation *> branchViews;
+
+  /// The shadow of src memref `memref` at the current point: a view taken
+  /// inside a region is taken again from its source's shadow.
+  Value shadowOf(Value memref) {
+    auto it = branchViews.find(memref);
+    if (it == branchViews.end())
+      return shadow.lookup(memref);
+    Operation *view = it->second;
+    return cloneViewOfShadow(b, view, fwd, shadowOf(view->getOperand(0)));
+  }
+
   /// Src values defined in the innermost branch being cloned (to cache).
   SmallVector<SmallVector<Value>> branchScopes;
 
@@ -112,13 +125,14 @@ public:
     }
     if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
         act.isShadowed(op->getOperand(0))) {
-      if (!branchScopes.empty())
-        return op->emitOpError("views of differentiated buffers inside "
-                               "scf.if are not supported yet in reverse mode");
-      IRMapping shadowMap = fwd;
-      shadowMap.map(fwd.lookup(op->getOperand(0)),
-                    shadow.lookup(op->getOperand(0)));
-      shadow[op->getResult(0)] = b.clone(*op, shadowMap)->getResult(0);
+      // Inside a region the shadow's view would not reach the reverse sweep:
+      // it is taken there, where each use needs it, from cached operands.
+      if (!branchScopes.empty()) {
+        branchViews[op->getResult(0)] = op;
+        return success();
+      }
+      shadow[op->getResult(0)] =
+          cloneViewOfShadow(b, op, fwd, shadowOf(op->getOperand(0)));
     }
     return success();
   }
@@ -405,8 +419,7 @@ public:
         b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb),
         step);
     iteration = linearize(loc, forwardIterations, iteration, tape.staticCount);
-    forwardIterations.push_back(
-        {iteration, tape.staticCount < 0 ? -1 : slots});
+    forwardIterations.push_back({iteration, tape.staticCount < 0 ? -1 : slots});
     // Body values are taped, not cached by enclosing regions.
     branchScopes.emplace_back();
     LogicalResult bodyResult = forwardBlock(*op.getBody());
@@ -458,7 +471,8 @@ public:
     Location loc = op.getLoc();
     Operation *bad = nullptr;
     op->walk([&](Operation *inner) {
-      if (inner == op.getOperation() || isa<scf::YieldOp, scf::ConditionOp>(inner))
+      if (inner == op.getOperation() ||
+          isa<scf::YieldOp, scf::ConditionOp>(inner))
         return;
       bool readsWritten = false;
       if (auto load = dyn_cast<memref::LoadOp>(inner))
@@ -498,9 +512,9 @@ public:
           makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
       mapping.map(op.getAfterArguments(), after->getArguments().drop_back());
       SmallVector<Value> yielded = cloneBody(op.getAfter().front(), mapping);
-      yielded.push_back(arith::AddIOp::create(
-          b, loc, after->getArguments().back(),
-          arith::ConstantIndexOp::create(b, loc, 1)));
+      yielded.push_back(
+          arith::AddIOp::create(b, loc, after->getArguments().back(),
+                                arith::ConstantIndexOp::create(b, loc, 1)));
       scf::YieldOp::create(b, loc, yielded);
     }
     for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
@@ -598,8 +612,7 @@ public:
       last.adjoints[o] = createZero(b, loc, o.getType());
     SmallVector<Value> adjoints;
     if (failed(reverseWhileRegions(op, recomputeWhileState(op, count),
-                                   /*withAfter=*/false, seeds, last,
-                                   adjoints)))
+                                   /*withAfter=*/false, seeds, last, adjoints)))
       return failure();
     SmallVector<Value> inits(adjoints);
     for (Value o : outside)
@@ -613,8 +626,8 @@ public:
       clearTerminator(*body);
       b.setInsertionPointToEnd(body);
       Value lastIteration = arith::SubIOp::create(b, loc, count, one);
-      Value t = arith::SubIOp::create(b, loc, lastIteration,
-                                      loop.getInductionVar());
+      Value t =
+          arith::SubIOp::create(b, loc, lastIteration, loop.getInductionVar());
       ValueRange carried = loop.getRegionIterArgs();
       unsigned numArgs = op.getBeforeArguments().size();
       AdjointScope scope;
@@ -629,9 +642,8 @@ public:
         next.push_back(scope.get(o));
       scf::YieldOp::create(b, loc, next);
     }
-    for (auto [init, d] : llvm::zip(op.getInits(),
-                                    loop.getResults().take_front(
-                                        op.getInits().size())))
+    for (auto [init, d] : llvm::zip(
+             op.getInits(), loop.getResults().take_front(op.getInits().size())))
       if (act.isVaried(init))
         outer.add(b, loc, init, d);
     for (auto [k, o] : llvm::enumerate(outside))
@@ -664,11 +676,13 @@ public:
     bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
     auto globalX = dyn_cast_or_null<gpu::GlobalIdOp>(index);
     auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
+    // Views (subviews, casts) map indices injectively onto their buffer.
+    bool argument = isa<BlockArgument>(getBuffer(shadowMemref));
     bool exclusive = getAllocation(shadowMemref) ||
                      (globalX && globalX.getDimension() == gpu::Dimension::x &&
-                      isa<BlockArgument>(shadowMemref) && !workgroup) ||
+                      argument && !workgroup) ||
                      (threadX && threadX.getDimension() == gpu::Dimension::x &&
-                      workgroup && isa<BlockArgument>(shadowMemref));
+                      workgroup && argument);
     if (exclusive) {
       Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
       memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
@@ -718,7 +732,7 @@ public:
     if (op->getNumRegions() && !regionTouchesActive(op))
       return success();
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      Value sh = shadow.lookup(store.getMemRef());
+      Value sh = shadowOf(store.getMemRef());
       if (!sh)
         return checkUnshadowedWrite(op, store.getValue(), act);
       if (!isFloatLike(store.getValue().getType()))
@@ -732,13 +746,13 @@ public:
       return success();
     }
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      Value sh = shadow.lookup(load.getMemRef());
+      Value sh = shadowOf(load.getMemRef());
       if (Value d = scope.get(load.getResult()); d && sh)
         accumulate(op, sh, mapped(load.getIndices()), d);
       return success();
     }
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-      Value sh = shadow.lookup(atomic.getMemref());
+      Value sh = shadowOf(atomic.getMemref());
       if (!sh)
         return checkUnshadowedWrite(op, atomic.getValue(), act);
       if (atomic.getKind() != arith::AtomicRMWKind::addf ||
@@ -889,7 +903,7 @@ public:
     for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
       operands.push_back(fwd.lookup(v));
       if (hasShadow(activity))
-        operands.push_back(shadow.lookup(v));
+        operands.push_back(shadowOf(v));
     }
     for (auto [r, activity] : llvm::zip(call.getResults(), rets))
       if (isActiveValue(activity)) {
