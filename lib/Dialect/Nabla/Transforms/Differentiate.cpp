@@ -37,6 +37,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/InliningUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -137,6 +138,21 @@ std::string activityCode(ArrayRef<Activity> activities) {
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
+
+/// Removes what the emitters produced but nothing uses (zero adjoints of
+/// inactive paths, unused partials, primal values only a rule would need),
+/// innermost first, until nothing is left to remove.
+void eraseDeadCode(func::FuncOp function) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    function.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      if (op != function.getOperation() && isOpTriviallyDead(op)) {
+        op->erase();
+        changed = true;
+      }
+    });
+  }
+}
 
 struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   using Base::Base;
@@ -309,6 +325,7 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
       derivative.erase();
       return failure();
     }
+    eraseDeadCode(derivative);
     return derivative;
   }
 };

@@ -164,3 +164,25 @@ func.func @use(%x: f32, %dx: f32, %seed: f32) -> (f32, f32, f32) {
   %p, %t = nabla.fwddiff @outer(%x, %dx) {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dup>]} : (f32, f32) -> (f32, f32)
   return %g, %h, %t : f32, f32, f32
 }
+
+// -----
+
+// Dead code is removed from generated derivatives: with activenoneed the
+// primal result z = y * y is not computed, only what the adjoint needs.
+// CHECK-LABEL: func.func private @__nabla_vjp_deadcode_a_x
+// CHECK-NEXT: %[[Y:.*]] = math.sin %[[X:[^ ]*]] : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[Y]] : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[Y]] : f32
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: math.cos %[[X]] : f32
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: return
+func.func @deadcode(%x: f32) -> f32 {
+  %y = math.sin %x : f32
+  %z = arith.mulf %y, %y : f32
+  return %z : f32
+}
+func.func @deadcode_grad(%x: f32, %s: f32) -> f32 {
+  %d = nabla.autodiff @deadcode(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return %d : f32
+}
