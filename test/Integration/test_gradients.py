@@ -732,3 +732,24 @@ def test_remaining_rules_reverse_and_forward(tmp_path):
     lhs = np.dot(fwd[5].astype(np.float64), w)
     rhs = np.dot(v, rev[1]) + np.dot(u, rev[3])
     assert np.isclose(lhs, rhs, rtol=1e-5), (lhs, rhs)
+
+
+def test_subgroup_reduce_max_routes_to_the_winner(tmp_path):
+    # Y = X * M with M the subgroup maximum; ties (the repeated maxima of the
+    # second half) give the derivative of M to the lowest lane only.
+    size = device_subgroup_size(tmp_path / "sg")
+    n = 64
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    X[n // 2::size] = 2.0  # every subgroup of the second half: a tie at 2
+    X[n // 2 + 1::size] = 2.0
+    x = X.astype(np.float64)
+    groups = x.reshape(-1, size)
+    M = np.repeat(groups.max(1), size)
+    winner = np.zeros(n, bool)
+    winner[np.arange(0, n, size) + groups.argmax(1)] = True  # argmax: lowest lane
+    w, v = RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, _ = run_pair(tmp_path, "reducemax_grad", X, (np.zeros(n), w), 1, n)
+    expected = w * M + winner * np.repeat((w * x).reshape(-1, size).sum(1), size)
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+    _, tY = run_pair(tmp_path, "reducemax_tangent", X, (v, np.zeros(n)), 1, n)
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4)

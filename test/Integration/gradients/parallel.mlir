@@ -1,6 +1,7 @@
 // Reverse and forward mode through GPU parallelism (f32), checked by
 // test_gradients.py on lavapipe: a butterfly reduction with shuffle xor, a
-// neighbour exchange with shuffle down/up, a subgroup_reduce add, a
+// neighbour exchange with shuffle down/up, subgroup_reduce add and maximumf
+// (ties: the lowest lane wins), a
 // histogram with primal atomics, and a
 // block tree reduction through workgroup memory with barriers (the shadow of
 // the workgroup tile is a second attribution the kernel zeroes first).
@@ -68,6 +69,16 @@ module attributes {gpu.container_module} {
       %x = memref.load %X[%i] : memref<?xf32>
       %s = gpu.subgroup_reduce add %x : (f32) -> f32
       %y = arith.mulf %s, %x : f32
+      memref.store %y, %Y[%i] : memref<?xf32>
+      return
+    }
+    // Y = X * subgroup_max(X): the max's derivative goes to the lowest lane
+    // holding it.
+    func.func @reducemax(%X: memref<?xf32>, %Y: memref<?xf32>) {
+      %i = gpu.global_id x
+      %x = memref.load %X[%i] : memref<?xf32>
+      %m = gpu.subgroup_reduce maximumf %x : (f32) -> f32
+      %y = arith.mulf %m, %x : f32
       memref.store %y, %Y[%i] : memref<?xf32>
       return
     }
@@ -175,6 +186,18 @@ module attributes {gpu.container_module} {
     }
     gpu.func @reduce_tangent(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>) kernel {
       nabla.fwddiff @reduce(%X, %dX, %Y, %dY)
+          {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+          : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    gpu.func @reducemax_grad(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>) kernel {
+      nabla.autodiff @reducemax(%X, %dX, %Y, %dY)
+          {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+          : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    gpu.func @reducemax_tangent(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>) kernel {
+      nabla.fwddiff @reducemax(%X, %dX, %Y, %dY)
           {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
           : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
       gpu.return

@@ -79,7 +79,8 @@ public:
       if (!act.isVaried(op->getResult(0)))
         return success();
       FailureOr<Value> t = emitCollectiveTangent(
-          b, op, clone->getOperands(), tangentOrZero(op->getOperand(0), loc));
+          b, op, clone->getOperands(), clone->getResult(0),
+          tangentOrZero(op->getOperand(0), loc));
       if (failed(t))
         return failure();
       tangent[op->getResult(0)] = *t;

@@ -5,8 +5,10 @@
 // lane i+d, so lane j's x went to lane j-d: dx = shuffle up(dy, d), zero where
 // that lane does not exist; up is the mirror image. r = subgroup_reduce
 // add(x): every lane's r depends on every x with weight 1, so dx is the sum of
-// all lanes' dr. idx shuffles (a scatter in reverse) and the other reductions
-// are rejected with a located error, never differentiated wrongly.
+// all lanes' dr; for min/max reductions that sum goes to the winning lane (the
+// lowest lane holding the result). idx shuffles (a scatter in reverse) and the
+// other reductions are rejected with a located error, never differentiated
+// wrongly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,16 @@ bool nabla::isGPUCollective(Operation *op) {
   return isa<gpu::ShuffleOp, gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);
 }
 
+/// True for the float min/max reductions, whose derivative goes to the
+/// winning lane.
+static bool isMinMax(gpu::SubgroupReduceOp reduce) {
+  using gpu::AllReduceOperation;
+  return llvm::is_contained(
+      {AllReduceOperation::MINIMUMF, AllReduceOperation::MAXIMUMF,
+       AllReduceOperation::MINNUMF, AllReduceOperation::MAXNUMF},
+      reduce.getOp());
+}
+
 /// Rejects what the rules below do not cover.
 static LogicalResult checkSupported(Operation *op, StringRef mode) {
   if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
@@ -33,10 +45,10 @@ static LogicalResult checkSupported(Operation *op, StringRef mode) {
     return success();
   }
   if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op)) {
-    if (reduce.getOp() != gpu::AllReduceOperation::ADD)
+    if (reduce.getOp() != gpu::AllReduceOperation::ADD && !isMinMax(reduce))
       return op->emitOpError("has no ")
-             << mode << "-mode derivative: only subgroup_reduce add is "
-             << "differentiated";
+             << mode << "-mode derivative: subgroup_reduce add, minimumf, "
+             << "maximumf, minnumf and maxnumf are differentiated";
     return success();
   }
   return op->emitOpError("has no ")
@@ -54,8 +66,48 @@ static Value reduceLike(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
       .getResult();
 }
 
+/// `derivative` where this lane is the winner of min/max reduction `reduce`
+/// (value `x`, result `r`), zero elsewhere. The winner is the lowest lane
+/// holding the result, so ties give the derivative to exactly one lane.
+static Value onWinningLane(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
+                           Value x, Value r, Value derivative) {
+  Location loc = reduce.getLoc();
+  Type i32 = builder.getI32Type();
+  Value lane = arith::IndexCastOp::create(
+      builder, loc, i32, gpu::LaneIdOp::create(builder, loc, nullptr));
+  Value none = arith::ConstantOp::create(builder, loc,
+                                         builder.getI32IntegerAttr(INT32_MAX));
+  Value holds =
+      arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ, x, r);
+  Value candidate = arith::SelectOp::create(builder, loc, holds, lane, none);
+  Value winner = gpu::SubgroupReduceOp::create(
+                     builder, loc, i32, candidate,
+                     gpu::AllReduceOperationAttr::get(
+                         builder.getContext(), gpu::AllReduceOperation::MINUI),
+                     reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
+                     reduce.getClusterStrideAttr())
+                     .getResult();
+  Value mine = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                     lane, winner);
+  return arith::SelectOp::create(
+      builder, loc, mine, derivative,
+      nabla::createZero(builder, loc, derivative.getType()));
+}
+
+/// An add reduction like `reduce` (same uniformity and clusters) of `value`.
+static Value sumLike(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
+                     Value value) {
+  return gpu::SubgroupReduceOp::create(
+             builder, reduce.getLoc(), value.getType(), value,
+             gpu::AllReduceOperationAttr::get(builder.getContext(),
+                                              gpu::AllReduceOperation::ADD),
+             reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
+             reduce.getClusterStrideAttr())
+      .getResult();
+}
+
 FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
-                                              ValueRange operands,
+                                              ValueRange operands, Value result,
                                               Value tangent) {
   if (failed(checkSupported(op, "forward")))
     return failure();
@@ -64,11 +116,16 @@ FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
     return gpu::ShuffleOp::create(builder, loc, tangent, operands[1],
                                   operands[2], shuffle.getModeAttr())
         .getShuffleResult();
-  return reduceLike(builder, cast<gpu::SubgroupReduceOp>(op), tangent);
+  auto reduce = cast<gpu::SubgroupReduceOp>(op);
+  if (isMinMax(reduce))
+    return sumLike(
+        builder, reduce,
+        onWinningLane(builder, reduce, operands[0], result, tangent));
+  return reduceLike(builder, reduce, tangent);
 }
 
 FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
-                                              ValueRange operands,
+                                              ValueRange operands, Value result,
                                               Value adjoint) {
   if (failed(checkSupported(op, "reverse")))
     return failure();
@@ -90,5 +147,9 @@ FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
                                    back.getShuffleResult(), zero)
         .getResult();
   }
-  return reduceLike(builder, cast<gpu::SubgroupReduceOp>(op), adjoint);
+  auto reduce = cast<gpu::SubgroupReduceOp>(op);
+  if (isMinMax(reduce))
+    return onWinningLane(builder, reduce, operands[0], result,
+                         sumLike(builder, reduce, adjoint));
+  return reduceLike(builder, reduce, adjoint);
 }

@@ -1,9 +1,9 @@
 //===- GPUDerivatives.h - Derivatives of GPU collectives --------*- C++ -*-===//
 //
 // Tangents and adjoints of the subgroup collectives: `gpu.shuffle` (xor, up,
-// down) and `gpu.subgroup_reduce add`. Each is itself a collective, emitted
-// at the mirrored point of the sweep, so every lane that ran the primal
-// collective runs its derivative (no new divergence).
+// down) and `gpu.subgroup_reduce` (add, float min/max). Each is itself a
+// collective, emitted at the mirrored point of the sweep, so every lane that
+// ran the primal collective runs its derivative (no new divergence).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,17 +20,20 @@ namespace nabla {
 bool isGPUCollective(mlir::Operation *op);
 
 /// The tangent of `op`'s float result from its value operand's `tangent`;
-/// `operands` are `op`'s operands as available at the insertion point.
+/// `operands` and `result` are `op`'s operands and result as available at the
+/// insertion point.
 mlir::FailureOr<mlir::Value> emitCollectiveTangent(mlir::OpBuilder &builder,
                                                    mlir::Operation *op,
                                                    mlir::ValueRange operands,
+                                                   mlir::Value result,
                                                    mlir::Value tangent);
 
 /// The contribution to the value operand's adjoint from the result's
-/// `adjoint`; `operands` as for emitCollectiveTangent.
+/// `adjoint`; `operands` and `result` as for emitCollectiveTangent.
 mlir::FailureOr<mlir::Value> emitCollectiveAdjoint(mlir::OpBuilder &builder,
                                                    mlir::Operation *op,
                                                    mlir::ValueRange operands,
+                                                   mlir::Value result,
                                                    mlir::Value adjoint);
 
 } // namespace nabla

@@ -722,8 +722,8 @@ public:
       Value d = scope.get(op->getResult(0));
       if (!d || !act.isVaried(op->getOperand(0)))
         return success();
-      FailureOr<Value> contribution =
-          emitCollectiveAdjoint(b, op, mapped(op->getOperands()), d);
+      FailureOr<Value> contribution = emitCollectiveAdjoint(
+          b, op, mapped(op->getOperands()), fwd.lookup(op->getResult(0)), d);
       if (failed(contribution))
         return failure();
       scope.add(b, loc, op->getOperand(0), *contribution);
