@@ -753,3 +753,24 @@ def test_subgroup_reduce_max_routes_to_the_winner(tmp_path):
     np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
     _, tY = run_pair(tmp_path, "reducemax_tangent", X, (v, np.zeros(n)), 1, n)
     assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4)
+
+
+def test_layernorm_rows(tmp_path):
+    rows = 4
+    X = RNG.uniform(-2, 2, rows * 64).astype(np.float32)
+    w = RNG.standard_normal(rows * 64)
+    out = launch(tmp_path / "p", "block_kernels.mlir", "layernorm", rows, 64,
+                 [X, np.zeros(rows * 64, np.float32)])
+    x = X.astype(np.float64).reshape(rows, 64)
+    mu = x.mean(1, keepdims=True)
+    sigma = np.sqrt(((x - mu) ** 2).mean(1, keepdims=True) + 1e-5)
+    yhat = (x - mu) / sigma
+    np.testing.assert_allclose(out[1].reshape(rows, 64), yhat, rtol=1e-4, atol=1e-5)
+    grad = launch(tmp_path / "g", "block_kernels.mlir", "layernorm_adjoint", rows,
+                  64, [X, np.zeros(rows * 64, np.float32),
+                       np.zeros(rows * 64, np.float32), w.astype(np.float32)])
+    wr = w.reshape(rows, 64)
+    expected = (wr - wr.mean(1, keepdims=True)
+                - yhat * (wr * yhat).mean(1, keepdims=True)) / sigma
+    np.testing.assert_allclose(grad[1].reshape(rows, 64), expected, rtol=1e-3,
+                               atol=1e-4)

@@ -1,7 +1,7 @@
 // Block-level kernels differentiated as whole kernels (nabla.kernel_adjoint:
 // the workgroup tiles get zeroed shadow attributions): a softmax row kernel
 // with block-wide max and sum tree reductions through workgroup memory and
-// barriers, and a shared-memory tiled 1-D stencil with halo loads. Checked by
+// barriers, a layer-norm row kernel (two block-wide moments), and a shared-memory tiled 1-D stencil with halo loads. Checked by
 // test_gradients.py on lavapipe against the analytic Jacobians.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
@@ -57,6 +57,63 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     nabla.kernel_adjoint @softmax -> @softmax_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+
+    // One block of 64 threads per row: Y = (X - mean) / sqrt(var + 1e-5),
+    // both moments by tree sums through workgroup memory.
+    gpu.func @layernorm(%X: memref<?xf32>, %Y: memref<?xf32>)
+        workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %i = gpu.global_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c6 = arith.constant 6 : index
+      %c32 = arith.constant 32 : index
+      %inv = arith.constant 0.015625 : f32
+      %x = memref.load %X[%i] : memref<?xf32>
+      memref.store %x, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      scf.for %k1 = %c0 to %c6 step %c1 {
+        %s1 = arith.shrui %c32, %k1 : index
+        %active1 = arith.cmpi ult, %t, %s1 : index
+        scf.if %active1 {
+          %j1 = arith.addi %t, %s1 : index
+          %a1 = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+          %b1 = memref.load %tile[%j1] : memref<64xf32, #gpu.address_space<workgroup>>
+          %r1 = arith.addf %a1, %b1 : f32
+          memref.store %r1, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        }
+        gpu.barrier
+      }
+      %sum = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      %mean = arith.mulf %sum, %inv : f32
+      gpu.barrier
+      %d = arith.subf %x, %mean : f32
+      %d2 = arith.mulf %d, %d : f32
+      memref.store %d2, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      scf.for %k2 = %c0 to %c6 step %c1 {
+        %s2 = arith.shrui %c32, %k2 : index
+        %active2 = arith.cmpi ult, %t, %s2 : index
+        scf.if %active2 {
+          %j2 = arith.addi %t, %s2 : index
+          %a2 = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+          %b2 = memref.load %tile[%j2] : memref<64xf32, #gpu.address_space<workgroup>>
+          %r2 = arith.addf %a2, %b2 : f32
+          memref.store %r2, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        }
+        gpu.barrier
+      }
+      %ssq = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      %var = arith.mulf %ssq, %inv : f32
+      %eps = arith.constant 1.0e-5 : f32
+      %ve = arith.addf %var, %eps : f32
+      %rs = math.rsqrt %ve : f32
+      %y = arith.mulf %d, %rs : f32
+      memref.store %y, %Y[%i] : memref<?xf32>
+      gpu.return
+    }
+    nabla.kernel_adjoint @layernorm -> @layernorm_adjoint
         {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
 
     // Y[g] = 0.25 X[g-1] + 0.5 X[g] + 0.25 X[g+1] through a tile with halos
