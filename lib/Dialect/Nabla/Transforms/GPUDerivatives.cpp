@@ -55,14 +55,16 @@ static LogicalResult checkSupported(Operation *op, StringRef mode) {
          << mode << "-mode derivative rule and is on an active path";
 }
 
-/// The same subgroup reduction as `reduce`, of `value`: the tangent and the
-/// adjoint of an add reduction are add reductions.
+/// A `kind` reduction of `value` over the lanes `reduce` reduces over (same
+/// uniformity and clusters): the derivatives of add reductions are add
+/// reductions; min/max ones find their winner with a minui reduction.
 static Value reduceLike(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
-                        Value value) {
+                        Value value, gpu::AllReduceOperation kind) {
   return gpu::SubgroupReduceOp::create(
              builder, reduce.getLoc(), value.getType(), value,
-             reduce.getOpAttr(), reduce.getUniformAttr(),
-             reduce.getClusterSizeAttr(), reduce.getClusterStrideAttr())
+             gpu::AllReduceOperationAttr::get(builder.getContext(), kind),
+             reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
+             reduce.getClusterStrideAttr())
       .getResult();
 }
 
@@ -80,30 +82,13 @@ static Value onWinningLane(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
   Value holds =
       arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ, x, r);
   Value candidate = arith::SelectOp::create(builder, loc, holds, lane, none);
-  Value winner = gpu::SubgroupReduceOp::create(
-                     builder, loc, i32, candidate,
-                     gpu::AllReduceOperationAttr::get(
-                         builder.getContext(), gpu::AllReduceOperation::MINUI),
-                     reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
-                     reduce.getClusterStrideAttr())
-                     .getResult();
+  Value winner =
+      reduceLike(builder, reduce, candidate, gpu::AllReduceOperation::MINUI);
   Value mine = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                      lane, winner);
   return arith::SelectOp::create(
       builder, loc, mine, derivative,
       nabla::createZero(builder, loc, derivative.getType()));
-}
-
-/// An add reduction like `reduce` (same uniformity and clusters) of `value`.
-static Value sumLike(OpBuilder &builder, gpu::SubgroupReduceOp reduce,
-                     Value value) {
-  return gpu::SubgroupReduceOp::create(
-             builder, reduce.getLoc(), value.getType(), value,
-             gpu::AllReduceOperationAttr::get(builder.getContext(),
-                                              gpu::AllReduceOperation::ADD),
-             reduce.getUniformAttr(), reduce.getClusterSizeAttr(),
-             reduce.getClusterStrideAttr())
-      .getResult();
 }
 
 FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
@@ -118,10 +103,11 @@ FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
         .getShuffleResult();
   auto reduce = cast<gpu::SubgroupReduceOp>(op);
   if (isMinMax(reduce))
-    return sumLike(
+    return reduceLike(
         builder, reduce,
-        onWinningLane(builder, reduce, operands[0], result, tangent));
-  return reduceLike(builder, reduce, tangent);
+        onWinningLane(builder, reduce, operands[0], result, tangent),
+        gpu::AllReduceOperation::ADD);
+  return reduceLike(builder, reduce, tangent, gpu::AllReduceOperation::ADD);
 }
 
 FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
@@ -149,7 +135,8 @@ FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
   }
   auto reduce = cast<gpu::SubgroupReduceOp>(op);
   if (isMinMax(reduce))
-    return onWinningLane(builder, reduce, operands[0], result,
-                         sumLike(builder, reduce, adjoint));
-  return reduceLike(builder, reduce, adjoint);
+    return onWinningLane(
+        builder, reduce, operands[0], result,
+        reduceLike(builder, reduce, adjoint, gpu::AllReduceOperation::ADD));
+  return reduceLike(builder, reduce, adjoint, gpu::AllReduceOperation::ADD);
 }
