@@ -778,3 +778,20 @@ def test_layernorm_rows(tmp_path):
     expected = (wr - wr.mean(1, keepdims=True)
                 - yhat * (wr * yhat).mean(1, keepdims=True)) / sigma
     np.testing.assert_allclose(dX, expected, rtol=1e-3, atol=1e-4)
+
+
+def test_sequential_block_reduction(tmp_path):
+    # Thread 0 sums the block's tile of X^2 after a barrier: dX = 2 X dOut.
+    blocks, n = 3, 192
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    wOut = RNG.standard_normal(blocks)
+    out = launch(tmp_path / "p", "block_kernels.mlir", "sequential", blocks, 64,
+                 [X, np.zeros(blocks, np.float32)])
+    x = X.astype(np.float64)
+    np.testing.assert_allclose(out[1], (x * x).reshape(blocks, 64).sum(1), rtol=1e-5)
+    grad = launch(tmp_path / "g", "block_kernels.mlir", "sequential_adjoint",
+                  blocks, 64, [X, np.zeros(n, np.float32),
+                               np.zeros(blocks, np.float32), wOut.astype(np.float32)])
+    np.testing.assert_allclose(grad[1], 2 * x * np.repeat(wOut, 64), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_array_equal(grad[3], 0)

@@ -1,7 +1,8 @@
 // Block-level kernels differentiated as whole kernels (nabla.kernel_adjoint:
 // the workgroup tiles get zeroed shadow attributions): a softmax row kernel
 // with block-wide max and sum tree reductions through workgroup memory and
-// barriers, a layer-norm row kernel (two block-wide moments), and a shared-memory tiled 1-D stencil with halo loads. Checked by
+// barriers, a layer-norm row kernel (two block-wide moments), a sequential
+// block reduction (thread 0 sums the tile), and a shared-memory tiled 1-D stencil with halo loads. Checked by
 // test_gradients.py on lavapipe against the analytic Jacobians.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
@@ -114,6 +115,35 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     nabla.kernel_adjoint @layernorm -> @layernorm_adjoint
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+
+    // Out[block] = sum of the block's X^2, accumulated sequentially by thread
+    // 0 over the tile after a barrier.
+    gpu.func @sequential(%X: memref<?xf32>, %Out: memref<?xf32>)
+        workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %i = gpu.global_id x
+      %blk = gpu.block_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %x = memref.load %X[%i] : memref<?xf32>
+      %x2 = arith.mulf %x, %x : f32
+      memref.store %x2, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %zero = arith.constant 0.0 : f32
+        %sum = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+          %v = memref.load %tile[%k] : memref<64xf32, #gpu.address_space<workgroup>>
+          %a = arith.addf %acc, %v : f32
+          scf.yield %a : f32
+        }
+        memref.store %sum, %Out[%blk] : memref<?xf32>
+      }
+      gpu.return
+    }
+    nabla.kernel_adjoint @sequential -> @sequential_adjoint
         {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
 
     // Y[g] = 0.25 X[g-1] + 0.5 X[g] + 0.25 X[g+1] through a tile with halos
