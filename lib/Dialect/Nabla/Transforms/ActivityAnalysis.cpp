@@ -24,15 +24,17 @@ using namespace nabla;
 bool nabla::isFloatLike(Type type) { return isDifferentiableScalarType(type); }
 
 /// The memref.alloca `memref` is (through views), or null.
-memref::AllocaOp nabla::getAllocation(Value memref) {
+Value nabla::getViewSource(Value memref) {
   while (Operation *def = memref.getDefiningOp()) {
-    if (auto alloca = dyn_cast<memref::AllocaOp>(def))
-      return alloca;
     if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
-      return {};
+      break;
     memref = def->getOperand(0);
   }
-  return {};
+  return memref;
+}
+
+memref::AllocaOp nabla::getAllocation(Value memref) {
+  return getViewSource(memref).getDefiningOp<memref::AllocaOp>();
 }
 
 /// Creates, at `b`, a zero-filled allocation like `alloca` (dynamic sizes

@@ -24,6 +24,9 @@ namespace nabla {
 /// Floating-point scalars, vectors and complex numbers.
 bool isFloatLike(mlir::Type type);
 
+/// The buffer `memref` is a view of (through view-like ops), or `memref`.
+mlir::Value getViewSource(mlir::Value memref);
+
 /// The memref.alloca `memref` is (through views), or null.
 mlir::memref::AllocaOp getAllocation(mlir::Value memref);
 

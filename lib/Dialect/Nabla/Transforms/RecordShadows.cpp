@@ -8,26 +8,21 @@
 
 #include "RecordShadows.h"
 
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "ActivityAnalysis.h"
 
 using namespace mlir;
 using namespace nabla;
 
 reloc::GlobalOp RecordShadows::getWritableRecord(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (auto get = dyn_cast<reloc::GetGlobalOp>(def)) {
-      auto record = SymbolTable::lookupNearestSymbolFrom<reloc::GlobalOp>(
-          get, get.getGlobalNameAttr());
-      auto type = dyn_cast<MemRefType>(get.getType());
-      if (record && !record.getConstant() && !record.getShadowOf() && type &&
-          isa<FloatType>(type.getElementType()))
-        return record;
-      return {};
-    }
-    if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
-      return {};
-    memref = def->getOperand(0);
-  }
+  auto get = getViewSource(memref).getDefiningOp<reloc::GetGlobalOp>();
+  if (!get)
+    return {};
+  auto record = SymbolTable::lookupNearestSymbolFrom<reloc::GlobalOp>(
+      get, get.getGlobalNameAttr());
+  auto type = dyn_cast<MemRefType>(get.getType());
+  if (record && !record.getConstant() && !record.getShadowOf() && type &&
+      isa<FloatType>(type.getElementType()))
+    return record;
   return {};
 }
 

@@ -221,15 +221,6 @@ public:
   /// write; loads of the others are repeatable in the reverse sweep.
   DenseSet<Value> writtenBuffers;
 
-  static Value getBuffer(Value memref) {
-    while (Operation *def = memref.getDefiningOp()) {
-      if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
-        break;
-      memref = def->getOperand(0);
-    }
-    return memref;
-  }
-
   void collectWrittenBuffers(Block &body) {
     body.walk([&](Operation *op) {
       auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -241,14 +232,14 @@ public:
       for (auto &effect : list)
         if (isa<MemoryEffects::Write>(effect.getEffect())) {
           if (Value v = effect.getValue())
-            writtenBuffers.insert(getBuffer(v));
+            writtenBuffers.insert(getViewSource(v));
           else
             unknown = true;
         }
       if (unknown)
         for (Value v : op->getOperands())
           if (isa<BaseMemRefType>(v.getType()))
-            writtenBuffers.insert(getBuffer(v));
+            writtenBuffers.insert(getViewSource(v));
     });
   }
 
@@ -260,12 +251,12 @@ public:
       return false;
     for (Value v : op->getOperands())
       if (isa<BaseMemRefType>(v.getType())) {
-        auto arg = dyn_cast<BlockArgument>(getBuffer(v));
+        auto arg = dyn_cast<BlockArgument>(getViewSource(v));
         if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
           return false;
       }
     if (auto load = dyn_cast<memref::LoadOp>(op))
-      return !writtenBuffers.contains(getBuffer(load.getMemRef()));
+      return !writtenBuffers.contains(getViewSource(load.getMemRef()));
     return isMemoryEffectFree(op);
   }
   DenseMap<Operation *, LoopTape> loopTapes;
@@ -476,7 +467,7 @@ public:
         return;
       bool readsWritten = false;
       if (auto load = dyn_cast<memref::LoadOp>(inner))
-        readsWritten = writtenBuffers.contains(getBuffer(load.getMemRef()));
+        readsWritten = writtenBuffers.contains(getViewSource(load.getMemRef()));
       if (inner->getNumRegions() || readsWritten ||
           (!isMemoryEffectFree(inner) && !isa<memref::LoadOp>(inner)))
         bad = inner;
@@ -677,7 +668,7 @@ public:
     auto globalX = dyn_cast_or_null<gpu::GlobalIdOp>(index);
     auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
     // Views (subviews, casts) map indices injectively onto their buffer.
-    bool argument = isa<BlockArgument>(getBuffer(shadowMemref));
+    bool argument = isa<BlockArgument>(getViewSource(shadowMemref));
     bool exclusive = getAllocation(shadowMemref) ||
                      (globalX && globalX.getDimension() == gpu::Dimension::x &&
                       argument && !workgroup) ||
