@@ -69,6 +69,8 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   addFrontendPasses(pm, "nvvm", options.chip, options.abi,
                     options.relocStrategy);
   pm.addPass(createGpuKernelOutliningPass());
+  pm.nest<gpu::GPUModuleOp>().addPass(
+      createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false}));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
 

@@ -32,13 +32,15 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                       const NablaToROCDLOptions &options) {
   addFrontendPasses(pm, "rocdl", options.chip, options.abi,
                     options.relocStrategy);
+  unsigned lanes = options.wave64.getValue() ? 64u : 32u;
+  pm.nest<gpu::GPUModuleOp>().addPass(nabla::createLowerAllReduce(
+      {/*subgroupSize=*/lanes, /*subgroupBuiltins=*/false}));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
-  device.addPass(nabla::createLowerSubgroupReduce(
-      {options.wave64.getValue() ? 64u : 32u}));
+  device.addPass(nabla::createLowerSubgroupReduce({lanes}));
   ConvertGpuOpsToROCDLOpsOptions rocdl;
   rocdl.chipset = options.chip.getValue();
   rocdl.indexBitwidth = 64;

@@ -36,6 +36,8 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   // inlined into an scf region, and SPIR-V wants structured control flow.
   device.addPass(createLiftControlFlowToSCFPass());
   device.addPass(nabla::createInlineDeviceCalls());
+  device.addPass(
+      nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true}));
   device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());

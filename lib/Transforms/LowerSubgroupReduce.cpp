@@ -38,7 +38,6 @@ struct LowerSubgroupReduce
     });
 
     RewritePatternSet patterns(&getContext());
-    populateGpuAllReducePatterns(patterns);
     populateGpuBreakDownSubgroupReducePatterns(patterns,
                                                /*maxShuffleBitwidth=*/32);
     populateGpuLowerSubgroupReduceToShufflePatterns(patterns, subgroupSize,

@@ -461,11 +461,12 @@ def device_subgroup_size(tmp_path):
     return int(np.load(tmp_path / "arg0.npy")[0])
 
 
-def run_pair(tmp_path, kernel, X, seed, grid, block, out_len=None):
+def run_pair(tmp_path, kernel, X, seed, grid, block, out_len=None,
+             name="parallel.mlir"):
     """Runs `kernel` on (X, seedX, Y, seedY) and returns the final shadows."""
     n = len(X)
     Y = np.zeros(out_len or n, np.float32)
-    out = launch(tmp_path / kernel, "parallel.mlir", kernel, grid, block,
+    out = launch(tmp_path / kernel, name, kernel, grid, block,
                  [X, seed[0].astype(np.float32), Y, seed[1].astype(np.float32)])
     return out[1].astype(np.float64), out[3].astype(np.float64)
 
@@ -795,3 +796,103 @@ def test_sequential_block_reduction(tmp_path):
     np.testing.assert_allclose(grad[1], 2 * x * np.repeat(wOut, 64), rtol=1e-5,
                                atol=1e-6)
     np.testing.assert_array_equal(grad[3], 0)
+
+
+def run_collective(tmp_path, stem, X, w, v, blocks=2):
+    """Reverse (generated kernel adjoint, zero cotangent on X) and forward
+    shadows of collectives.mlir's `stem` over `blocks` workgroups of 64."""
+    gX, gY = run_pair(tmp_path / "rev", stem + "_grad", X,
+                      (np.zeros(len(X)), w), blocks, 64,
+                      name="collectives.mlir")
+    np.testing.assert_array_equal(gY, 0)  # Y is only written
+    _, tY = run_pair(tmp_path / "fwd", stem + "_tangent", X,
+                     (v, np.zeros(len(X))), blocks, 64, name="collectives.mlir")
+    # Dot-product test between the two modes.
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4), stem
+    return gX, tY
+
+
+def test_all_reduce_add_workgroup(tmp_path):
+    n = 128
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    x, w, v = X.astype(np.float64), RNG.standard_normal(n), RNG.standard_normal(n)
+    S = np.repeat(x.reshape(2, 64).sum(1), 64)
+    gX, tY = run_collective(tmp_path, "allsum", X, w, v)
+    np.testing.assert_allclose(
+        gX, w * S + np.repeat((w * x).reshape(2, 64).sum(1), 64),
+        rtol=1e-4, atol=1e-5)
+    dS = np.repeat(v.reshape(2, 64).sum(1), 64)
+    np.testing.assert_allclose(tY, dS * x + S * v, rtol=1e-4, atol=1e-5)
+
+
+def test_all_reduce_max_goes_to_lowest_thread(tmp_path):
+    # Each workgroup's maximum appears three times: its derivative goes to
+    # the lowest thread holding it.
+    n = 128
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    for b, spots in ((0, (9, 40, 63)), (1, (3, 4, 50))):
+        X[64 * b + np.array(spots)] = 1.5
+    x, w, v = X.astype(np.float64), RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, tY = run_collective(tmp_path, "allmax", X, w, v)
+    winner = np.zeros(n)
+    winner[[9, 64 + 3]] = 1
+    expected = w * 1.5 + winner * np.repeat((w * x).reshape(2, 64).sum(1), 64)
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+
+
+def others_product(x, group):
+    """Per element, the product of the other members of its group."""
+    g = x.reshape(-1, group)
+    out = np.empty_like(g)
+    for j in range(group):
+        out[:, j] = np.prod(np.delete(g, j, axis=1), axis=1)
+    return out.reshape(-1)
+
+
+def test_all_reduce_mul_with_zeros(tmp_path):
+    # Workgroup 0 holds one zero (only that thread gets a non-zero weight),
+    # workgroup 1 none (weights are products of the others).
+    n = 128
+    X = RNG.uniform(0.9, 1.1, n).astype(np.float32)
+    X[17] = 0
+    x, w, v = X.astype(np.float64), RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, tY = run_collective(tmp_path, "allprod", X, w, v)
+    weight = others_product(x, 64)
+    assert weight[17] != 0 and np.all(weight[:64][np.arange(64) != 17] == 0)
+    np.testing.assert_allclose(
+        gX, w + weight * np.repeat(w.reshape(2, 64).sum(1), 64),
+        rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        tY, v + np.repeat((weight * v).reshape(2, 64).sum(1), 64),
+        rtol=1e-4, atol=1e-5)
+
+
+def test_subgroup_reduce_mul_with_zeros(tmp_path):
+    size = device_subgroup_size(tmp_path / "sg")
+    n = 128
+    X = RNG.uniform(0.5, 1.5, n).astype(np.float32)
+    X[1] = 0                          # subgroup 0: one zero
+    X[size + 2] = X[size + 3] = 0     # subgroup 1: two zeros, all weights 0
+    x, w, v = X.astype(np.float64), RNG.standard_normal(n), RNG.standard_normal(n)
+    gX, _ = run_collective(tmp_path, "subprod", X, w, v)
+    P = np.repeat(x.reshape(-1, size).prod(1), size)
+    weight = others_product(x, size)
+    expected = w * P + weight * np.repeat((w * x).reshape(-1, size).sum(1), size)
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(gX[size:2 * size], 0)
+
+
+def test_shuffle_idx_gather_scatters_back(tmp_path):
+    # Y = X * X[lane // 2]: lanes of the lower half of each subgroup are read
+    # by two lanes, so their adjoints sum two contributions.
+    size = device_subgroup_size(tmp_path / "sg")
+    n = 128
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    x, w, v = X.astype(np.float64), RNG.standard_normal(n), RNG.standard_normal(n)
+    lane = np.arange(n) % size
+    src = np.arange(n) - lane + lane // 2
+    gX, tY = run_collective(tmp_path, "gather", X, w, v)
+    expected = w * x[src]
+    np.add.at(expected, src, w * x)
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(tY, v[src] * x + x[src] * v, rtol=1e-4, atol=1e-5)

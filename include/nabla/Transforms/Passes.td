@@ -121,16 +121,57 @@ def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce to subgroup reductions combined through workgroup memory";
+  let description = [{
+    No upstream conversion lowers `gpu.all_reduce` for every target (upstream's
+    rewrite assumes 32 lanes and is only reachable from a test pass). Each
+    workgroup-wide reduction with an `op` attribute becomes a
+    `gpu.subgroup_reduce` per subgroup, one partial per subgroup stored by its
+    lane 0 into a workgroup scratch attribution of the kernel, a barrier,
+    every thread combining the partials in subgroup order (the same order on
+    every run), and a barrier so that the scratch can be reused. Kernels get
+    one scratch attribution per element type, sized for the largest
+    workgroup (`known_block_size`, else 1024 threads) over the subgroup
+    size. Device functions holding an all_reduce are inlined into their
+    kernels first (the scratch belongs to the kernel).
+
+    With `subgroup-builtins` (SPIR-V) the subgroup and lane come from
+    `gpu.subgroup_id` and `gpu.lane_id`; otherwise (NVVM, ROCDL) from the
+    linear thread id divided by the subgroup size.
+
+    ```mlir
+    %s = gpu.all_reduce add %x uniform {} : (f32) -> f32
+    // becomes
+    %p = gpu.subgroup_reduce add %x uniform : (f32) -> f32
+    scf.if %lane_is_0 { memref.store %p, %scratch[%subgroup] }
+    gpu.barrier
+    %s = scf.for %k = %c1 to %subgroups iter_args(%acc = %first) ... // addf
+    gpu.barrier
+    ```
+    A region-bodied `gpu.all_reduce` (a custom combiner) is a located error.
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "unsigned", "32",
+           "Lanes per subgroup (sizes the scratch; divides the thread id "
+           "without subgroup-builtins)">,
+    Option<"subgroupBuiltins", "subgroup-builtins", "bool", "false",
+           "Take subgroup and lane ids from gpu.subgroup_id and gpu.lane_id">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUModuleOp"> {
-  let summary = "Lower gpu.subgroup_reduce and gpu.all_reduce to shuffles";
+  let summary = "Lower gpu.subgroup_reduce to shuffles";
   let description = [{
     Also replaces `gpu.subgroup_size` by the target's constant.
 
     The NVVM and ROCDL conversions have no lowering for floating-point
     `gpu.subgroup_reduce`; this pass rewrites it (after splitting wide
     vectors) into butterfly `gpu.shuffle xor` sequences over the target's
-    subgroup size, and `gpu.all_reduce` into subgroup reductions combined
-    through workgroup memory.
+    subgroup size (`nabla-lower-all-reduce` runs before it).
 
     ```mlir
     %r = gpu.subgroup_reduce add %x : (f32) -> f32   // 5 shuffle-xor + add steps for 32 lanes

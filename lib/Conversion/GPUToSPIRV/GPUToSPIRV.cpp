@@ -509,6 +509,10 @@ struct ConvertGPUToSPIRV
               .getResult());
       op.erase();
     });
+    // Upstream lowers a `uniform` subgroup reduction to the Kernel-only
+    // OpGroup* instructions; Vulkan needs OpGroupNonUniform*, and `uniform`
+    // is only a promise that every lane takes part.
+    module.walk([](gpu::SubgroupReduceOp op) { op.setUniform(false); });
     {
       RewritePatternSet folds(context);
       arith::IndexCastOp::getCanonicalizationPatterns(folds, context);

@@ -9,6 +9,7 @@
 #include "ActivityAnalysis.h"
 
 #include "DerivativeRules.h"
+#include "GPUDerivatives.h"
 #include "RecordShadows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -131,7 +132,7 @@ void nabla::Activities::propagate(func::FuncOp func) {
           mark(shadowed, alloca.getResult());
         return;
       }
-      if (op->getNumRegions())
+      if (op->getNumRegions() && !isGPUCollective(op))
         return;
       bool anyVaried = llvm::any_of(op->getOperands(), [&](Value v) {
         return isVaried(v) || (isa<func::CallOp>(op) && isShadowed(v));

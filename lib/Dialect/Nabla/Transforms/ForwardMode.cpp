@@ -68,7 +68,10 @@ public:
       return emitFor(loop);
     if (auto loop = dyn_cast<scf::WhileOp>(op))
       return emitWhile(loop);
-    if (op->getNumRegions() && touchesActiveData(op, act))
+    // (gpu.all_reduce holds a combiner region: a collective, not control
+    // flow.)
+    if (op->getNumRegions() && !isGPUCollective(op) &&
+        touchesActiveData(op, act))
       return unsupported(op, "forward");
     if (auto call = dyn_cast<func::CallOp>(op);
         call && touchesActiveData(op, act))

@@ -1,9 +1,10 @@
 //===- GPUDerivatives.h - Derivatives of GPU collectives --------*- C++ -*-===//
 //
-// Tangents and adjoints of the subgroup collectives: `gpu.shuffle` (xor, up,
-// down) and `gpu.subgroup_reduce` (add, float min/max). Each is itself a
-// collective, emitted at the mirrored point of the sweep, so every lane that
-// ran the primal collective runs its derivative (no new divergence).
+// Tangents and adjoints of the GPU collectives: `gpu.shuffle` (xor, up, down,
+// idx), `gpu.subgroup_reduce` and `gpu.all_reduce` (add, mul, float min/max).
+// Each is itself made of collectives, emitted at the mirrored point of the
+// sweep, so every lane that ran the primal collective runs its derivative (no
+// new divergence).
 //
 //===----------------------------------------------------------------------===//
 

@@ -91,7 +91,7 @@ public:
       return forwardFor(loop);
     if (auto loop = dyn_cast<scf::WhileOp>(op); loop && regionTouchesActive(op))
       return forwardWhile(loop);
-    if (op->getNumRegions() && regionTouchesActive(op))
+    if (op->getNumRegions() && !isGPUCollective(op) && regionTouchesActive(op))
       return op->emitOpError("is not supported yet by reverse mode on an "
                              "active path");
     Operation *clone = b.clone(*op, fwd);
@@ -302,7 +302,7 @@ public:
     Operation *unsupportedRegion = nullptr;
     op.getBody()->walk([&](Operation *inner) {
       if (inner->getNumRegions() && !isa<scf::IfOp, scf::ForOp>(inner) &&
-          regionTouchesActive(inner)) {
+          !isGPUCollective(inner) && regionTouchesActive(inner)) {
         unsupportedRegion = inner;
         return WalkResult::interrupt();
       }

@@ -144,3 +144,33 @@ module {
     return
   }
 }
+
+// -----
+
+// A workgroup reduction with a custom combiner has no known derivative.
+func.func @f(%x: f32) -> f32 {
+  // expected-error @below {{'gpu.all_reduce' op with a custom combiner region has no reverse-mode derivative (use an `op` attribute)}}
+  %r = gpu.all_reduce %x {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b : f32
+    gpu.yield %s : f32
+  } : (f32) -> f32
+  return %r : f32
+}
+func.func @g(%x: f32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}
+
+// -----
+
+// Reductions of vectors are refused in forward mode too.
+func.func @f(%x: vector<2xf32>) -> vector<2xf32> {
+  // expected-error @below {{'gpu.subgroup_reduce' op of a vector has no forward-mode derivative (reduce each element)}}
+  %r = gpu.subgroup_reduce add %x : (vector<2xf32>) -> vector<2xf32>
+  return %r : vector<2xf32>
+}
+func.func @g(%x: vector<2xf32>, %dx: vector<2xf32>) {
+  %d = nabla.fwddiff @f(%x, %dx) {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dupnoneed>]} : (vector<2xf32>, vector<2xf32>) -> vector<2xf32>
+  return
+}
