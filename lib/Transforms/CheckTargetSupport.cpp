@@ -138,7 +138,8 @@ struct CheckTargetSupport
       if (containsF64(type))
         return "uses f64, which " + where + " does not support";
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
-      if (isa<FloatType>(atomic.getValue().getType()) &&
+      // (min/max are always emulated with compare-exchange loops.)
+      if (atomic.getKind() == arith::AtomicRMWKind::addf &&
           isWorkgroupMemory(atomic.getMemRefType()) && !emulateFloatAtomics)
         return "is a float atomic on threadgroup memory, which " + where +
                " does not support";

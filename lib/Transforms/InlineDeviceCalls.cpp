@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -40,6 +41,7 @@ struct InlineDeviceCalls
     for (auto kernel : module.getOps<gpu::GPUFuncOp>()) {
       if (failed(inlineAllCalls(kernel, symbols, inliner)))
         return signalPassFailure();
+      hoistStaticAllocas(kernel);
     }
 
     // Erase device functions no longer referenced; erasing one can leave
@@ -54,6 +56,23 @@ struct InlineDeviceCalls
           erased = true;
         }
     }
+  }
+
+  /// An inlined callee's allocations would sit in the middle of the kernel,
+  /// where LLVM sees a dynamic stack allocation (which AMDGPU cannot select)
+  /// and SPIR-V needs Function variables first: fixed-size ones move to the
+  /// kernel's entry. Their contents start undefined either way.
+  static void hoistStaticAllocas(gpu::GPUFuncOp kernel) {
+    Block &entry = kernel.getBody().front();
+    SmallVector<memref::AllocaOp> allocas;
+    kernel.walk([&](memref::AllocaOp alloca) {
+      if (alloca.getDynamicSizes().empty() &&
+          alloca.getSymbolOperands().empty() &&
+          !alloca->getParentOfType<memref::AllocaScopeOp>())
+        allocas.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : llvm::reverse(allocas))
+      alloca->moveBefore(&entry, entry.begin());
   }
 
   LogicalResult inlineAllCalls(gpu::GPUFuncOp kernel, SymbolTable &symbols,

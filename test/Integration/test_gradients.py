@@ -896,3 +896,57 @@ def test_shuffle_idx_gather_scatters_back(tmp_path):
     np.add.at(expected, src, w * x)
     np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(tY, v[src] * x + x[src] * v, rtol=1e-4, atol=1e-5)
+
+
+def test_workgroup_atomic_max_goes_to_storing_thread(tmp_path):
+    # Y = X * max: the max's cotangent (sum of w * x over the workgroup) goes
+    # to the thread whose atomic stored the final value; with ties, to exactly
+    # one of the tied threads.
+    n = 128
+    X = RNG.uniform(-1, 1, n).astype(np.float32)
+    X[[5, 30]] = 1.5          # a tie in workgroup 0
+    X[64 + 40] = 1.25
+    x, w = X.astype(np.float64), RNG.standard_normal(n)
+    gX, gY = run_pair(tmp_path, "atomicmax_grad", X, (np.zeros(n), w), 2, 64,
+                      name="collectives.mlir")
+    np.testing.assert_array_equal(gY, 0)
+    out = launch(tmp_path / "p", "collectives.mlir", "atomicmax_kernel", 2, 64,
+                 [X, np.zeros(n, np.float32)])
+    M = np.repeat(x.reshape(2, 64).max(1), 64)
+    np.testing.assert_allclose(out[1], x * M, rtol=1e-6)
+    total = np.repeat((w * x).reshape(2, 64).sum(1), 64)
+    rest = gX - w * M
+    winners = np.flatnonzero(np.abs(rest) > 1e-4 * np.abs(total).max())
+    assert len(winners) == 2 and winners[0] in (5, 30) and winners[1] == 104, winners
+    np.testing.assert_allclose(rest[winners], total[winners], rtol=1e-4)
+    # Forward mode: the max's tangent is the winner's. Without ties the
+    # winner is unique, and the dot-product test holds.
+    X[30] = 1.4
+    x, v = X.astype(np.float64), RNG.standard_normal(n)
+    _, tY = run_pair(tmp_path / "fwd", "atomicmax_tangent", X, (v, np.zeros(n)),
+                     2, 64, name="collectives.mlir")
+    M = np.repeat(x.reshape(2, 64).max(1), 64)
+    dM = np.repeat(v[[5, 104]], 64)
+    np.testing.assert_allclose(tY, dM * x + M * v, rtol=1e-5, atol=1e-6)
+    gX, _ = run_pair(tmp_path / "rev", "atomicmax_grad", X, (np.zeros(n), w), 2,
+                     64, name="collectives.mlir")
+    assert np.isclose(np.dot(tY, w), np.dot(v, gX), rtol=1e-4)
+
+
+def test_workgroup_atomic_min_in_loop(tmp_path):
+    # Two atomic minima per thread from a loop: the minimum's cotangent goes
+    # to the one (thread, iteration) that stored it. Compared with finite
+    # differences of the primal kernel.
+    threads = 128
+    X = RNG.uniform(-1, 1, 2 * threads).astype(np.float32)
+    w = RNG.standard_normal(threads)
+    gX, _ = run_pair(tmp_path, "atomicmin_grad", X, (np.zeros(2 * threads), w),
+                     2, 64, out_len=threads, name="collectives.mlir")
+    x = X.astype(np.float64)
+    pairs = x.reshape(threads, 2).sum(1)
+    mins = x.reshape(2, 128).min(1)
+    expected = np.repeat(np.repeat(mins, 64) * w, 2)
+    for b in range(2):
+        j = 128 * b + np.argmin(x[128 * b:128 * (b + 1)])
+        expected[j] += np.dot(w[64 * b:64 * (b + 1)], pairs[64 * b:64 * (b + 1)])
+    np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)

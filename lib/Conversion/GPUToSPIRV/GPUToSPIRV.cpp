@@ -157,23 +157,26 @@ LogicalResult materializeConstantGlobals(gpu::GPUModuleOp module) {
 // Float atomic add
 //===----------------------------------------------------------------------===//
 
-/// Without SPV_EXT_shader_atomic_float_add, OpAtomicCompareExchange needs an
-/// integer pointer, and logical addressing cannot reinterpret a float buffer:
-/// each buffer a float atomic add targets (a kernel parameter or an
-/// allocation) is retyped to integers of the same width, its loads and stores
-/// bitcast, and the add becomes a memref.generic_atomic_rmw whose body adds
+/// Float atomics SPIR-V for Vulkan cannot do natively (adds without
+/// SPV_EXT_shader_atomic_float_add, and every min/max) become
+/// OpAtomicCompareExchange loops, which need an integer pointer; logical
+/// addressing cannot reinterpret a float buffer, so each buffer such an
+/// atomic targets (a kernel parameter, attribution or allocation) is retyped
+/// to integers of the same width, its loads and stores bitcast, and each of
+/// its float atomics becomes a memref.generic_atomic_rmw whose body combines
 /// in floats.
 LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
   spirv::TargetEnv env(spirv::lookupTargetEnvOrDefault(module));
-  auto isNative = [&](Type type) {
-    return env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add) &&
+  auto isNative = [&](memref::AtomicRMWOp op) {
+    Type type = op.getType();
+    return op.getKind() == arith::AtomicRMWKind::addf && !always &&
+           env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add) &&
            env.allows(type.isF64() ? spirv::Capability::AtomicFloat64AddEXT
                                    : spirv::Capability::AtomicFloat32AddEXT);
   };
   SmallVector<memref::AtomicRMWOp> atomics;
   module.walk([&](memref::AtomicRMWOp op) {
-    if (op.getKind() == arith::AtomicRMWKind::addf &&
-        (always || !isNative(op.getType())))
+    if (isa<FloatType>(op.getType()) && !isNative(op))
       atomics.push_back(op);
   });
   llvm::SetVector<Value> buffers;
@@ -184,11 +187,11 @@ LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
                   buffer.getDefiningOp<memref::AllocaOp>();
     if (!isRoot)
       return atomic.emitOpError(
-          "needs a float atomic add emulation (no "
+          "needs a float atomic emulation (min/max, or an add without "
           "SPV_EXT_shader_atomic_float_add), which works on kernel "
           "parameters and allocations, not on views of them");
     if (!atomic.getType().isF32() && !atomic.getType().isF64())
-      return atomic.emitOpError("float atomic add is supported on f32 and "
+      return atomic.emitOpError("float atomics are supported on f32 and "
                                 "f64 only by the SPIR-V target");
     buffers.insert(buffer);
   }
@@ -220,24 +223,24 @@ LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
         memref::StoreOp::create(b, loc, bits, buffer, store.getIndices());
         store.erase();
       } else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user);
-                 atomic && atomic.getKind() == arith::AtomicRMWKind::addf) {
+                 atomic && isa<FloatType>(atomic.getType())) {
         auto generic = memref::GenericAtomicRMWOp::create(b, loc, buffer,
                                                           atomic.getIndices());
         OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
         Value current = arith::BitcastOp::create(body, loc, floatType,
                                                  generic.getCurrentValue());
-        Value sum =
-            arith::AddFOp::create(body, loc, current, atomic.getValue());
+        Value combined = arith::getReductionOp(atomic.getKind(), body, loc,
+                                               current, atomic.getValue());
         memref::AtomicYieldOp::create(
-            body, loc, arith::BitcastOp::create(body, loc, intType, sum));
+            body, loc, arith::BitcastOp::create(body, loc, intType, combined));
         atomic.replaceAllUsesWith(
             arith::BitcastOp::create(b, loc, floatType, generic.getResult())
                 .getResult());
         atomic.erase();
       } else if (!isa<memref::DimOp>(user)) {
-        return user->emitOpError("uses a buffer whose float atomic adds are "
+        return user->emitOpError("uses a buffer whose float atomics are "
                                  "emulated with integer compare-exchange; "
-                                 "only loads, stores, atomic adds and dims "
+                                 "only loads, stores, float atomics and dims "
                                  "can be rewritten");
       }
     }

@@ -75,7 +75,7 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %c4 = arith.constant 4 : index
       %v = memref.subview %A[%c4] [%c4] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      // expected-error @below {{'memref.atomic_rmw' op needs a float atomic add emulation (no SPV_EXT_shader_atomic_float_add), which works on kernel parameters and allocations, not on views of them}}
+      // expected-error @below {{'memref.atomic_rmw' op needs a float atomic emulation (min/max, or an add without SPV_EXT_shader_atomic_float_add), which works on kernel parameters and allocations, not on views of them}}
       %old = memref.atomic_rmw addf %s, %v[%c0] : (f32, memref<?xf32, strided<[1], offset: ?>>) -> f32
       gpu.return
     }
@@ -94,6 +94,31 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %a = memref.atomic_rmw addf %s, %A[%c0] : (f32, memref<?xf32>) -> f32
       %b = memref.atomic_rmw addf %t, %B[%c0] : (f64, memref<?xf64>) -> f64
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Float min/max atomics have no Vulkan instruction: always emulated, and the
+// buffer's add is emulated with them (the buffer is retyped as a whole).
+// CHECK-LABEL: gpu.module @maxima
+// CHECK: spirv.GL.FMax
+// CHECK: spirv.AtomicCompareExchange <Workgroup>
+// CHECK: spirv.GL.FMin
+// CHECK: spirv.AtomicCompareExchange <Device>
+// ENV-LABEL: gpu.module @maxima
+// ENV-NOT: spirv.EXT.AtomicFAdd
+// ENV: spirv.GL.FMax
+module attributes {gpu.container_module} {
+  gpu.module @maxima {
+    gpu.func @k(%A: memref<?xf32>, %s: f32)
+        workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %m = memref.atomic_rmw maximumf %s, %tile[%c0] : (f32, memref<64xf32, #gpu.address_space<workgroup>>) -> f32
+      %n = memref.atomic_rmw minnumf %s, %A[%c0] : (f32, memref<?xf32>) -> f32
+      %a = memref.atomic_rmw addf %s, %A[%c0] : (f32, memref<?xf32>) -> f32
       gpu.return
     }
   }

@@ -1,12 +1,23 @@
 // Reverse and forward mode through the collectives added for issue 6 (f32),
 // checked by test_gradients.py on lavapipe: workgroup-wide gpu.all_reduce
-// (add, maximumf with ties, mul), gpu.subgroup_reduce mul with zeros, and a
-// many-to-one gather by gpu.shuffle idx (its adjoint scatters).
+// (add, maximumf with ties, mul), gpu.subgroup_reduce mul with zeros, a
+// many-to-one gather by gpu.shuffle idx (its adjoint scatters), and primal
+// float max/min atomics on workgroup memory (the adjoint goes to the thread
+// whose atomic stored the final value).
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
-// RUN: nabla-compile %s --target=metal --block=64 -o %t.metal
+// RUN: nabla-opt %s --pass-pipeline="builtin.module(nabla-to-metal{workgroup-size=64 emulate-float-atomics=true})" -o %t.metal.mlir
 // RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
+// Forward mode writes the winner's tangent after the barrier, then
+// barriers again before the tangent is read.
+// CHECK-LABEL: func.func private @__nabla_jvp_atomicmax_ddd
+// CHECK: memref.atomic_rmw maximumf
+// CHECK-NEXT: gpu.barrier
+// CHECK: arith.cmpf olt
+// CHECK: scf.if
+// CHECK-NEXT: memref.store
+// CHECK: gpu.barrier
 // The adjoint of a workgroup sum is a workgroup sum of the cotangents.
 // CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_allsum_kernel_dd
 // CHECK: gpu.all_reduce add
@@ -74,6 +85,76 @@ module attributes {gpu.container_module} {
       memref.store %y, %Y[%i] : memref<?xf32>
       return
     }
+    // Y = X * (max of the workgroup's X), the max by a workgroup atomic.
+    func.func @atomicmax(%X: memref<?xf32>, %m: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<?xf32>) {
+      %t = gpu.thread_id x
+      %i = gpu.global_id x
+      %x = memref.load %X[%i] : memref<?xf32>
+      %c0 = arith.constant 0 : index
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %ninf = arith.constant 0xFF800000 : f32
+        memref.store %ninf, %m[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+      %old = memref.atomic_rmw maximumf %x, %m[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+      gpu.barrier
+      %mx = memref.load %m[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+      %y = arith.mulf %mx, %x : f32
+      memref.store %y, %Y[%i] : memref<?xf32>
+      return
+    }
+    // Y[i] = (X[2i] + X[2i+1]) * (min of the workgroup's X), two atomic
+    // minima per thread from a loop (old values taped per iteration).
+    func.func @atomicmin(%X: memref<?xf32>, %m: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<?xf32>) {
+      %t = gpu.thread_id x
+      %i = gpu.global_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %inf = arith.constant 0x7F800000 : f32
+        memref.store %inf, %m[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+      %base = arith.muli %i, %c2 : index
+      %zero = arith.constant 0.0 : f32
+      %sum = scf.for %k = %c0 to %c2 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %j = arith.addi %base, %k : index
+        %x = memref.load %X[%j] : memref<?xf32>
+        %old = memref.atomic_rmw minnumf %x, %m[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+        %next = arith.addf %acc, %x : f32
+        scf.yield %next : f32
+      }
+      gpu.barrier
+      %mn = memref.load %m[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+      %y = arith.mulf %mn, %sum : f32
+      memref.store %y, %Y[%i] : memref<?xf32>
+      return
+    }
+    gpu.func @atomicmax_kernel(%X: memref<?xf32>, %Y: memref<?xf32>)
+        workgroup(%m: memref<1xf32, #gpu.address_space<workgroup>>) kernel {
+      func.call @atomicmax(%X, %m, %Y) : (memref<?xf32>, memref<1xf32, #gpu.address_space<workgroup>>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    gpu.func @atomicmin_kernel(%X: memref<?xf32>, %Y: memref<?xf32>)
+        workgroup(%m: memref<1xf32, #gpu.address_space<workgroup>>) kernel {
+      func.call @atomicmin(%X, %m, %Y) : (memref<?xf32>, memref<1xf32, #gpu.address_space<workgroup>>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    gpu.func @atomicmax_tangent(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>)
+        workgroup(%m: memref<1xf32, #gpu.address_space<workgroup>>,
+                  %dm: memref<1xf32, #gpu.address_space<workgroup>>) kernel {
+      nabla.fwddiff @atomicmax(%X, %dX, %m, %dm, %Y, %dY)
+          {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+          : (memref<?xf32>, memref<?xf32>, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, memref<?xf32>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    nabla.kernel_adjoint @atomicmax_kernel -> @atomicmax_grad
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+    nabla.kernel_adjoint @atomicmin_kernel -> @atomicmin_grad
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
     gpu.func @allsum_kernel(%X: memref<?xf32>, %Y: memref<?xf32>) kernel {
       func.call @allsum(%X, %Y) : (memref<?xf32>, memref<?xf32>) -> ()
       gpu.return

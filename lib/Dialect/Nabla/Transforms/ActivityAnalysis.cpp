@@ -13,9 +13,11 @@
 #include "RecordShadows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -230,4 +232,88 @@ Value nabla::cloneViewOfShadow(OpBuilder &b, Operation *view,
   IRMapping viewMapping = mapping;
   viewMapping.map(view->getOperand(0), shadowSource);
   return b.clone(*view, viewMapping)->getResult(0);
+}
+
+bool nabla::isFloatMinMaxAtomic(arith::AtomicRMWKind kind) {
+  using arith::AtomicRMWKind;
+  return llvm::is_contained({AtomicRMWKind::maximumf, AtomicRMWKind::minimumf,
+                             AtomicRMWKind::maxnumf, AtomicRMWKind::minnumf},
+                            kind);
+}
+
+/// True if `write` happens before `atomic` in every thread's program order:
+/// an ancestor of it precedes an ancestor of `atomic` in a block no loop
+/// encloses (in a loop, the next iteration writes after).
+static bool isBefore(Operation *write, Operation *atomic) {
+  for (Operation *mine = atomic; mine && !isa<func::FuncOp>(mine);
+       mine = mine->getParentOp()) {
+    Operation *theirs = mine->getBlock()->findAncestorOpInBlock(*write);
+    if (!theirs)
+      continue;
+    if (theirs == mine || !theirs->isBeforeInBlock(mine))
+      return false;
+    for (Operation *p = mine->getParentOp(); p && !isa<func::FuncOp>(p);
+         p = p->getParentOp())
+      if (isa<LoopLikeOpInterface>(p))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+LogicalResult nabla::checkMinMaxAtomic(memref::AtomicRMWOp atomic,
+                                       StringRef mode, bool sameBlock) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+      atomic.getMemRefType().getMemorySpace());
+  if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+    return atomic.emitOpError("has no ")
+           << mode
+           << "-mode derivative on global memory: the derivative goes to "
+              "the thread that stored the final value, which no barrier can "
+              "establish across the grid (use a workgroup buffer followed by "
+              "gpu.barrier, or a separate kernel)";
+  bool barrierAfter = false;
+  for (Operation *at = atomic; at && !isa<func::FuncOp>(at) && !barrierAfter;
+       at = sameBlock ? nullptr : at->getParentOp())
+    for (Operation *next = at->getNextNode(); next && !barrierAfter;
+         next = next->getNextNode())
+      barrierAfter = isa<gpu::BarrierOp>(next);
+  if (!barrierAfter)
+    return atomic.emitOpError("needs a gpu.barrier after it ")
+           << (sameBlock ? "in the same block"
+                         : "(in its block or an "
+                           "enclosing one)")
+           << " for " << mode
+           << " mode: the winning thread is known once every thread's "
+              "atomic is done";
+  Value buffer = getViewSource(atomic.getMemref());
+  Operation *function = atomic->getParentOfType<func::FuncOp>();
+  Operation *conflict = nullptr;
+  function->walk([&](Operation *op) {
+    if (auto other = dyn_cast<memref::AtomicRMWOp>(op);
+        other && other.getKind() == atomic.getKind())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (auto &effect : list)
+      if (isa<MemoryEffects::Write>(effect.getEffect()) && effect.getValue() &&
+          getViewSource(effect.getValue()) == buffer && !isBefore(op, atomic)) {
+        conflict = op;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (conflict) {
+    InFlightDiagnostic diag =
+        atomic.emitOpError("needs its buffer's final value in ")
+        << mode
+        << " mode, but another op may write the "
+           "buffer after it";
+    diag.attachNote(conflict->getLoc()) << "written here";
+    return diag;
+  }
+  return success();
 }

@@ -52,6 +52,17 @@ struct Activities {
 /// they need no derivative even on a buffer with a shadow.
 bool readsOnlyMetadata(mlir::Operation *op);
 
+/// True for the float min/max kinds of memref.atomic_rmw.
+bool isFloatMinMaxAtomic(mlir::arith::AtomicRMWKind kind);
+
+/// Checks that `mode` (forward or reverse) can find the thread whose float
+/// min/max `atomic` stored its location's final value: workgroup memory, a
+/// gpu.barrier after the atomic (in its own block with `sameBlock`, else in
+/// it or an enclosing block), and no write to the buffer after the atomic
+/// other than atomics of the same kind. A located error otherwise.
+mlir::LogicalResult checkMinMaxAtomic(mlir::memref::AtomicRMWOp atomic,
+                                      llvm::StringRef mode, bool sameBlock);
+
 /// Emits at `b` the view `view` (a ViewLikeOpInterface op of the callee)
 /// taken of `shadowSource` instead of its source: the shadow's view. Its other
 /// operands are looked up in `mapping`.

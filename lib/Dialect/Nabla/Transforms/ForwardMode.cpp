@@ -53,6 +53,55 @@ public:
     return createZero(b, loc, src.getType());
   }
 
+  /// Float min/max atomics whose tangent is written after the next barrier.
+  struct PendingMinMax {
+    memref::AtomicRMWOp atomic;
+    Value shadow;
+    SmallVector<Value> indices;
+    Value tangent;
+  };
+  SmallVector<PendingMinMax> pendingMinMax;
+
+  /// After a barrier (every thread's atomics of `block` are done), the
+  /// thread whose atomic stored each location's final value (it saw a
+  /// smaller old value and had v = final) writes its tangent there; a second
+  /// barrier orders that write before the tangent's readers. Ties between
+  /// equal values go to the first atomic in the hardware's order; when no
+  /// atomic raised the initial value, its tangent stays.
+  void emitMinMaxTangents(Block *block, Location loc) {
+    bool any = false;
+    for (PendingMinMax &pending : pendingMinMax) {
+      if (pending.atomic->getBlock() != block)
+        continue;
+      any = true;
+      memref::AtomicRMWOp atomic = pending.atomic;
+      Value value = map.lookup(atomic.getValue());
+      Value old = map.lookup(atomic.getResult());
+      Value final = memref::LoadOp::create(
+          b, loc, map.lookup(atomic.getMemref()), pending.indices);
+      using arith::AtomicRMWKind;
+      bool isMax = atomic.getKind() == AtomicRMWKind::maximumf ||
+                   atomic.getKind() == AtomicRMWKind::maxnumf;
+      Value stored = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           value, final);
+      Value raised = arith::CmpFOp::create(
+          b, loc, isMax ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
+          old, value);
+      Value wins = arith::AndIOp::create(b, loc, stored, raised);
+      auto write = scf::IfOp::create(b, loc, wins, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(write.thenBlock());
+      memref::StoreOp::create(b, loc, pending.tangent, pending.shadow,
+                              pending.indices);
+    }
+    if (!any)
+      return;
+    llvm::erase_if(pendingMinMax, [&](const PendingMinMax &pending) {
+      return pending.atomic->getBlock() == block;
+    });
+    gpu::BarrierOp::create(b, loc);
+  }
+
   LogicalResult emitBlock(Block &src) {
     for (Operation &op : src.without_terminator())
       if (failed(emitOp(&op)))
@@ -78,6 +127,10 @@ public:
       return emitCall(call);
 
     Operation *clone = b.clone(*op, map);
+    if (isa<gpu::BarrierOp>(op)) {
+      emitMinMaxTangents(op->getBlock(), loc);
+      return success();
+    }
     if (isGPUCollective(op)) {
       if (!act.isVaried(op->getResult(0)))
         return success();
@@ -120,6 +173,13 @@ public:
       Value sh = shadow.lookup(atomic.getMemref());
       if (!sh)
         return checkUnshadowedWrite(op, atomic.getValue(), act);
+      if (isFloatMinMaxAtomic(atomic.getKind())) {
+        if (failed(checkMinMaxAtomic(atomic, "forward", /*sameBlock=*/true)))
+          return failure();
+        pendingMinMax.push_back({atomic, sh, mapAll(atomic.getIndices()),
+                                 tangentOrZero(atomic.getValue(), loc)});
+        return success();
+      }
       if (atomic.getKind() != arith::AtomicRMWKind::addf)
         return unsupported(op, "forward");
       memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,

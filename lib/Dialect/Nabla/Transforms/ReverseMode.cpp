@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -746,8 +747,11 @@ public:
       Value sh = shadowOf(atomic.getMemref());
       if (!sh)
         return checkUnshadowedWrite(op, atomic.getValue(), act);
-      if (atomic.getKind() != arith::AtomicRMWKind::addf ||
-          scope.get(atomic.getResult()))
+      if (scope.get(atomic.getResult()))
+        return unsupported(op, "reverse");
+      if (isFloatMinMaxAtomic(atomic.getKind()))
+        return reverseAtomicMinMax(atomic, sh, scope);
+      if (atomic.getKind() != arith::AtomicRMWKind::addf)
         return unsupported(op, "reverse");
       if (act.isVaried(atomic.getValue()))
         scope.add(
@@ -796,6 +800,51 @@ public:
     for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
       if (partial && act.isVaried(operand))
         scope.add(b, loc, operand, arith::MulFOp::create(b, loc, d, partial));
+    return success();
+  }
+
+  //--- Primal float min/max atomics ---------------------------------------//
+
+  /// r = atomic max(v, M[i]): the location's final value F came from the
+  /// one thread (and iteration) whose atomic stored it, the one that saw a
+  /// smaller old value and had v = F; that atomic takes the location's
+  /// cotangent and zeroes it. Ties between equal values thus go to the
+  /// first atomic in the order the hardware performed them; when no atomic
+  /// raised the initial value, the cotangent stays with it.
+  LogicalResult reverseAtomicMinMax(memref::AtomicRMWOp atomic,
+                                    Value shadowMemref, AdjointScope &scope) {
+    if (failed(checkMinMaxAtomic(atomic, "reverse", /*sameBlock=*/false)))
+      return failure();
+    if (!act.isVaried(atomic.getValue()))
+      return success();
+    Location loc = atomic.getLoc();
+    SmallVector<Value> indices = mapped(atomic.getIndices());
+    Value value = fwd.lookup(atomic.getValue());
+    Value old = fwd.lookup(atomic.getResult());
+    Value final =
+        memref::LoadOp::create(b, loc, fwd.lookup(atomic.getMemref()), indices);
+    using arith::AtomicRMWKind;
+    bool isMax = atomic.getKind() == AtomicRMWKind::maximumf ||
+                 atomic.getKind() == AtomicRMWKind::maxnumf;
+    Value stored =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value, final);
+    Value raised = arith::CmpFOp::create(
+        b, loc, isMax ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
+        old, value);
+    Value wins = arith::AndIOp::create(b, loc, stored, raised);
+    Type type = value.getType();
+    auto taken = scf::IfOp::create(b, loc, type, wins, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(taken.thenBlock());
+      Value d = memref::LoadOp::create(b, loc, shadowMemref, indices);
+      memref::StoreOp::create(b, loc, createZero(b, loc, type), shadowMemref,
+                              indices);
+      scf::YieldOp::create(b, loc, d);
+      b.setInsertionPointToStart(taken.elseBlock());
+      scf::YieldOp::create(b, loc, createZero(b, loc, type));
+    }
+    scope.add(b, loc, atomic.getValue(), taken.getResult(0));
     return success();
   }
 

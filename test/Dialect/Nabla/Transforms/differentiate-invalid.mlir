@@ -174,3 +174,50 @@ func.func @g(%x: vector<2xf32>, %dx: vector<2xf32>) {
   %d = nabla.fwddiff @f(%x, %dx) {activity = [#nabla.activity<dup>], ret_activity = [#nabla.activity<dupnoneed>]} : (vector<2xf32>, vector<2xf32>) -> vector<2xf32>
   return
 }
+
+// -----
+
+// A float max atomic on global memory: no barrier orders the grid's atomics.
+func.func @f(%x: f32, %M: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'memref.atomic_rmw' op has no reverse-mode derivative on global memory: the derivative goes to the thread that stored the final value, which no barrier can establish across the grid (use a workgroup buffer followed by gpu.barrier, or a separate kernel)}}
+  %old = memref.atomic_rmw maximumf %x, %M[%c0] : (f32, memref<1xf32>) -> f32
+  gpu.barrier
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32>, %dM: memref<1xf32>, %s: f32) {
+  %d = nabla.autodiff @f(%x, %M, %dM) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32>, memref<1xf32>) -> f32
+  return
+}
+
+// -----
+
+// Without a barrier after it, the winner is not known in the reverse sweep.
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'memref.atomic_rmw' op needs a gpu.barrier after it (in its block or an enclosing one) for reverse mode: the winning thread is known once every thread's atomic is done}}
+  %old = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %s: f32) {
+  %d = nabla.autodiff @f(%x, %M, %dM) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  return
+}
+
+// -----
+
+// A store after the atomic would hide the final value from the reverse sweep.
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'memref.atomic_rmw' op needs its buffer's final value in reverse mode, but another op may write the buffer after it}}
+  %old = memref.atomic_rmw maxnumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  gpu.barrier
+  %zero = arith.constant 0.0 : f32
+  // expected-note @below {{written here}}
+  memref.store %zero, %M[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %s: f32) {
+  %d = nabla.autodiff @f(%x, %M, %dM) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  return
+}
