@@ -221,3 +221,21 @@ func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: mem
   %d = nabla.autodiff @f(%x, %M, %dM) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
   return
 }
+
+// -----
+
+// Forward mode writes the winner's tangent after a barrier of the atomic's
+// own block: one after the enclosing scf.if is not enough.
+func.func @f(%x: f32, %go: i1, %M: memref<1xf32, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : index
+  scf.if %go {
+    // expected-error @below {{'memref.atomic_rmw' op needs a gpu.barrier after it in the same block for forward mode: the winning thread is known once every thread's atomic is done}}
+    %old = memref.atomic_rmw maximumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  }
+  gpu.barrier
+  return
+}
+func.func @g(%x: f32, %dx: f32, %go: i1, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>) {
+  nabla.fwddiff @f(%x, %dx, %go, %M, %dM) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<dup>], ret_activity = []} : (f32, f32, i1, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> ()
+  return
+}
