@@ -10,8 +10,9 @@
 #    gradient/primal <= 3x, none above 5x, zero atomics where accesses are
 #    thread-exclusive.
 #    The block-level kernels of test/Integration/gradients/block_kernels.mlir
-#    (softmax rows, tiled halo stencil; adjoints from nabla.kernel_adjoint)
-#    are timed the same way.
+#    (softmax rows, tiled halo stencil) and collectives.mlir (all_reduce add
+#    and max, subgroup_reduce mul, shuffle idx gather, workgroup atomic max;
+#    adjoints from nabla.kernel_adjoint) are timed the same way.
 # 2. Registers, shared memory and spills of those kernels and their adjoints
 #    for sm_90 (ptxas -v), when the CUDA toolkit is present. Goal: workgroup
 #    memory <= 2x the primal's, no spills.
@@ -119,36 +120,46 @@ def main():
         ratios.append(mg / mp)
         print(f"{kernel:<10}{mp * 1e3:>11.2f}{mg * 1e3:>13.2f}{mg / mp:>8.2f}"
               f"{atomics[kernel]:>9}")
-    # Block-level kernels, whole-kernel adjoints.
-    blocks_path = os.path.join(ROOT, "test", "Integration", "gradients",
-                               "block_kernels.mlir")
-    block_compiled = nabla.compile(nabla.Module.parse(open(blocks_path).read()),
-                                   "spirv", workgroup_size=[64],
-                                   subgroup_size=subgroup)
-    block_kernels = {k["name"]: k for k in block_compiled.manifest["kernels"]}
+    # Block-level kernels and collectives, whole-kernel adjoints, one block
+    # of 64 per row.
     rows = args.n // 64
+    gradients = os.path.join(ROOT, "test", "Integration", "gradients")
 
-    def launch_block(kernel, launch_args):
-        packed, shapes, _ = nabla._pack_args(block_kernels[kernel], launch_args, {})
-        start = time.perf_counter()
-        _nabla.launch(block_compiled.manifest_text, block_compiled.artifacts,
-                      kernel, [rows], [64], packed, shapes, {}, "vulkan", -1, 600)
-        return time.perf_counter() - start
+    def time_adjoints(source, cases):
+        compiled_file = nabla.compile(
+            nabla.Module.parse(open(os.path.join(gradients, source)).read()),
+            "spirv", workgroup_size=[64], subgroup_size=subgroup)
+        entries = {k["name"]: k for k in compiled_file.manifest["kernels"]}
+
+        def launch_rows(kernel, launch_args):
+            packed, shapes, _ = nabla._pack_args(entries[kernel], launch_args, {})
+            start = time.perf_counter()
+            _nabla.launch(compiled_file.manifest_text, compiled_file.artifacts,
+                          kernel, [rows], [64], packed, shapes, {}, "vulkan", -1, 600)
+            return time.perf_counter() - start
+
+        for label, primal_kernel, grad_kernel, primal, grad in cases:
+            p, g = [], []
+            for _ in range(args.repeat):
+                p.append(launch_rows(primal_kernel, primal))
+                g.append(launch_rows(grad_kernel, grad))
+            mp, mg = statistics.median(p), statistics.median(g)
+            ratios.append(mg / mp)
+            print(f"{label + '*':<10}{mp * 1e3:>11.2f}{mg * 1e3:>13.2f}{mg / mp:>8.2f}"
+                  f"{'-':>9}")
 
     x = rng.uniform(-1, 1, args.n + 2).astype(np.float32)
     y = np.zeros(args.n, np.float32)
     seeds = rng.standard_normal(args.n).astype(np.float32)
-    for kernel, primal, grad in (
-            ("softmax", [x[:args.n], y], [x[:args.n], np.zeros_like(y), y, seeds]),
-            ("stencil", [x, y], [x, np.zeros_like(x), y, seeds])):
-        p, g = [], []
-        for _ in range(args.repeat):
-            p.append(launch_block(kernel, primal))
-            g.append(launch_block(kernel + "_adjoint", grad))
-        mp, mg = statistics.median(p), statistics.median(g)
-        ratios.append(mg / mp)
-        print(f"{kernel + '*':<10}{mp * 1e3:>11.2f}{mg * 1e3:>13.2f}{mg / mp:>8.2f}"
-              f"{'-':>9}")
+    pair = [x[:args.n], y]
+    pair_grad = [x[:args.n], np.zeros_like(y), y, seeds]
+    time_adjoints("block_kernels.mlir", [
+        ("softmax", "softmax", "softmax_adjoint", pair, pair_grad),
+        ("stencil", "stencil", "stencil_adjoint", [x, y],
+         [x, np.zeros_like(x), y, seeds])])
+    time_adjoints("collectives.mlir", [
+        (stem, stem + "_kernel", stem + "_grad", pair, pair_grad)
+        for stem in ("allsum", "allmax", "subprod", "gather", "atomicmax")])
     print("(* whole-kernel adjoint from nabla.kernel_adjoint, one block of 64 per row)")
     print(f"median gradient/primal: {statistics.median(ratios):.2f} "
           f"(max {max(ratios):.2f}; goal: median <= 3, none above 5)")
@@ -159,7 +170,7 @@ def main():
         print()
         print(f"{'sm_90 kernel':<24}{'registers':>10}{'smem B':>8}{'spills B':>9}")
         with tempfile.TemporaryDirectory() as tmp:
-            for source in ("block_kernels.mlir", "parallel.mlir"):
+            for source in ("block_kernels.mlir", "parallel.mlir", "collectives.mlir"):
                 path = os.path.join(ROOT, "test", "Integration", "gradients", source)
                 subprocess.run([os.path.join(args.build, "bin", "nabla-compile"), path,
                                 "--target=nvvm", "--chip=sm_90", "-o", tmp], check=True)
