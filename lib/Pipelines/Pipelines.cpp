@@ -26,15 +26,13 @@ std::string nabla::getRelocStrategy(StringRef target, StringRef abi,
 
 void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               StringRef chip, StringRef abi,
-                              StringRef relocStrategy,
-                              bool emulateFloatAtomics) {
+                              StringRef relocStrategy) {
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
   pm.addPass(reloc::createRelocLink());
   pm.addPass(
       reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));
-  pm.addPass(createCheckTargetSupport(
-      {target.str(), chip.str(), abi.str(), emulateFloatAtomics}));
+  pm.addPass(createCheckTargetSupport({target.str(), chip.str(), abi.str()}));
 }
 
 void nabla::registerNablaPipelines() {

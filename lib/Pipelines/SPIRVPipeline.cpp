@@ -29,8 +29,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, bool emulateFloatAtomics,
                                int optLevel, StringRef client) {
-  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy,
-                           emulateFloatAtomics);
+  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be
   // inlined into an scf region, and SPIR-V wants structured control flow.

@@ -35,12 +35,6 @@ bool containsF64(Type type) {
   return type.isF64();
 }
 
-/// True if `memref` lives in workgroup (threadgroup) memory.
-bool isWorkgroupMemory(MemRefType memref) {
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memref.getMemorySpace());
-  return space && space.getValue() == gpu::AddressSpace::Workgroup;
-}
-
 struct CheckTargetSupport
     : public nabla::impl::CheckTargetSupportBase<CheckTargetSupport> {
   using Base::Base;
@@ -137,12 +131,6 @@ struct CheckTargetSupport
          llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
       if (containsF64(type))
         return "uses f64, which " + where + " does not support";
-    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
-      // (min/max are always emulated with compare-exchange loops.)
-      if (atomic.getKind() == arith::AtomicRMWKind::addf &&
-          isWorkgroupMemory(atomic.getMemRefType()) && !emulateFloatAtomics)
-        return "is a float atomic on threadgroup memory, which " + where +
-               " does not support";
     return std::nullopt;
   }
 };

@@ -9,10 +9,12 @@
 
 #include "nabla/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace nabla {
 #define GEN_PASS_DEF_LINEARIZEKERNELMEMREFS
@@ -35,9 +37,32 @@ struct LinearizeKernelMemRefs
   using Base::Base;
 
   void runOnOperation() override {
+    foldSubviewsIntoAtomics();
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>())
       if (kernel.isKernel())
         linearize(kernel);
+  }
+
+  /// Upstream's alias folding moves loads and stores onto a subview's
+  /// source but leaves atomics (an adjoint accumulating through a view):
+  /// those are resolved here, so that no view survives into SPIR-V.
+  void foldSubviewsIntoAtomics() {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](memref::AtomicRMWOp atomic) {
+      while (auto view =
+                 atomic.getMemref().getDefiningOp<memref::SubViewOp>()) {
+        rewriter.setInsertionPoint(atomic);
+        SmallVector<Value> indices;
+        affine::resolveIndicesIntoOpWithOffsetsAndStrides(
+            rewriter, atomic.getLoc(), view.getMixedOffsets(),
+            view.getMixedStrides(), view.getDroppedDims(), atomic.getIndices(),
+            indices);
+        rewriter.modifyOpInPlace(atomic, [&] {
+          atomic.getMemrefMutable().assign(view.getSource());
+          atomic.getIndicesMutable().assign(indices);
+        });
+      }
+    });
   }
 
   void linearize(gpu::GPUFuncOp kernel) {

@@ -950,3 +950,17 @@ def test_workgroup_atomic_min_in_loop(tmp_path):
         j = 128 * b + np.argmin(x[128 * b:128 * (b + 1)])
         expected[j] += np.dot(w[64 * b:64 * (b + 1)], pairs[64 * b:64 * (b + 1)])
     np.testing.assert_allclose(gX, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_global_id_accumulation_on_2d_blocks(tmp_path):
+    # With blocks of 32x2 threads, gpu.global_id x repeats along y: each X[i]
+    # is read twice and its adjoint must receive both contributions.
+    threads = 64
+    X = RNG.uniform(-1, 1, threads).astype(np.float32)
+    w = RNG.standard_normal(2 * threads)
+    out = launch(tmp_path, "collectives.mlir", "rows2d_grad", 2, "32,2",
+                 [X, np.zeros(threads, np.float32), np.zeros(2 * threads, np.float32),
+                  w.astype(np.float32)])
+    x = X.astype(np.float64)
+    np.testing.assert_allclose(out[1], 2 * x * w.reshape(threads, 2).sum(1),
+                               rtol=1e-5, atol=1e-6)

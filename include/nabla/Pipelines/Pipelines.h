@@ -118,8 +118,7 @@ std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
 /// check (which also rejects an unknown `abi` or chip).
 void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef chip, llvm::StringRef abi,
-                       llvm::StringRef relocStrategy,
-                       bool emulateFloatAtomics = false);
+                       llvm::StringRef relocStrategy);
 
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);

@@ -18,8 +18,8 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
     selected target cannot lower, naming the op and the target: derivative
     requests not yet expanded (`nabla.*`), unlowered relocation ops
     (`reloc.*`), ops of dialects the pipeline has no lowering for, and
-    target-specific limits (no `f64` and no float atomics on workgroup memory
-    in Metal). Pipelines run it first so that a user sees one clear diagnostic
+    target-specific limits (no `f64` in Metal, no f64 transcendentals in
+    SPIR-V). Pipelines run it first so that a user sees one clear diagnostic
     instead of a legalization failure deep inside a conversion.
 
     ```mlir
@@ -34,9 +34,6 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
            "Chip the pipeline compiles for (sm_NN for nvvm, gfxNNN for rocdl)">,
     Option<"abi", "abi", "std::string", [{"v2"}],
            "Relocation convention the pipeline was asked for: v1 or v2">,
-    Option<"emulateFloatAtomics", "emulate-float-atomics", "bool", "false",
-           "Float atomic adds become integer compare-exchange loops (then "
-           "Metal accepts them on threadgroup memory)">,
   ];
 }
 
@@ -118,7 +115,8 @@ def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::
     gpu.func @k(%A: memref<?xf32>, %A_size0: index, %A_size1: index) kernel
     ```
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::affine::AffineDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {

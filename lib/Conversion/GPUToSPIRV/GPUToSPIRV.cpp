@@ -165,11 +165,18 @@ LogicalResult materializeConstantGlobals(gpu::GPUModuleOp module) {
 /// to integers of the same width, its loads and stores bitcast, and each of
 /// its float atomics becomes a memref.generic_atomic_rmw whose body combines
 /// in floats.
-LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always) {
+LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
+                                    bool metal) {
   spirv::TargetEnv env(spirv::lookupTargetEnvOrDefault(module));
   auto isNative = [&](memref::AtomicRMWOp op) {
     Type type = op.getType();
+    // MSL 3.0 has atomic_float on device memory only.
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        op.getMemRefType().getMemorySpace());
+    bool threadgroup =
+        space && space.getValue() == gpu::AddressSpace::Workgroup;
     return op.getKind() == arith::AtomicRMWKind::addf && !always &&
+           !(metal && threadgroup) &&
            env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add) &&
            env.allows(type.isF64() ? spirv::Capability::AtomicFloat64AddEXT
                                    : spirv::Capability::AtomicFloat32AddEXT);
@@ -536,7 +543,8 @@ struct ConvertGPUToSPIRV
       return failure();
     for (auto kernel : module.getOps<gpu::GPUFuncOp>())
       materializeAttributions(kernel);
-    if (failed(emulateFloatAtomicAdd(module, emulateFloatAtomics)))
+    if (failed(emulateFloatAtomicAdd(module, emulateFloatAtomics,
+                                     /*metal=*/client == "metal")))
       return failure();
     markAllocasPrivate(module);
     spirv::MemorySpaceToStorageClassConverter memorySpaces(

@@ -18,6 +18,14 @@
 // CHECK: scf.if
 // CHECK-NEXT: memref.store
 // CHECK: gpu.barrier
+// Accumulation by global id x is plain only in a 1-D launch.
+// CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_rows2d_kernel_dd
+// CHECK: gpu.block_dim  y
+// CHECK: gpu.grid_dim  z
+// CHECK: scf.if
+// CHECK: memref.store
+// CHECK: } else {
+// CHECK-NEXT: memref.atomic_rmw addf
 // The adjoint of a workgroup sum is a workgroup sum of the cotangents.
 // CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_allsum_kernel_dd
 // CHECK: gpu.all_reduce add
@@ -154,6 +162,26 @@ module attributes {gpu.container_module} {
     nabla.kernel_adjoint @atomicmax_kernel -> @atomicmax_grad
         {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
     nabla.kernel_adjoint @atomicmin_kernel -> @atomicmin_grad
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+    // Y[2i + y] = X[i]^2 with i = gpu.global_id x on a 2-D block: two
+    // threads read each X[i], so the adjoint's accumulation by global id x
+    // (plain in 1-D launches) must fall back to an atomic here.
+    func.func @rows2d(%X: memref<?xf32>, %Y: memref<?xf32>) {
+      %i = gpu.global_id x
+      %j = gpu.thread_id y
+      %x = memref.load %X[%i] : memref<?xf32>
+      %c2 = arith.constant 2 : index
+      %k0 = arith.muli %i, %c2 : index
+      %k = arith.addi %k0, %j : index
+      %y = arith.mulf %x, %x : f32
+      memref.store %y, %Y[%k] : memref<?xf32>
+      return
+    }
+    gpu.func @rows2d_kernel(%X: memref<?xf32>, %Y: memref<?xf32>) kernel {
+      func.call @rows2d(%X, %Y) : (memref<?xf32>, memref<?xf32>) -> ()
+      gpu.return
+    }
+    nabla.kernel_adjoint @rows2d_kernel -> @rows2d_grad
         {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
     gpu.func @allsum_kernel(%X: memref<?xf32>, %Y: memref<?xf32>) kernel {
       func.call @allsum(%X, %Y) : (memref<?xf32>, memref<?xf32>) -> ()

@@ -654,13 +654,13 @@ public:
 
   /// Accumulates `value` into `shadowMemref[indices]`: a plain
   /// load-add-store when the access is thread-exclusive (a private shadow,
-  /// or the thread's global id into an argument), an atomic add otherwise.
+  /// the thread id into a workgroup buffer, or the global id into an
+  /// argument), an atomic add otherwise. Thread and global ids along x are
+  /// unique only in 1-D blocks (and grids): that is checked when the kernel
+  /// runs, with the atomic as the fallback.
   void accumulate(Operation *src, Value shadowMemref, ValueRange indices,
                   Value value) {
     Location loc = src->getLoc();
-    // Private shadows (of allocations) belong to the thread.
-    // Threads of a (1-D) block have distinct thread ids, and of a (1-D) grid
-    // distinct global ids.
     Operation *index =
         indices.size() == 1 ? indices.front().getDefiningOp() : nullptr;
     auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
@@ -670,23 +670,76 @@ public:
     auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
     // Views (subviews, casts) map indices injectively onto their buffer.
     bool argument = isa<BlockArgument>(getViewSource(shadowMemref));
-    bool exclusive = getAllocation(shadowMemref) ||
-                     (globalX && globalX.getDimension() == gpu::Dimension::x &&
-                      argument && !workgroup) ||
-                     (threadX && threadX.getDimension() == gpu::Dimension::x &&
-                      workgroup && argument);
-    if (exclusive) {
+    auto plain = [&] {
       Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
       memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
                               shadowMemref, indices);
-      return;
+    };
+    auto atomic = [&] {
+      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
+                                  shadowMemref, indices);
+    };
+    // Private shadows (of allocations) belong to the thread.
+    if (getAllocation(shadowMemref))
+      return plain();
+    bool byThread = (globalX && globalX.getDimension() == gpu::Dimension::x &&
+                     argument && !workgroup) ||
+                    (threadX && threadX.getDimension() == gpu::Dimension::x &&
+                     workgroup && argument);
+    if (!byThread) {
+      if (remarks)
+        src->emitRemark("adjoint accumulation keeps an atomic: the index is "
+                        "not proven to be an injective function of the "
+                        "global thread id");
+      return atomic();
     }
-    if (remarks)
-      src->emitRemark("adjoint accumulation keeps an atomic: the index is "
-                      "not proven to be an injective function of the global "
-                      "thread id");
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
-                                shadowMemref, indices);
+    // A plain store at the same place in the primal already requires the
+    // launch to keep it thread-exclusive (else the primal races).
+    if (primalStoresAtSamePlace(src))
+      return plain();
+    auto oneDimensional = scf::IfOp::create(
+        b, loc, isOneDimensionalLaunch(loc, /*withGrid=*/!workgroup),
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(oneDimensional.thenBlock());
+    plain();
+    b.setInsertionPointToStart(oneDimensional.elseBlock());
+    atomic();
+  }
+
+  /// True if the function stores, non-atomically, to the element `load`
+  /// reads (same buffer through views, same index values).
+  static bool primalStoresAtSamePlace(Operation *load) {
+    auto read = dyn_cast<memref::LoadOp>(load);
+    if (!read)
+      return false;
+    Value buffer = getViewSource(read.getMemRef());
+    auto function = load->getParentOfType<func::FuncOp>();
+    WalkResult found = function.walk([&](memref::StoreOp store) {
+      if (getViewSource(store.getMemRef()) == buffer &&
+          store.getMemRef() == read.getMemRef() &&
+          store.getIndices() == read.getIndices())
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return found.wasInterrupted();
+  }
+
+  /// True when the block (and, `withGrid`, the grid) is 1-D along x.
+  Value isOneDimensionalLaunch(Location loc, bool withGrid) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value result;
+    auto require = [&](Value size) {
+      Value unit =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+      result = result ? arith::AndIOp::create(b, loc, result, unit) : unit;
+    };
+    for (gpu::Dimension d : {gpu::Dimension::y, gpu::Dimension::z}) {
+      require(gpu::BlockDimOp::create(b, loc, d));
+      if (withGrid)
+        require(gpu::GridDimOp::create(b, loc, d));
+    }
+    return result;
   }
 
   SmallVector<Value> mapped(ValueRange values) {
