@@ -317,3 +317,19 @@ LogicalResult nabla::checkMinMaxAtomic(memref::AtomicRMWOp atomic,
   }
   return success();
 }
+
+Value nabla::emitStoredFinalValue(OpBuilder &b, memref::AtomicRMWOp atomic,
+                                  Value memref, ValueRange indices, Value value,
+                                  Value old) {
+  Location loc = atomic.getLoc();
+  Value final = memref::LoadOp::create(b, loc, memref, indices);
+  using arith::AtomicRMWKind;
+  bool isMax = atomic.getKind() == AtomicRMWKind::maximumf ||
+               atomic.getKind() == AtomicRMWKind::maxnumf;
+  Value stored =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value, final);
+  Value raised = arith::CmpFOp::create(
+      b, loc, isMax ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
+      old, value);
+  return arith::AndIOp::create(b, loc, stored, raised);
+}

@@ -63,6 +63,16 @@ bool isFloatMinMaxAtomic(mlir::arith::AtomicRMWKind kind);
 mlir::LogicalResult checkMinMaxAtomic(mlir::memref::AtomicRMWOp atomic,
                                       llvm::StringRef mode, bool sameBlock);
 
+/// Whether this thread's min/max `atomic` (forward values: `memref`,
+/// `indices`, its `value` and the `old` value it returned) stored the
+/// location's final value, read now: it had v = final and saw a smaller (for
+/// min: larger) old value. Exactly one atomic per location does, unless the
+/// initial value was never beaten.
+mlir::Value emitStoredFinalValue(mlir::OpBuilder &b,
+                                 mlir::memref::AtomicRMWOp atomic,
+                                 mlir::Value memref, mlir::ValueRange indices,
+                                 mlir::Value value, mlir::Value old);
+
 /// Emits at `b` the view `view` (a ViewLikeOpInterface op of the callee)
 /// taken of `shadowSource` instead of its source: the shadow's view. Its other
 /// operands are looked up in `mapping`.

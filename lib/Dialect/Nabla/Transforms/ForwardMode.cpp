@@ -75,19 +75,9 @@ public:
         continue;
       any = true;
       memref::AtomicRMWOp atomic = pending.atomic;
-      Value value = map.lookup(atomic.getValue());
-      Value old = map.lookup(atomic.getResult());
-      Value final = memref::LoadOp::create(
-          b, loc, map.lookup(atomic.getMemref()), pending.indices);
-      using arith::AtomicRMWKind;
-      bool isMax = atomic.getKind() == AtomicRMWKind::maximumf ||
-                   atomic.getKind() == AtomicRMWKind::maxnumf;
-      Value stored = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           value, final);
-      Value raised = arith::CmpFOp::create(
-          b, loc, isMax ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
-          old, value);
-      Value wins = arith::AndIOp::create(b, loc, stored, raised);
+      Value wins = emitStoredFinalValue(
+          b, atomic, map.lookup(atomic.getMemref()), pending.indices,
+          map.lookup(atomic.getValue()), map.lookup(atomic.getResult()));
       auto write = scf::IfOp::create(b, loc, wins, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(write.thenBlock());

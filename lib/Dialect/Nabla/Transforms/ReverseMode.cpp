@@ -873,18 +873,9 @@ public:
     Location loc = atomic.getLoc();
     SmallVector<Value> indices = mapped(atomic.getIndices());
     Value value = fwd.lookup(atomic.getValue());
-    Value old = fwd.lookup(atomic.getResult());
-    Value final =
-        memref::LoadOp::create(b, loc, fwd.lookup(atomic.getMemref()), indices);
-    using arith::AtomicRMWKind;
-    bool isMax = atomic.getKind() == AtomicRMWKind::maximumf ||
-                 atomic.getKind() == AtomicRMWKind::maxnumf;
-    Value stored =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value, final);
-    Value raised = arith::CmpFOp::create(
-        b, loc, isMax ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
-        old, value);
-    Value wins = arith::AndIOp::create(b, loc, stored, raised);
+    Value wins =
+        emitStoredFinalValue(b, atomic, fwd.lookup(atomic.getMemref()), indices,
+                             value, fwd.lookup(atomic.getResult()));
     Type type = value.getType();
     auto taken = scf::IfOp::create(b, loc, type, wins, /*withElseRegion=*/true);
     {
