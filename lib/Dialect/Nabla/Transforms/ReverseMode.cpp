@@ -461,6 +461,20 @@ public:
   /// nor read memory the function writes, and holds no regions.
   LogicalResult forwardWhile(scf::WhileOp op) {
     Location loc = op.getLoc();
+    // The reverse sweep recomputes iteration t with t steps per thread: a
+    // collective or barrier in the loop would run a different number of
+    // times in different lanes (the primal's count may differ per lane too,
+    // but there every lane leaves the loop once).
+    Operation *collective = nullptr;
+    op->walk([&](Operation *inner) {
+      if (isGPUCollective(inner) || isa<gpu::BarrierOp>(inner))
+        collective = inner;
+    });
+    if (collective)
+      return collective->emitOpError(
+          "is inside an scf.while on an active path; reverse mode recomputes "
+          "while iterations per thread, which cannot keep a GPU collective or "
+          "barrier convergent (use an scf.for with a uniform trip count)");
     Operation *bad = nullptr;
     op->walk([&](Operation *inner) {
       if (inner == op.getOperation() ||

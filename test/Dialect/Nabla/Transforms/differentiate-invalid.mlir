@@ -239,3 +239,28 @@ func.func @g(%x: f32, %dx: f32, %go: i1, %M: memref<1xf32, #gpu.address_space<wo
   nabla.fwddiff @f(%x, %dx, %go, %M, %dM) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<dup>], ret_activity = []} : (f32, f32, i1, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// A shuffle inside a while: the reverse sweep's per-thread recomputation
+// would run it a lane-dependent number of times.
+func.func @f(%x: f32, %w: i32) -> f32 {
+  %r = scf.while (%v = %x) : (f32) -> f32 {
+    %c1 = arith.constant 1 : i32
+    // expected-error @below {{'gpu.shuffle' op is inside an scf.while on an active path; reverse mode recomputes while iterations per thread, which cannot keep a GPU collective or barrier convergent (use an scf.for with a uniform trip count)}}
+    %s, %ok = gpu.shuffle xor %v, %c1, %w : f32
+    %ten = arith.constant 10.0 : f32
+    %go = arith.cmpf olt, %s, %ten : f32
+    scf.condition(%go) %s : f32
+  } do {
+  ^bb0(%v: f32):
+    %two = arith.constant 2.0 : f32
+    %n = arith.mulf %v, %two : f32
+    scf.yield %n : f32
+  }
+  return %r : f32
+}
+func.func @g(%x: f32, %w: i32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %w, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, i32, f32) -> f32
+  return
+}
