@@ -70,7 +70,8 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                     options.relocStrategy);
   pm.addPass(createGpuKernelOutliningPass());
   pm.nest<gpu::GPUModuleOp>().addPass(
-      createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false}));
+      createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,
+                            /*maxWorkgroupSize=*/1024}));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
 

@@ -34,7 +34,8 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                     options.relocStrategy);
   unsigned lanes = options.wave64.getValue() ? 64u : 32u;
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createLowerAllReduce(
-      {/*subgroupSize=*/lanes, /*subgroupBuiltins=*/false}));
+      {/*subgroupSize=*/lanes, /*subgroupBuiltins=*/false,
+       /*maxWorkgroupSize=*/1024}));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -23,6 +23,16 @@
 
 using namespace mlir;
 
+/// Threads per workgroup of the entry points (1024 at most when not given).
+static unsigned workgroupThreads(ArrayRef<int64_t> workgroupSize) {
+  if (workgroupSize.empty())
+    return 1024;
+  unsigned threads = 1;
+  for (int64_t size : workgroupSize)
+    threads *= size;
+  return threads;
+}
+
 /// The shared SPIR-V lowering for `client` (vulkan or metal).
 static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, StringRef relocStrategy,
@@ -36,7 +46,8 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   device.addPass(createLiftControlFlowToSCFPass());
   device.addPass(nabla::createInlineDeviceCalls());
   device.addPass(
-      nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true}));
+      nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true,
+                                   workgroupThreads(workgroupSize)}));
   device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());

@@ -67,16 +67,19 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
     }
   }
 
-  /// One slot per subgroup of the largest workgroup `kernel` may have.
+  /// One slot per subgroup of the largest workgroup `kernel` may have. With
+  /// the subgroup builtins the device's subgroups may be narrower than
+  /// `subgroupSize` (Vulkan lets a driver choose), so every thread gets one.
   Value addScratch(gpu::GPUFuncOp kernel, Type element, Location loc) {
-    int64_t threads = 1024;
+    int64_t threads = maxWorkgroupSize;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
       threads = 1;
       for (int32_t size : *known)
         threads *= size;
     }
     int64_t slots =
-        std::max<int64_t>(1, llvm::divideCeil(threads, subgroupSize));
+        subgroupBuiltins ? threads : llvm::divideCeil(threads, subgroupSize);
+    slots = std::max<int64_t>(1, slots);
     auto workgroup = gpu::AddressSpaceAttr::get(kernel.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     auto type = MemRefType::get({slots}, element, MemRefLayoutAttrInterface(),

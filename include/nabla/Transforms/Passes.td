@@ -130,8 +130,8 @@ def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
     every thread combining the partials in subgroup order (the same order on
     every run), and a barrier so that the scratch can be reused. Kernels get
     one scratch attribution per element type, sized for the largest
-    workgroup (`known_block_size`, else 1024 threads) over the subgroup
-    size. Device functions holding an all_reduce are inlined into their
+    workgroup (`known_block_size`, else `max-workgroup-size`) over the
+    subgroup size. Device functions holding an all_reduce are inlined into their
     kernels first (the scratch belongs to the kernel).
 
     With `subgroup-builtins` (SPIR-V) the subgroup and lane come from
@@ -154,7 +154,11 @@ def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
            "Lanes per subgroup (sizes the scratch; divides the thread id "
            "without subgroup-builtins)">,
     Option<"subgroupBuiltins", "subgroup-builtins", "bool", "false",
-           "Take subgroup and lane ids from gpu.subgroup_id and gpu.lane_id">,
+           "Take subgroup and lane ids from gpu.subgroup_id and gpu.lane_id "
+           "(then the scratch has a slot per thread)">,
+    Option<"maxWorkgroupSize", "max-workgroup-size", "unsigned", "1024",
+           "Threads per workgroup at most, for kernels without "
+           "known_block_size">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
