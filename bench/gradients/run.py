@@ -164,6 +164,47 @@ def main():
     print(f"median gradient/primal: {statistics.median(ratios):.2f} "
           f"(max {max(ratios):.2f}; goal: median <= 3, none above 5)")
 
+    # Deterministic mode: the ordered kernel adjoint of Y = w0 X + w1 against
+    # the atomic one (every thread adds into dW[0] and dW[1]), side by side;
+    # distinct dW bit patterns over the repeats show what the order buys.
+    det = nabla.compile(
+        nabla.Module.parse(open(os.path.join(gradients, "deterministic.mlir")).read()),
+        "spirv", workgroup_size=[64], subgroup_size=subgroup)
+    det_entries = {k["name"]: k for k in det.manifest["kernels"]}
+    n = rows * 64
+    xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    ws = np.array([0.7, -1.3], np.float32)
+    sd = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+
+    def launch_det(kernel, launch_args):
+        packed, shapes, _ = nabla._pack_args(det_entries[kernel], launch_args, {})
+        start = time.perf_counter()
+        outs, _ = _nabla.launch(det.manifest_text, det.artifacts, kernel, [rows],
+                                [64], packed, shapes, {}, "vulkan", -1, 600)
+        return time.perf_counter() - start, outs
+
+    scratch = np.zeros(1 + 2 * rows, np.int32)
+    common = [xs, np.zeros_like(xs), ws, np.zeros_like(ws), np.zeros_like(xs), sd,
+              ("index", n)]
+    timings = {"scale": [], "scale_atomic": [], "scale_ordered": []}
+    patterns = {"scale_atomic": set(), "scale_ordered": set()}
+    for _ in range(args.repeat):
+        timings["scale"].append(launch_det("scale", [xs, ws, np.zeros_like(xs),
+                                                     ("index", n)])[0])
+        for kernel in patterns:
+            t, outs = launch_det(kernel, common + ([scratch] if kernel.endswith("ordered")
+                                                   else []))
+            timings[kernel].append(t)
+            patterns[kernel].add(bytes(outs[3]))
+    med = {k: statistics.median(v) for k, v in timings.items()}
+    print(f"\ndeterministic mode ({rows} blocks of 64, Y = w0 X + w1, dW from every thread):")
+    print(f"{'kernel':<15}{'ms':>9}{'/primal':>9}{'distinct dW':>13}")
+    print(f"{'primal':<15}{med['scale'] * 1e3:>9.2f}{1:>9.2f}{'-':>13}")
+    for kernel in patterns:
+        print(f"{kernel:<15}{med[kernel] * 1e3:>9.2f}{med[kernel] / med['scale']:>9.2f}"
+              f"{len(patterns[kernel]):>13}")
+    print(f"ordered/atomic adjoint: {med['scale_ordered'] / med['scale_atomic']:.2f}")
+
     # Registers and shared memory on sm_90.
     ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
     if os.path.exists(ptxas):

@@ -442,6 +442,36 @@ spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context, bool forMetal,
   return spirv::TargetEnvAttr::get(triple, limits, spirv::ClientAPI::Vulkan);
 }
 
+/// memref.atomic_rmw converts to atomics with acquire-release semantics but
+/// no storage class, which order no other memory: on storage buffers they
+/// also cover uniform memory, so an atomic can publish a thread's earlier
+/// stores to another workgroup (the ordered accumulation of deterministic
+/// adjoints relies on that).
+static void orderStorageBufferAtomics(spirv::ModuleOp module) {
+  using spirv::MemorySemantics;
+  MemorySemantics ordering =
+      MemorySemantics::Acquire | MemorySemantics::Release |
+      MemorySemantics::AcquireRelease | MemorySemantics::SequentiallyConsistent;
+  module.walk([&](Operation *op) {
+    if (!op->getName().getStringRef().starts_with("spirv.Atomic") ||
+        op->getNumOperands() == 0)
+      return;
+    auto pointer = dyn_cast<spirv::PointerType>(op->getOperand(0).getType());
+    if (!pointer ||
+        pointer.getStorageClass() != spirv::StorageClass::StorageBuffer)
+      return;
+    for (StringRef name :
+         {"semantics", "equal_semantics", "unequal_semantics"}) {
+      auto attr = op->getAttrOfType<spirv::MemorySemanticsAttr>(name);
+      if (!attr || !spirv::bitEnumContainsAny(attr.getValue(), ordering))
+        continue;
+      op->setAttr(name, spirv::MemorySemanticsAttr::get(
+                            op->getContext(),
+                            attr.getValue() | MemorySemantics::UniformMemory));
+    }
+  });
+}
+
 struct ConvertGPUToSPIRV
     : public nabla::impl::ConvertGPUToSPIRVBase<ConvertGPUToSPIRV> {
   using Base::Base;
@@ -597,6 +627,7 @@ struct ConvertGPUToSPIRV
     for (Operation &op : llvm::make_early_inc_range(body))
       op.erase();
     spirvModule->moveBefore(&body, body.end());
+    orderStorageBufferAtomics(spirvModule);
     return success();
   }
 };

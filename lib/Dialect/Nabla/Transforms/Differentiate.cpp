@@ -170,7 +170,7 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     getOperation().walk(
         [&](KernelAdjointOp op) { kernelRequests.push_back(op); });
     for (KernelAdjointOp request : kernelRequests)
-      if (failed(expandKernelAdjoint(request)))
+      if (failed(expandKernelAdjoint(request, deterministic)))
         return signalPassFailure();
     SmallVector<Operation *> requests;
     getOperation().walk([&](Operation *op) {
@@ -205,6 +205,16 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     }
     if (!calleeInterface)
       return request->emitOpError("callee does not resolve");
+    // Deterministic accumulation; a kernel adjoint's request also passes the
+    // kernel's trailing scratch parameter on.
+    bool ordered = mode == DerivativeMode::Reverse &&
+                   (deterministic || request->hasAttr(kScratchAttrName));
+    Value scratch;
+    gpu::GPUFuncOp kernel;
+    if (ordered && request->hasAttr(kScratchAttrName)) {
+      kernel = request->getParentOfType<gpu::GPUFuncOp>();
+      scratch = kernel.getArgument(kernel.getNumArguments() - 1);
+    }
     // A registered custom derivative wins, also for body-less callees.
     Operation *tableOp =
         SymbolTable::getNearestSymbolTable(calleeInterface.getOperation());
@@ -221,19 +231,27 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
           callee.getName().str() + "_" + activityCode(args);
       if (!rets.empty())
         name += "_" + activityCode(rets);
+      if (ordered)
+        name += scratch ? "_det_scratch" : "_det";
       SymbolTable symbols(tableOp);
       derivative = symbols.lookup<func::FuncOp>(name);
       if (!derivative) {
-        FailureOr<func::FuncOp> generated =
-            generate(callee, symbols, name, mode, args, rets, request);
+        FailureOr<func::FuncOp> generated = generate(
+            callee, symbols, name, mode, args, rets, request, ordered, scratch);
         if (failed(generated))
           return failure();
         derivative = *generated;
       }
     }
     OpBuilder builder(request);
-    auto call = func::CallOp::create(builder, request->getLoc(), derivative,
-                                     request->getOperands());
+    SmallVector<Value> operands(request->getOperands());
+    if (scratch) {
+      operands.push_back(scratch);
+      if (Attribute words = derivative->getAttr(kScratchWordsAttrName))
+        kernel->setAttr(kScratchWordsAttrName, words);
+    }
+    auto call =
+        func::CallOp::create(builder, request->getLoc(), derivative, operands);
     request->replaceAllUsesWith(call.getResults());
     request->erase();
     return success();
@@ -242,8 +260,8 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   FailureOr<func::FuncOp> generate(func::FuncOp callee, SymbolTable &symbols,
                                    StringRef name, DerivativeMode mode,
                                    ArrayRef<Activity> args,
-                                   ArrayRef<Activity> rets,
-                                   Operation *request) {
+                                   ArrayRef<Activity> rets, Operation *request,
+                                   bool ordered, Value scratch) {
     DerivativeSignature signature = DerivativeSignature::expand(
         mode, callee.getArgumentTypes(), callee.getResultTypes(), args, rets);
 
@@ -275,8 +293,11 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                << ": its control flow could not be made structured";
     }
 
-    auto funcType = FunctionType::get(
-        &getContext(), signature.getOperandTypes(), signature.getResultTypes());
+    SmallVector<Type> operandTypes(signature.getOperandTypes());
+    if (scratch)
+      operandTypes.push_back(scratch.getType());
+    auto funcType = FunctionType::get(&getContext(), operandTypes,
+                                      signature.getResultTypes());
     builder.setInsertionPointAfter(callee);
     auto derivative =
         func::FuncOp::create(builder, callee.getLoc(), name, funcType);
@@ -313,18 +334,27 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     };
 
     RecordShadows records(symbols);
+    ValueRange seeds = entry->getArguments().drop_front(next);
+    OrderedAccumulation ordering;
+    ordering.enabled = ordered;
+    if (scratch) {
+      ordering.scratch = entry->getArguments().back();
+      seeds = seeds.drop_back();
+    }
     LogicalResult result =
         mode == DerivativeMode::Forward
             ? emitForwardDerivative(builder, body, ret, act, args, rets,
                                     primalArgs, shadowArgs, findRule, records)
             : emitReverseDerivative(builder, body, ret, act, args, rets,
-                                    primalArgs, shadowArgs,
-                                    entry->getArguments().drop_front(next),
-                                    remarks, findRule, records);
+                                    primalArgs, shadowArgs, seeds, remarks,
+                                    ordering, findRule, records);
     if (failed(result)) {
       derivative.erase();
       return failure();
     }
+    if (ordering.scratch)
+      derivative->setAttr(kScratchWordsAttrName,
+                          builder.getI64IntegerAttr(ordering.wordsPerBlock));
     eraseDeadCode(derivative);
     return derivative;
   }

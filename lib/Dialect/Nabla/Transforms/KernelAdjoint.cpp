@@ -9,6 +9,9 @@
 //    zeroes the shadow attributions (the cotangent of scratch memory's final
 //    state is zero), synchronizes the block, and requests `nabla.autodiff` of
 //    the body function, which the pass then expands as any request.
+//  - deterministic: one more, trailing `memref<?xi32>` parameter, the scratch
+//    of the ordered accumulation, which the request passes on
+//    (`nabla.scratch`: the enclosing kernel's last argument).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,7 +80,9 @@ bool needsShadow(Type attribution) {
 
 } // namespace
 
-LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
+LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
+                                         bool deterministic) {
+  deterministic |= request.getDeterministic();
   Operation *table = SymbolTable::getNearestSymbolTable(request);
   SymbolTable symbols(table);
   auto kernel = symbols.lookup<gpu::GPUFuncOp>(request.getKernel());
@@ -101,6 +106,9 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
     if (hasShadow(activity))
       inputs.push_back(type);
   }
+  if (deterministic)
+    inputs.push_back(
+        MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 32)));
   auto withShadows = [](ArrayRef<BlockArgument> attributions) {
     SmallVector<Type> types;
     for (BlockArgument attribution : attributions) {
@@ -181,9 +189,11 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request) {
   passAttributions(adjoint.getPrivateAttributions(), /*isWorkgroup=*/false);
   if (zeroedWorkgroup)
     gpu::BarrierOp::create(builder, loc);
-  AutodiffOp::create(
+  auto autodiff = AutodiffOp::create(
       builder, loc, TypeRange{}, FlatSymbolRefAttr::get(body.getSymNameAttr()),
       operands, builder.getArrayAttr(bodyActivities), builder.getArrayAttr({}));
+  if (deterministic)
+    autodiff->setAttr(kScratchAttrName, builder.getUnitAttr());
   gpu::ReturnOp::create(builder, loc);
   symbols.insert(adjoint);
   request.erase();

@@ -12,9 +12,21 @@
 
 namespace nabla {
 
+/// Marks a `nabla.autodiff` of a deterministic kernel adjoint: the enclosing
+/// kernel's last argument is the scratch of the ordered accumulation.
+inline constexpr llvm::StringLiteral kScratchAttrName = "nabla.scratch";
+
+/// The attribute (i64) on a deterministic adjoint kernel and on its derivative
+/// function: scratch words per block beyond the leading counter.
+inline constexpr llvm::StringLiteral kScratchWordsAttrName =
+    "nabla.scratch_words_per_block";
+
 /// Replaces `request` by the adjoint kernel it names (holding a
-/// `nabla.autodiff` for the pass to expand next).
-mlir::LogicalResult expandKernelAdjoint(KernelAdjointOp request);
+/// `nabla.autodiff` for the pass to expand next). `deterministic` (the pass
+/// option, or the request's own attribute) adds the trailing scratch
+/// parameter of the ordered accumulation.
+mlir::LogicalResult expandKernelAdjoint(KernelAdjointOp request,
+                                        bool deterministic);
 
 } // namespace nabla
 

@@ -666,14 +666,395 @@ public:
     return success();
   }
 
+  //--- Ordered (deterministic) accumulation --------------------------------//
+
+  /// An element many threads accumulate into: each thread sums its
+  /// contributions in a private accumulator; the block's accumulators are
+  /// reduced in a fixed order (gpu.all_reduce) at each replayed barrier
+  /// (workgroup memory) or at the end (kernel parameters, then per-block
+  /// partials in the scratch, added up in block order by the last block).
+  struct OrderedSite {
+    Value memref;               // src memref, a function argument
+    SmallVector<Value> indices; // src indices, uniform
+    Value shadow;               // function-level shadow
+    Value acc;                  // memref<1xT> per-thread accumulator
+    bool workgroup;
+    int64_t word; // first scratch word (kernel parameters)
+  };
+  OrderedAccumulation *ordering = nullptr;
+  Block *primalBody = nullptr;
+  SmallVector<OrderedSite> orderedSites;
+  SmallVector<Operation *> replayedBarriers;
+  /// Shadow reads (reverse of stores and atomic adds) with their src memref:
+  /// the reading thread's own pending contributions to the element join them.
+  SmallVector<std::pair<memref::LoadOp, Value>> shadowReads;
+
+  /// True if src `v` has one value across the grid (or, `perBlock`, across
+  /// the block) and can be recomputed anywhere: constants, launch sizes, a
+  /// kernel's scalar parameters, block ids (`perBlock`) and arith of those.
+  bool isUniform(Value v, bool perBlock) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return ordering->scratch && arg.getOwner() == primalBody &&
+             !isa<BaseMemRefType>(arg.getType());
+    Operation *op = v.getDefiningOp();
+    if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
+      return true;
+    if (isa<gpu::BlockIdOp>(op))
+      return perBlock;
+    if (op->getNumRegions() || !isPure(op) ||
+        !isa<arith::ArithDialect>(op->getDialect()))
+      return false;
+    return llvm::all_of(op->getOperands(),
+                        [&](Value o) { return isUniform(o, perBlock); });
+  }
+
+  /// Clones the computation of the uniform src value `v` at the current
+  /// point.
+  Value rematerialize(Value v, IRMapping &map) {
+    if (Value known = map.lookupOrNull(v))
+      return known;
+    if (isa<BlockArgument>(v))
+      return fwd.lookup(v);
+    Operation *op = v.getDefiningOp();
+    for (Value operand : op->getOperands())
+      map.map(operand, rematerialize(operand, map));
+    return b.clone(*op, map)->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  SmallVector<Value> rematerialize(ArrayRef<Value> values) {
+    IRMapping map;
+    return llvm::map_to_vector(values,
+                               [&](Value v) { return rematerialize(v, map); });
+  }
+
+  static int64_t wordsOf(Type type) {
+    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 32);
+  }
+
+  LogicalResult accumulateOrdered(Operation *src, Value value) {
+    auto load = dyn_cast<memref::LoadOp>(src);
+    auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
+    auto space = load ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
+                            load.getMemRefType().getMemorySpace())
+                      : nullptr;
+    bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+    if (!arg || arg.getOwner() != primalBody ||
+        !llvm::all_of(load.getIndices(),
+                      [&](Value i) { return isUniform(i, workgroup); }))
+      return src->emitOpError(
+          "has an adjoint that deterministic=true cannot order: its index "
+          "varies across threads without being proven thread-exclusive "
+          "(ordered accumulation covers an element every thread of the grid "
+          "reads, or of the block for workgroup memory, through a parameter "
+          "of the function)");
+    if (!isa<FloatType>(value.getType()))
+      return src->emitOpError("has a non-scalar adjoint that "
+                              "deterministic=true cannot order");
+    if (!workgroup && !ordering->scratch)
+      return src->emitOpError(
+          "has an adjoint that many threads of the grid accumulate into one "
+          "element; deterministic=true orders that only in a kernel adjoint "
+          "(nabla.kernel_adjoint), whose scratch parameter holds the "
+          "per-block partials");
+    if (workgroup && !ordering->scratch &&
+        !primalBody
+             ->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return src->emitOpError(
+          "has an adjoint that the block accumulates into one workgroup "
+          "element; deterministic=true orders it with block reductions, which "
+          "need a function that the whole block calls together (one holding "
+          "a barrier) or a kernel adjoint");
+    OrderedSite *site = nullptr;
+    for (OrderedSite &s : orderedSites)
+      if (s.memref == arg && llvm::equal(s.indices, load.getIndices()))
+        site = &s;
+    Location loc = src->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    if (!site) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(entry);
+      Type type = value.getType();
+      Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({1}, type));
+      memref::StoreOp::create(
+          b, loc, createZero(b, loc, type), acc,
+          arith::ConstantIndexOp::create(b, loc, 0).getResult());
+      orderedSites.push_back({arg, llvm::to_vector(load.getIndices()),
+                              shadow.lookup(arg), acc, workgroup,
+                              workgroup ? 0 : ordering->wordsPerBlock});
+      if (!workgroup)
+        ordering->wordsPerBlock += wordsOf(type);
+      site = &orderedSites.back();
+    }
+    Value old = memref::LoadOp::create(b, loc, site->acc, zero);
+    memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
+                            site->acc, zero);
+    return success();
+  }
+
+  /// Linear id and count of the threads of the block, or of the blocks of
+  /// the grid (x fastest).
+  template <typename IdOp, typename SizeOp>
+  std::pair<Value, Value> linearIdAndCount(Location loc) {
+    Value id, count;
+    for (gpu::Dimension d :
+         {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
+      Value i = IdOp::create(b, loc, d), size = SizeOp::create(b, loc, d);
+      id = id ? arith::AddIOp::create(
+                    b, loc, arith::MulIOp::create(b, loc, id, size), i)
+              : i;
+      count = count ? arith::MulIOp::create(b, loc, count, size) : size;
+    }
+    return {id, count};
+  }
+
+  Value blockSum(Location loc, Value v) {
+    return gpu::AllReduceOp::create(
+               b, loc, v.getType(), v,
+               gpu::AllReduceOperationAttr::get(b.getContext(),
+                                                gpu::AllReduceOperation::ADD),
+               b.getUnitAttr())
+        .getResult();
+  }
+
+  /// Adds `v` to `site`'s shadow element on thread 0 of the block.
+  void addOnFirstThread(Location loc, const OrderedSite &site, Value tid,
+                        Value v) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    SmallVector<Value> indices = rematerialize(site.indices);
+    Value old = memref::LoadOp::create(b, loc, site.shadow, indices);
+    memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, v), site.shadow,
+                            indices);
+  }
+
+  /// The block's accumulators of workgroup elements, reduced in order and
+  /// added by thread 0 (before a barrier publishes them).
+  void flushWorkgroupSites(Location loc) {
+    Value tid;
+    for (const OrderedSite &site : orderedSites) {
+      if (!site.workgroup)
+        continue;
+      if (!tid)
+        tid = linearIdAndCount<gpu::ThreadIdOp, gpu::BlockDimOp>(loc).first;
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value mine = memref::LoadOp::create(b, loc, site.acc, zero);
+      memref::StoreOp::create(b, loc, createZero(b, loc, mine.getType()),
+                              site.acc, zero);
+      addOnFirstThread(loc, site, tid, blockSum(loc, mine));
+    }
+  }
+
+  SmallVector<Value> toWords(Location loc, Value v) {
+    unsigned width = v.getType().getIntOrFloatBitWidth();
+    Value bits = arith::BitcastOp::create(b, loc, b.getIntegerType(width), v);
+    if (width < 32)
+      return {arith::ExtUIOp::create(b, loc, b.getI32Type(), bits)};
+    SmallVector<Value> words;
+    for (unsigned low = 0; low < width; low += 32) {
+      Value shifted =
+          low ? arith::ShRUIOp::create(
+                    b, loc, bits,
+                    arith::ConstantIntOp::create(b, loc, bits.getType(), low))
+              : bits;
+      words.push_back(width == 32 ? shifted
+                                  : arith::TruncIOp::create(
+                                        b, loc, b.getI32Type(), shifted));
+    }
+    return words;
+  }
+
+  Value fromWords(Location loc, ArrayRef<Value> words, Type type) {
+    unsigned width = type.getIntOrFloatBitWidth();
+    Type intType = b.getIntegerType(width);
+    Value bits;
+    for (auto [k, word] : llvm::enumerate(words)) {
+      Value part = word;
+      if (width < 32)
+        part = arith::TruncIOp::create(b, loc, intType, word);
+      else if (width > 32)
+        part = arith::ShLIOp::create(
+            b, loc, arith::ExtUIOp::create(b, loc, intType, word),
+            arith::ConstantIntOp::create(b, loc, intType, 32 * k));
+      bits = bits ? arith::OrIOp::create(b, loc, bits, part) : part;
+    }
+    return arith::BitcastOp::create(b, loc, type, bits);
+  }
+
+  /// Kernel parameters' elements: block sums stored as the block's partials,
+  /// then the last block to arrive (counter in scratch word 0, incremented
+  /// with acquire-release semantics after the stores) adds the partials up in
+  /// block order and resets the counter.
+  void flushGridSites(Location loc) {
+    if (llvm::none_of(orderedSites,
+                      [](const OrderedSite &s) { return !s.workgroup; }))
+      return;
+    Value scratch = ordering->scratch;
+    auto [tid, threads] =
+        linearIdAndCount<gpu::ThreadIdOp, gpu::BlockDimOp>(loc);
+    auto [blk, blocks] = linearIdAndCount<gpu::BlockIdOp, gpu::GridDimOp>(loc);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    // Word `word` of `site`'s partial of `block`: after the counter, one
+    // row of `blocks` words per partial word.
+    auto slot = [&](const OrderedSite &site, int64_t word, Value block) {
+      Value row = arith::ConstantIndexOp::create(b, loc, site.word + word);
+      Value base = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, blocks), one);
+      return arith::AddIOp::create(b, loc, base, block).getResult();
+    };
+    SmallVector<Value> sums;
+    for (const OrderedSite &site : orderedSites)
+      if (!site.workgroup)
+        sums.push_back(
+            blockSum(loc, memref::LoadOp::create(b, loc, site.acc, zero)));
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+    Type i32 = b.getI32Type();
+    auto publish = scf::IfOp::create(b, loc, TypeRange{i32}, isFirst,
+                                     /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(publish.thenBlock());
+      unsigned k = 0;
+      for (const OrderedSite &site : orderedSites) {
+        if (site.workgroup)
+          continue;
+        for (auto [w, word] : llvm::enumerate(toWords(loc, sums[k++])))
+          memref::StoreOp::create(b, loc, word, scratch, slot(site, w, blk));
+      }
+      Value arrived = memref::AtomicRMWOp::create(
+          b, loc, arith::AtomicRMWKind::addi,
+          arith::ConstantIntOp::create(b, loc, i32, 1), scratch, zero);
+      Value lastIndex = arith::IndexCastOp::create(
+          b, loc, i32, arith::SubIOp::create(b, loc, blocks, one));
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         arrived, lastIndex);
+      scf::YieldOp::create(
+          b, loc, arith::ExtUIOp::create(b, loc, i32, last).getResult());
+      b.setInsertionPointToStart(publish.elseBlock());
+      scf::YieldOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, i32, 0).getResult());
+    }
+    Value isLast = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, blockSum(loc, publish.getResult(0)),
+        arith::ConstantIntOp::create(b, loc, i32, 0));
+    auto finish = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(finish.thenBlock());
+    for (const OrderedSite &site : orderedSites) {
+      if (site.workgroup)
+        continue;
+      Type type = cast<MemRefType>(site.acc.getType()).getElementType();
+      // Thread t adds blocks t, t + threads, ... in order (reading with
+      // atomics, coherent with the other blocks' publication); the block sum
+      // combines the threads in a fixed order. Every thread runs the same
+      // number of rounds (lavapipe mishandles atomics in loops whose trip
+      // count differs between the lanes).
+      Value rounds = arith::DivUIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, blocks,
+                                arith::SubIOp::create(b, loc, threads, one)),
+          threads);
+      auto loop = scf::ForOp::create(b, loc, zero, rounds, one,
+                                     ValueRange{createZero(b, loc, type)});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        clearTerminator(*loop.getBody());
+        b.setInsertionPointToEnd(loop.getBody());
+        Value block = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, loop.getInductionVar(), threads),
+            tid);
+        auto read = scf::IfOp::create(
+            b, loc, TypeRange{type},
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, block,
+                                  blocks),
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard branch(b);
+          b.setInsertionPointToStart(read.thenBlock());
+          SmallVector<Value> words;
+          for (int64_t w = 0; w < wordsOf(type); ++w)
+            words.push_back(memref::AtomicRMWOp::create(
+                b, loc, arith::AtomicRMWKind::ori,
+                arith::ConstantIntOp::create(b, loc, i32, 0), scratch,
+                slot(site, w, block)));
+          scf::YieldOp::create(b, loc, fromWords(loc, words, type));
+          b.setInsertionPointToStart(read.elseBlock());
+          scf::YieldOp::create(b, loc, createZero(b, loc, type));
+        }
+        scf::YieldOp::create(b, loc,
+                             addDerivatives(b, loc, loop.getRegionIterArgs()[0],
+                                            read.getResult(0)));
+      }
+      addOnFirstThread(loc, site, tid, blockSum(loc, loop.getResult(0)));
+    }
+    auto reset = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(reset.thenBlock());
+    memref::StoreOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, i32, 0), scratch, zero);
+  }
+
+  /// Completes ordered accumulation at the end of the reverse sweep: shadow
+  /// reads take the reading thread's pending contributions to their element,
+  /// each replayed barrier and the end flush the workgroup accumulators, and
+  /// the end the grid ones.
+  void finishOrdered(Location loc) {
+    if (orderedSites.empty())
+      return;
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [read, memref] : shadowReads) {
+      for (const OrderedSite &site : orderedSites) {
+        if (site.memref != memref)
+          continue;
+        b.setInsertionPointAfter(read);
+        Location readLoc = read.getLoc();
+        Value same;
+        for (auto [mine, theirs] :
+             llvm::zip(read.getIndices(), rematerialize(site.indices))) {
+          Value eq = arith::CmpIOp::create(b, readLoc, arith::CmpIPredicate::eq,
+                                           mine, theirs);
+          same = same ? arith::AndIOp::create(b, readLoc, same, eq) : eq;
+        }
+        Type type = read.getType();
+        auto take = scf::IfOp::create(b, readLoc, TypeRange{type}, same,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(take.thenBlock());
+          Value zero = arith::ConstantIndexOp::create(b, readLoc, 0);
+          Value pending = memref::LoadOp::create(b, readLoc, site.acc, zero);
+          memref::StoreOp::create(b, readLoc, createZero(b, readLoc, type),
+                                  site.acc, zero);
+          scf::YieldOp::create(b, readLoc, pending);
+          b.setInsertionPointToStart(take.elseBlock());
+          scf::YieldOp::create(b, readLoc, createZero(b, readLoc, type));
+        }
+        Value total =
+            addDerivatives(b, readLoc, read.getResult(), take.getResult(0));
+        read.getResult().replaceAllUsesExcept(total, total.getDefiningOp());
+      }
+    }
+    for (Operation *barrier : replayedBarriers) {
+      b.setInsertionPoint(barrier);
+      flushWorkgroupSites(barrier->getLoc());
+    }
+  }
+
   /// Accumulates `value` into `shadowMemref[indices]`: a plain
   /// load-add-store when the access is thread-exclusive (a private shadow,
   /// the thread id into a workgroup buffer, or the global id into an
   /// argument), an atomic add otherwise. Thread and global ids along x are
   /// unique only in 1-D blocks (and grids): that is checked when the kernel
   /// runs, with the atomic as the fallback.
-  void accumulate(Operation *src, Value shadowMemref, ValueRange indices,
-                  Value value) {
+  LogicalResult accumulate(Operation *src, Value shadowMemref,
+                           ValueRange indices, Value value) {
     Location loc = src->getLoc();
     Operation *index =
         indices.size() == 1 ? indices.front().getDefiningOp() : nullptr;
@@ -688,10 +1069,12 @@ public:
       Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
       memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
                               shadowMemref, indices);
+      return success();
     };
     auto atomic = [&] {
       memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
                                   shadowMemref, indices);
+      return success();
     };
     // Private shadows (of allocations) belong to the thread.
     if (getAllocation(shadowMemref))
@@ -701,6 +1084,8 @@ public:
                     (threadX && threadX.getDimension() == gpu::Dimension::x &&
                      workgroup && argument);
     if (!byThread) {
+      if (ordering->enabled)
+        return accumulateOrdered(src, value);
       if (remarks)
         src->emitRemark("adjoint accumulation keeps an atomic: the index is "
                         "not proven to be an injective function of the "
@@ -716,9 +1101,9 @@ public:
         /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(oneDimensional.thenBlock());
-    plain();
+    (void)plain();
     b.setInsertionPointToStart(oneDimensional.elseBlock());
-    atomic();
+    return atomic();
   }
 
   /// True if the function stores, non-atomically, to the element `load`
@@ -774,7 +1159,7 @@ public:
     // The reverse sweep replays each barrier at the mirrored point: adjoints
     // written to workgroup shadows before it are read by other threads after.
     if (isa<gpu::BarrierOp>(op)) {
-      gpu::BarrierOp::create(b, loc);
+      replayedBarriers.push_back(gpu::BarrierOp::create(b, loc));
       return success();
     }
     if (isGPUCollective(op)) {
@@ -797,7 +1182,8 @@ public:
       if (!isFloatLike(store.getValue().getType()))
         return success();
       SmallVector<Value> indices = mapped(store.getIndices());
-      Value d = memref::LoadOp::create(b, loc, sh, indices);
+      auto d = memref::LoadOp::create(b, loc, sh, indices);
+      shadowReads.push_back({d, store.getMemRef()});
       memref::StoreOp::create(
           b, loc, createZero(b, loc, store.getValue().getType()), sh, indices);
       if (act.isVaried(store.getValue()))
@@ -807,7 +1193,7 @@ public:
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       Value sh = shadowOf(load.getMemRef());
       if (Value d = scope.get(load.getResult()); d && sh)
-        accumulate(op, sh, mapped(load.getIndices()), d);
+        return accumulate(op, sh, mapped(load.getIndices()), d);
       return success();
     }
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
@@ -820,10 +1206,12 @@ public:
         return reverseAtomicMinMax(atomic, sh, scope);
       if (atomic.getKind() != arith::AtomicRMWKind::addf)
         return unsupported(op, "reverse");
-      if (act.isVaried(atomic.getValue()))
-        scope.add(
-            b, loc, atomic.getValue(),
-            memref::LoadOp::create(b, loc, sh, mapped(atomic.getIndices())));
+      if (act.isVaried(atomic.getValue())) {
+        auto d =
+            memref::LoadOp::create(b, loc, sh, mapped(atomic.getIndices()));
+        shadowReads.push_back({d, atomic.getMemref()});
+        scope.add(b, loc, atomic.getValue(), d);
+      }
       return success();
     }
     bool variedResult = llvm::any_of(op->getResults(),
@@ -1082,9 +1470,12 @@ LogicalResult nabla::emitReverseDerivative(
     OpBuilder &builder, Block &body, func::ReturnOp ret, const Activities &act,
     ArrayRef<Activity> args, ArrayRef<Activity> rets,
     ArrayRef<Value> primalArgs, ArrayRef<Value> shadowArgs, ValueRange seeds,
-    bool remarks, RuleFinder findRule, RecordShadows &records) {
+    bool remarks, OrderedAccumulation &ordering, RuleFinder findRule,
+    RecordShadows &records) {
   VJPEmitter emitter(builder, act, remarks, std::move(findRule), records);
   emitter.entry = builder.getInsertionBlock();
+  emitter.ordering = &ordering;
+  emitter.primalBody = &body;
   emitter.collectWrittenBuffers(body);
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     emitter.fwd.map(arg, primalArgs[i]);
@@ -1105,6 +1496,9 @@ LogicalResult nabla::emitReverseDerivative(
     }
   if (failed(emitter.reverseBlock(body, scope)))
     return failure();
+  emitter.finishOrdered(loc);
+  emitter.flushWorkgroupSites(loc);
+  emitter.flushGridSites(loc);
 
   SmallVector<Value> results;
   for (auto [j, v] : llvm::enumerate(ret.getOperands()))

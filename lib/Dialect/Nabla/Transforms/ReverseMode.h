@@ -12,6 +12,17 @@
 
 namespace nabla {
 
+/// Deterministic accumulation (`nabla-differentiate{deterministic=true}`):
+/// adjoints many threads add into one element are summed in a fixed order.
+/// `scratch` (a kernel adjoint's trailing `memref<?xi32>`, else null) holds
+/// the per-block partials of kernel parameters' elements; `wordsPerBlock`
+/// returns how many of its words each block uses after the counter.
+struct OrderedAccumulation {
+  bool enabled = false;
+  mlir::Value scratch;
+  int64_t wordsPerBlock = 0;
+};
+
 /// Emits at `builder` (the derivative function's entry) the reverse mode of
 /// `body`: the forward sweep, the reverse sweep seeded with `seeds`, and the
 /// return of primal results and gradients. `remarks` reports every kept
@@ -21,7 +32,8 @@ mlir::LogicalResult emitReverseDerivative(
     const Activities &act, llvm::ArrayRef<Activity> args,
     llvm::ArrayRef<Activity> rets, llvm::ArrayRef<mlir::Value> primalArgs,
     llvm::ArrayRef<mlir::Value> shadowArgs, mlir::ValueRange seeds,
-    bool remarks, RuleFinder findRule, RecordShadows &records);
+    bool remarks, OrderedAccumulation &ordering, RuleFinder findRule,
+    RecordShadows &records);
 
 } // namespace nabla
 

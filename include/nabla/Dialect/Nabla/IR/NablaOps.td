@@ -177,6 +177,17 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
     a kernel returns nothing, so an `active` scalar has nowhere to put its
     gradient.
 
+    With `deterministic` (or `nabla-differentiate{deterministic=true}`) the
+    adjoint kernel takes one more, trailing parameter, a `memref<?xi32>`
+    scratch buffer of at least `1 + W * blocks` words, zero before the first
+    launch (the kernel leaves it reusable), where `W` is the adjoint's
+    `nabla.scratch_words_per_block` attribute: adjoints that every thread
+    accumulates into one element are summed per thread, per block (ordered
+    block reduction) and over blocks in block order (per-block partials in
+    the scratch, added up by the last block to finish), so repeated launches
+    with the same shape give bit-identical gradients. Other accumulations
+    that may collide are rejected (docs/AD.md).
+
     ```mlir
     gpu.func @mul_kernel(%A: memref<?xf32>, %n: index) kernel { ... }
     nabla.kernel_adjoint @mul_kernel -> @grad_mul_kernel
@@ -186,7 +197,8 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
                        FlatSymbolRefAttr:$adjoint,
-                       Nabla_ActivityArrayAttr:$activity);
+                       Nabla_ActivityArrayAttr:$activity,
+                       UnitAttr:$deterministic);
   let assemblyFormat = "$kernel `->` $adjoint attr-dict";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {

@@ -33,6 +33,14 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
     yielding them from the forward `scf.if`. With `remarks=true` every kept
     atomic is reported with its reason.
 
+    With `deterministic=true` (per request: `nabla.kernel_adjoint ...
+    {deterministic}`) adjoints that many threads accumulate into one element
+    (an index uniform across the grid, or across the block for workgroup
+    memory) are summed in a fixed order instead: per thread, then an ordered
+    block reduction, then, for kernel parameters, per-block partials in a
+    trailing scratch parameter added up in block order by the last block.
+    Accumulations that may collide in an unknown pattern are errors.
+
     ```mlir
     nabla.autodiff @mul(%A, %dA, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
                                       ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
@@ -43,6 +51,10 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
   let options = [
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark where an adjoint accumulation keeps an atomic">,
+    Option<"deterministic", "deterministic", "bool", "false",
+           "Accumulate colliding adjoints in a fixed order (no float atomics) "
+           "so repeated runs give bit-identical gradients; every kernel "
+           "adjoint takes a trailing scratch buffer">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
