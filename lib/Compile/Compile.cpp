@@ -186,6 +186,11 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
                              {"module", gpuModule.getName()},
                              {"params", std::move(described)},
                              {"workgroup_size", std::move(workgroup)}};
+    // A deterministic kernel adjoint's scratch (its last parameter) needs
+    // 1 + words * blocks i32 words.
+    if (auto words =
+            kernel->getAttrOfType<IntegerAttr>("nabla.scratch_words_per_block"))
+      entry["scratch_words_per_block"] = words.getInt();
     if (isSPIRVFamily(options.target))
       entry["bindings"] = describeBindings(params);
     else

@@ -7,6 +7,11 @@
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
+// RUN: FileCheck %s --input-file=%t.spirv/manifest.json --check-prefix=MANIFEST
+// MANIFEST: "name": "scale_ordered"
+// MANIFEST: "scratch_words_per_block": 2
+// MANIFEST: "name": "broadcast_ordered"
+// MANIFEST: "scratch_words_per_block": 1
 // RUN: nabla-opt %s --pass-pipeline="builtin.module(nabla-to-metal{workgroup-size=64 emulate-float-atomics=true})" -o %t.metal.mlir
 module attributes {gpu.container_module} {
   gpu.module @kernels {
