@@ -256,3 +256,28 @@ def test_relocs_errors():
                   relocs={"host.coeffs": np.zeros(4), "Main.log": np.zeros(8, np.float32)})
     manifest = nabla.compile(m, "nvvm").manifest
     assert [r["strategy"] for r in manifest["relocations"]] == ["patch", "patch"]
+
+
+def test_deterministic_kernel_adjoint_from_python():
+    # The manifest gives the scratch size; two runs give the same bits.
+    source = open(os.path.join(ROOT, "test", "Integration", "gradients",
+                               "deterministic.mlir")).read()
+    compiled = nabla.compile(nabla.Module.parse(source), "spirv",
+                             workgroup_size=[256])
+    entry = next(k for k in compiled.manifest["kernels"]
+                 if k["name"] == "scale_ordered")
+    blocks, n = 8, 8 * 256
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    s = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    w = np.array([2.0, 3.0], np.float32)
+    scratch = np.zeros(1 + entry["scratch_words_per_block"] * blocks, np.int32)
+    m = nabla.Module.parse(source)
+    args = [x, np.zeros_like(x), w, np.zeros_like(w), np.zeros_like(x), s,
+            ("index", n), scratch]
+    first = nabla.run(m, "scale_ordered", blocks, 256, args)
+    second = nabla.run(m, "scale_ordered", blocks, 256, args)
+    np.testing.assert_allclose(first[3], [np.dot(s.astype(np.float64), x), s.sum()],
+                               rtol=1e-4)
+    assert first[3].tobytes() == second[3].tobytes()
+    assert first[7][0] == 0
