@@ -1083,13 +1083,20 @@ public:
                      argument && !workgroup) ||
                     (threadX && threadX.getDimension() == gpu::Dimension::x &&
                      workgroup && argument);
+    if (byThread && readElsewhere(src)) {
+      if (remarks)
+        src->emitRemark("adjoint accumulation keeps an atomic: other reads of "
+                        "the buffer at other indices can meet this thread's "
+                        "element");
+      byThread = false;
+    } else if (!byThread && remarks && !ordering->enabled) {
+      src->emitRemark("adjoint accumulation keeps an atomic: the index is "
+                      "not proven to be an injective function of the "
+                      "global thread id");
+    }
     if (!byThread) {
       if (ordering->enabled)
         return accumulateOrdered(src, value);
-      if (remarks)
-        src->emitRemark("adjoint accumulation keeps an atomic: the index is "
-                        "not proven to be an injective function of the "
-                        "global thread id");
       return atomic();
     }
     // A plain store at the same place in the primal already requires the
@@ -1104,6 +1111,34 @@ public:
     (void)plain();
     b.setInsertionPointToStart(oneDimensional.elseBlock());
     return atomic();
+  }
+
+  /// True if the function also reads the buffer `src` loads from at other
+  /// indices: threads can then meet at one element through different reads
+  /// (x[i] of thread i, x[i - 1] of thread i + 1), so the thread-indexed read's
+  /// accumulation is not exclusive. Broadcast reads the ordered accumulation
+  /// takes publish only after a barrier and do not count.
+  bool readElsewhere(Operation *src) {
+    auto read = cast<memref::LoadOp>(src);
+    Value buffer = getViewSource(read.getMemRef());
+    auto function = src->getParentOfType<func::FuncOp>();
+    WalkResult found = function.walk([&](memref::LoadOp other) {
+      if (other == read || getViewSource(other.getMemRef()) != buffer ||
+          (other.getMemRef() == read.getMemRef() &&
+           llvm::equal(other.getIndices(), read.getIndices())))
+        return WalkResult::advance();
+      auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+          other.getMemRefType().getMemorySpace());
+      bool workgroup =
+          space && space.getValue() == gpu::AddressSpace::Workgroup;
+      auto arg = dyn_cast<BlockArgument>(other.getMemRef());
+      if (ordering->enabled && arg && arg.getOwner() == primalBody &&
+          llvm::all_of(other.getIndices(),
+                       [&](Value i) { return isUniform(i, workgroup); }))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    return found.wasInterrupted();
   }
 
   /// True if the function stores, non-atomically, to the element `load`

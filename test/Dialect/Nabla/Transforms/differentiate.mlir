@@ -186,3 +186,27 @@ func.func @deadcode_grad(%x: f32, %s: f32) -> f32 {
   %d = nabla.autodiff @deadcode(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
   return %d : f32
 }
+
+// -----
+
+// X[i] alone would be thread-exclusive, but X[i + 1] of thread i - 1 meets
+// thread i's element: both accumulations are atomic.
+// CHECK-LABEL: func.func private @__nabla_vjp_neighbours_dd
+// CHECK-NOT: memref.store {{.*}} %arg1
+// CHECK: memref.atomic_rmw addf %{{.*}}, %arg1[%{{.*}}]
+// CHECK: memref.atomic_rmw addf %{{.*}}, %arg1[%{{.*}}]
+// CHECK: return
+func.func @neighbours(%X: memref<?xf32>, %Y: memref<?xf32>) {
+  %i = gpu.global_id x
+  %c1 = arith.constant 1 : index
+  %j = arith.addi %i, %c1 : index
+  %a = memref.load %X[%i] : memref<?xf32>
+  %b = memref.load %X[%j] : memref<?xf32>
+  %s = arith.addf %a, %b : f32
+  memref.store %s, %Y[%i] : memref<?xf32>
+  return
+}
+func.func @neighbours_grad(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>) {
+  nabla.autodiff @neighbours(%X, %dX, %Y, %dY) {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+  return
+}
