@@ -1120,26 +1120,32 @@ public:
   /// takes publish only after a barrier and do not count.
   bool readElsewhere(Operation *src) {
     auto read = cast<memref::LoadOp>(src);
-    Value buffer = getViewSource(read.getMemRef());
-    auto function = src->getParentOfType<func::FuncOp>();
-    WalkResult found = function.walk([&](memref::LoadOp other) {
-      if (other == read || getViewSource(other.getMemRef()) != buffer ||
-          (other.getMemRef() == read.getMemRef() &&
-           llvm::equal(other.getIndices(), read.getIndices())))
-        return WalkResult::advance();
-      auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
-          other.getMemRefType().getMemorySpace());
-      bool workgroup =
-          space && space.getValue() == gpu::AddressSpace::Workgroup;
-      auto arg = dyn_cast<BlockArgument>(other.getMemRef());
-      if (ordering->enabled && arg && arg.getOwner() == primalBody &&
-          llvm::all_of(other.getIndices(),
-                       [&](Value i) { return isUniform(i, workgroup); }))
-        return WalkResult::advance();
-      return WalkResult::interrupt();
-    });
-    return found.wasInterrupted();
+    if (!loadsCollected) {
+      loadsCollected = true;
+      src->getParentOfType<func::FuncOp>().walk([&](memref::LoadOp load) {
+        loadsByBuffer[getViewSource(load.getMemRef())].push_back(load);
+      });
+    }
+    return llvm::any_of(
+        loadsByBuffer[getViewSource(read.getMemRef())],
+        [&](memref::LoadOp other) {
+          if (other == read ||
+              (other.getMemRef() == read.getMemRef() &&
+               llvm::equal(other.getIndices(), read.getIndices())))
+            return false;
+          auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+              other.getMemRefType().getMemorySpace());
+          bool workgroup =
+              space && space.getValue() == gpu::AddressSpace::Workgroup;
+          auto arg = dyn_cast<BlockArgument>(other.getMemRef());
+          return !(ordering->enabled && arg && arg.getOwner() == primalBody &&
+                   llvm::all_of(other.getIndices(), [&](Value i) {
+                     return isUniform(i, workgroup);
+                   }));
+        });
   }
+  bool loadsCollected = false;
+  DenseMap<Value, SmallVector<memref::LoadOp>> loadsByBuffer;
 
   /// True if the function stores, non-atomically, to the element `load`
   /// reads (same buffer through views, same index values).
