@@ -64,26 +64,31 @@ struct Reduction {
   /// linear thread id in the workgroup.
   Value member(OpBuilder &b) const {
     Location loc = op->getLoc();
-    Value rank;
-    if (isa<gpu::SubgroupReduceOp>(op)) {
-      rank = gpu::LaneIdOp::create(b, loc, nullptr);
-    } else {
-      for (gpu::Dimension d :
-           {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
-        Value id = gpu::ThreadIdOp::create(b, loc, d);
-        rank = rank ? arith::AddIOp::create(
-                          b, loc,
-                          arith::MulIOp::create(
-                              b, loc, rank, gpu::BlockDimOp::create(b, loc, d)),
-                          id)
-                    : id;
-      }
-    }
+    Value rank = isa<gpu::SubgroupReduceOp>(op)
+                     ? gpu::LaneIdOp::create(b, loc, nullptr).getResult()
+                     : nabla::emitLinearIdAndCount(b, loc).first;
     return arith::IndexCastOp::create(b, loc, b.getI32Type(), rank);
   }
 };
 
 } // namespace
+
+std::pair<Value, Value> nabla::emitLinearIdAndCount(OpBuilder &b, Location loc,
+                                                    bool ofBlocks) {
+  Value id, count;
+  for (gpu::Dimension d :
+       {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
+    Value i = ofBlocks ? gpu::BlockIdOp::create(b, loc, d).getResult()
+                       : gpu::ThreadIdOp::create(b, loc, d).getResult();
+    Value size = ofBlocks ? gpu::GridDimOp::create(b, loc, d).getResult()
+                          : gpu::BlockDimOp::create(b, loc, d).getResult();
+    id = id ? arith::AddIOp::create(b, loc,
+                                    arith::MulIOp::create(b, loc, id, size), i)
+            : i;
+    count = count ? arith::MulIOp::create(b, loc, count, size) : size;
+  }
+  return {id, count};
+}
 
 static bool isMinMax(AllReduceOperation kind) {
   return llvm::is_contained(

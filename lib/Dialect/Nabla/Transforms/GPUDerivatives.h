@@ -37,6 +37,13 @@ mlir::FailureOr<mlir::Value> emitCollectiveAdjoint(mlir::OpBuilder &builder,
                                                    mlir::Value result,
                                                    mlir::Value adjoint);
 
+/// The calling thread's linear id in its block (x fastest) and the block's
+/// thread count (`ofBlocks`: the block's linear id in the grid and the grid's
+/// block count), as index values.
+std::pair<mlir::Value, mlir::Value>
+emitLinearIdAndCount(mlir::OpBuilder &builder, mlir::Location loc,
+                     bool ofBlocks = false);
+
 } // namespace nabla
 
 #endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_GPUDERIVATIVES_H

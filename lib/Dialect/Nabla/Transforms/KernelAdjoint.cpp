@@ -18,6 +18,7 @@
 #include "KernelAdjoint.h"
 
 #include "DerivativeRules.h"
+#include "GPUDerivatives.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -148,23 +149,8 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   // Threads of the block stride over workgroup shadows together.
-  auto id = [&](gpu::Dimension d) {
-    return gpu::ThreadIdOp::create(builder, loc, d).getResult();
-  };
-  auto dim = [&](gpu::Dimension d) {
-    return gpu::BlockDimOp::create(builder, loc, d).getResult();
-  };
-  Value bx = dim(gpu::Dimension::x), by = dim(gpu::Dimension::y);
-  Value linear = arith::AddIOp::create(
-      builder, loc, id(gpu::Dimension::x),
-      arith::MulIOp::create(
-          builder, loc, bx,
-          arith::AddIOp::create(
-              builder, loc, id(gpu::Dimension::y),
-              arith::MulIOp::create(builder, loc, by, id(gpu::Dimension::z)))));
-  Value threads = arith::MulIOp::create(
-      builder, loc, arith::MulIOp::create(builder, loc, bx, by),
-      dim(gpu::Dimension::z));
+  Value linear, threads;
+  std::tie(linear, threads) = emitLinearIdAndCount(builder, loc);
   bool zeroedWorkgroup = false;
   auto passAttributions = [&](ArrayRef<BlockArgument> attributions,
                               bool isWorkgroup) {

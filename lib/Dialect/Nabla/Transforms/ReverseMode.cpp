@@ -732,11 +732,10 @@ public:
   }
 
   LogicalResult accumulateOrdered(Operation *src, Value value) {
-    auto load = dyn_cast<memref::LoadOp>(src);
-    auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
-    auto space = load ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
-                            load.getMemRefType().getMemorySpace())
-                      : nullptr;
+    auto load = cast<memref::LoadOp>(src);
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        load.getMemRefType().getMemorySpace());
     bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
     if (!arg || arg.getOwner() != primalBody ||
         !llvm::all_of(load.getIndices(),
@@ -792,22 +791,6 @@ public:
     return success();
   }
 
-  /// Linear id and count of the threads of the block, or of the blocks of
-  /// the grid (x fastest).
-  template <typename IdOp, typename SizeOp>
-  std::pair<Value, Value> linearIdAndCount(Location loc) {
-    Value id, count;
-    for (gpu::Dimension d :
-         {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
-      Value i = IdOp::create(b, loc, d), size = SizeOp::create(b, loc, d);
-      id = id ? arith::AddIOp::create(
-                    b, loc, arith::MulIOp::create(b, loc, id, size), i)
-              : i;
-      count = count ? arith::MulIOp::create(b, loc, count, size) : size;
-    }
-    return {id, count};
-  }
-
   Value blockSum(Location loc, Value v) {
     return gpu::AllReduceOp::create(
                b, loc, v.getType(), v,
@@ -841,7 +824,7 @@ public:
       if (!site.workgroup)
         continue;
       if (!tid)
-        tid = linearIdAndCount<gpu::ThreadIdOp, gpu::BlockDimOp>(loc).first;
+        tid = emitLinearIdAndCount(b, loc).first;
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value mine = memref::LoadOp::create(b, loc, site.acc, zero);
       memref::StoreOp::create(b, loc, createZero(b, loc, mine.getType()),
@@ -895,9 +878,10 @@ public:
                       [](const OrderedSite &s) { return !s.workgroup; }))
       return;
     Value scratch = ordering->scratch;
-    auto [tid, threads] =
-        linearIdAndCount<gpu::ThreadIdOp, gpu::BlockDimOp>(loc);
-    auto [blk, blocks] = linearIdAndCount<gpu::BlockIdOp, gpu::GridDimOp>(loc);
+    // (Plain values: lambdas below capture them.)
+    Value tid, threads, blk, blocks;
+    std::tie(tid, threads) = emitLinearIdAndCount(b, loc);
+    std::tie(blk, blocks) = emitLinearIdAndCount(b, loc, /*ofBlocks=*/true);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     // Word `word` of `site`'s partial of `block`: after the counter, one
