@@ -1,7 +1,8 @@
 //===- ROCDLPipeline.cpp - The nabla-to-rocdl pipeline --------------------===//
 //
-// Target check, GPU-to-ROCDL conversion (math through ocml), target attach
-// and serialization to hsaco with LLVM's AMDGPU back end and ld.lld, linking
+// Target check, GPU-to-ROCDL conversion (math through ocml), stack
+// allocations moved to AMDGPU's private address space, target attach and
+// serialization to hsaco with LLVM's AMDGPU back end and ld.lld, linking
 // Debian's rocm-device-libs bitcode. Upstream has no ROCDL pipeline builder.
 //
 //===----------------------------------------------------------------------===//
@@ -47,6 +48,7 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
   rocdl.indexBitwidth = 64;
   rocdl.runtime = gpu::amd::Runtime::HIP;
   device.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  device.addPass(nabla::createROCDLPrivateAllocas());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

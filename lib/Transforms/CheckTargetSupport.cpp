@@ -114,13 +114,23 @@ struct CheckTargetSupport
              ": relocation ops must be lowered by --reloc-lower first";
     if (!dialects.contains(dialect))
       return "is not supported by " + where;
-    // GLSL.std.450's transcendental functions are 16/32-bit only.
+    // A stack slot of run-time size: SPIR-V has only fixed-size Function
+    // variables, PTX needs ISA 7.3 (more than sm_80's default) and AMDGPU a
+    // dynamic scratch stack; rejected on every target, so that a
+    // target-neutral kernel compiles everywhere or nowhere.
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+        alloca && !alloca.getType().hasStaticShape())
+      return "has a dynamic size, which " + where +
+             " cannot allocate; give the private buffer a static shape";
+    // GLSL.std.450's transcendental functions (and the erf/erfc expansions)
+    // are 16/32-bit only.
     if ((target == "spirv" || isMetal) &&
-        isa<math::SinOp, math::CosOp, math::TanOp, math::ExpOp, math::Exp2Op,
-            math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
-            math::Log10Op, math::TanhOp, math::SinhOp, math::CoshOp,
-            math::AtanOp, math::Atan2Op, math::PowFOp, math::ErfOp,
-            math::CbrtOp>(op) &&
+        isa<math::SinOp, math::CosOp, math::TanOp, math::AsinOp, math::AcosOp,
+            math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+            math::Log1pOp, math::Log2Op, math::Log10Op, math::TanhOp,
+            math::SinhOp, math::CoshOp, math::AsinhOp, math::AcoshOp,
+            math::AtanhOp, math::AtanOp, math::Atan2Op, math::PowFOp,
+            math::ErfOp, math::ErfcOp, math::CbrtOp>(op) &&
         llvm::any_of(op->getResultTypes(), containsF64))
       return "on f64 has no lowering for " + where +
              " (GLSL.std.450 transcendentals are 32-bit); use f32, or the "

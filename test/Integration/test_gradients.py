@@ -207,6 +207,57 @@ def test_transcendental_reverse_and_forward(tmp_path):
     assert np.isclose(lhs, rhs, rtol=1e-5), (lhs, rhs)
 
 
+def inverse_primal(x):
+    """inverse in transcendental.mlir, in float64."""
+    erfc = np.vectorize(__import__("math").erfc)
+    return (np.arcsin(x) + np.arccos(x) / 2 + np.arcsinh(2 * x)
+            + np.arccosh(2 + x) + np.arctanh(x) + erfc(x) + erfc(4 + 4 * x))
+
+
+def inverse_derivative(x):
+    """d/dx of inverse in transcendental.mlir, in float64."""
+    gauss = 2 / np.sqrt(np.pi)
+    return (0.5 / np.sqrt(1 - x * x) + 2 / np.sqrt(4 * x * x + 1)
+            + 1 / np.sqrt((2 + x) ** 2 - 1) + 1 / (1 - x * x)
+            - gauss * np.exp(-x * x) - 4 * gauss * np.exp(-(4 + 4 * x) ** 2))
+
+
+def test_inverse_functions_and_erfc(tmp_path):
+    n = 256
+    x = RNG.uniform(-0.8, 0.8, n).astype(np.float32)
+    d = x.astype(np.float64)
+    w = RNG.standard_normal(n).astype(np.float32)
+    v = RNG.standard_normal(n).astype(np.float32)
+    y = np.zeros(n, np.float32)
+
+    def primal(X, tag):
+        return launch(tmp_path / tag, "transcendental.mlir", "inverse_kernel",
+                      4, 64, [X, y, f"index:{n}"])[1].astype(np.float64)
+
+    np.testing.assert_allclose(primal(x, "primal"), inverse_primal(d),
+                               rtol=1e-5, atol=1e-6)
+    rev = launch(tmp_path / "rev", "transcendental.mlir", "inverse_grad", 4, 64,
+                 [x, np.zeros(n, np.float32), y, w, f"index:{n}"])
+    np.testing.assert_allclose(rev[1], w * inverse_derivative(d), rtol=2e-4,
+                               atol=2e-5)
+    np.testing.assert_array_equal(rev[3], 0)
+    fwd = launch(tmp_path / "fwd", "transcendental.mlir", "inverse_tangent", 4,
+                 64, [x, v, y, np.zeros(n, np.float32), f"index:{n}"])
+    np.testing.assert_allclose(fwd[3], v * inverse_derivative(d), rtol=2e-4,
+                               atol=2e-5)
+    # Dot product: <J v, w> = <v, J^T w>.
+    rhs = np.dot(v.astype(np.float64), rev[1])
+    assert np.isclose(np.dot(fwd[3].astype(np.float64), w), rhs, rtol=1e-5)
+    # Central finite differences of the f32 primal kernel, accumulated in
+    # float64 (a step large enough for f32's rounding, small enough for the
+    # curvature near |x| = 0.8).
+    eps = 2e-3
+    plus = primal((d + eps * v).astype(np.float32), "plus")
+    minus = primal((d - eps * v).astype(np.float32), "minus")
+    fd = np.dot((plus - minus) / (2 * eps), w)
+    assert np.isclose(fd, rhs, rtol=1e-4), (fd, rhs)
+
+
 class LoopMap:
     """M(X, C, A, P) of loop.mlir: A and P updated through a 5-step loop."""
     n, block, grid = 100, 64, 2

@@ -8,6 +8,7 @@
 #
 # Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
 # ===----------------------------------------------------------------------=== #
+import math
 import os
 import subprocess
 
@@ -130,20 +131,74 @@ def test_control_flow_subview_calls_and_integer_atomics(tmp_path):
     assert out[2][0] == n
 
 
+erf = np.vectorize(math.erf)
+erfc = np.vectorize(math.erfc)
+
+
 def test_math_functions(tmp_path):
     x = RNG.uniform(0.1, 0.9, 256).astype(np.float32)
     out = launch(tmp_path, "math.mlir", "math_kernel", 4, 64,
                  [x, np.zeros(256, np.float32), "index:256"])
     d = x.astype(np.float64)
-    erf = np.vectorize(__import__("math").erf)
     expected = (np.sin(d) + np.cos(d) + np.tan(d) + np.exp(d) + np.exp2(d)
                 + np.expm1(d) + np.log(d) + np.log1p(d) + np.log2(d) + np.sqrt(d)
                 + 1 / np.sqrt(d) + np.tanh(d) + d ** 1.5 + (d * 1.5 + d)
                 + np.abs(d) + erf(d) + np.arctan(d) + np.arctan2(d, 1.5)
                 + np.floor(d) + np.ceil(d) + np.log10(d) + np.cbrt(d)
                 + np.sinh(d) + np.cosh(d) + np.copysign(d, 1.5) + np.round(d)
-                + d ** 2)
+                + d ** 2 + np.arcsin(d) + np.arccos(d) + np.arcsinh(d)
+                + np.arccosh(d + 1.5) + np.arctanh(d) + erfc(d))
     np.testing.assert_allclose(out[1], expected, rtol=2e-4)
+
+
+def test_erfc_relative_accuracy_in_the_tail(tmp_path):
+    # 1 - erf(x) would lose every digit past x ~ 3; erfc keeps ~1e-6.
+    x = np.concatenate([np.linspace(-3, 9, 250), [0, 0.5, 3, 9, 10, 11]])
+    x = x.astype(np.float32)
+    out = launch(tmp_path, "math.mlir", "erfc_kernel", 4, 64,
+                 [x, np.zeros(x.size, np.float32), f"index:{x.size}"])
+    expected = erfc(x.astype(np.float64))
+    normal = expected > np.finfo(np.float32).tiny
+    np.testing.assert_allclose(out[1][normal], expected[normal], rtol=1e-5)
+    # Past the last normal f32 (x > ~9.2) only a tiny or zero result is right.
+    assert np.all(np.abs(out[1][~normal]) <= np.finfo(np.float32).tiny)
+
+
+@pytest.mark.parametrize("m", [0, 1, 7])
+def test_loop_results_with_zero_and_more_trips(tmp_path, m):
+    # m = 0: every loop result is its init value (SPIR-V once returned 0).
+    n = 100
+    x = RNG.uniform(-2, 2, n).astype(np.float32)
+    out = launch(tmp_path, "zero_trip_loops.mlir", "loops", 2, 64,
+                 [x, np.zeros(4 * n, np.float32), np.zeros(n, np.int32),
+                  f"index:{m}", f"index:{n}"])
+    one = np.float32(1)
+    halved, counted, nested = x.copy(), x.copy(), x.copy()
+    for k in range(m):  # the kernel's f32 operations, in its order
+        halved = halved * np.float32(0.5) + one
+        counted = counted + one
+        for _ in range(k):
+            nested = nested + one
+    y = out[1].reshape(4, n)
+    np.testing.assert_array_equal(y[0], halved)
+    np.testing.assert_array_equal(out[2], 7 + 3 * m)
+    np.testing.assert_array_equal(y[1], counted)
+    np.testing.assert_array_equal(y[2], 2 * x if m > 0 else x - one)
+    np.testing.assert_array_equal(y[3], nested)
+
+
+def test_private_scratch_buffer(tmp_path):
+    n = 100
+    x = RNG.uniform(-2, 2, n).astype(np.float32)
+    out = launch(tmp_path, "private_scratch.mlir", "scratch", 2, 64,
+                 [x, f"index:{n}"])
+    k = np.arange(16, dtype=np.float32)
+    expected = np.zeros(n, np.float32)
+    for i in range(n):
+        buf = x[i] * k + np.float32(1)
+        for j in range(16):  # the kernel's order of f32 additions
+            expected[i] += buf[(j + i) % 16] * k[j]
+    np.testing.assert_allclose(out[0], expected, rtol=1e-6, atol=1e-5)
 
 
 def test_nabla_launch_runs_a_compiled_directory(tmp_path):

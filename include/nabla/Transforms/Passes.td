@@ -186,6 +186,29 @@ def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUMod
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Move the stack allocations of an AMDGPU module into private memory";
+  let description = [{
+    The memref-to-LLVM lowering places `memref.alloca` in the generic address
+    space 0, but AMDGPU stack slots live in the private address space 5: the
+    back end cannot select an `alloca` anywhere else and aborts
+    (`Cannot select: FrameIndex`, or `dynamic_stackalloc` for an allocation
+    outside the entry block). Like clang, this pass allocates each
+    address-space-0 `llvm.alloca` in address space 5 and casts the pointer to
+    the generic one its users expect; LLVM's address-space inference turns
+    the accesses back into private ones. Runs on ROCDL modules after their
+    conversion to the LLVM dialect.
+
+    ```mlir
+    %p = llvm.alloca %n x f32 : (i64) -> !llvm.ptr
+    // becomes
+    %s = llvm.alloca %n x f32 : (i64) -> !llvm.ptr<5>
+    %p = llvm.addrspacecast %s : !llvm.ptr<5> to !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {
   let summary = "Serialize, validate and package SPIR-V modules as gpu.binary ops";
   let description = [{

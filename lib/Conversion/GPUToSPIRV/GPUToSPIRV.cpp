@@ -519,13 +519,16 @@ struct ConvertGPUToSPIRV
 
   /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
   /// expansions for exp2 and fpowi, polynomial approximations (as on the
-  /// CPU back ends) for erf, atan2 and cbrt.
+  /// CPU back ends) for erf, erfc, atan2 and cbrt. erfc has its own
+  /// approximation: 1 - erf(x) loses every digit in the tail (x > ~3).
   LogicalResult expandUnsupportedMath(gpu::GPUModuleOp module) {
     RewritePatternSet patterns(&getContext());
     math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
     populatePolynomialApproximateErfPattern(patterns);
+    populatePolynomialApproximateErfcPattern(patterns);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name.ends_with("atan2") || name.ends_with("cbrt");
+      return name.ends_with("atan2") || name.ends_with("cbrt") ||
+             name.ends_with("asin") || name.ends_with("acos");
     });
     return applyPatternsGreedily(module, std::move(patterns));
   }
@@ -580,6 +583,8 @@ struct ConvertGPUToSPIRV
     spirv::MemorySpaceToStorageClassConverter memorySpaces(
         nabla::mapMemorySpaceToStorageClass);
     spirv::convertMemRefTypesAndAttrs(module, memorySpaces);
+
+    nabla::selectInitsOfZeroTripLoops(module);
 
     // Convert a clone into a spirv.module, then move it into the original.
     OpBuilder builder(module);

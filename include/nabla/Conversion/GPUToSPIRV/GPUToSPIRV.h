@@ -14,6 +14,7 @@
 #include <optional>
 
 namespace mlir {
+class Operation;
 class RewritePatternSet;
 class SPIRVTypeConverter;
 } // namespace mlir
@@ -32,6 +33,12 @@ void populateAtomicRMWFloatToSPIRVPatterns(
 /// upstream numeric Vulkan mapping.
 std::optional<mlir::spirv::StorageClass>
 mapMemorySpaceToStorageClass(mlir::Attribute memorySpace);
+
+/// Replaces each result of an `scf.for` under `root` that may run zero times
+/// by `select(lb < ub, result, init)`: upstream's SCF-to-SPIR-V lowering
+/// returns loop results through variables only the body writes, so without
+/// this a zero-trip loop yields garbage instead of its init values.
+void selectInitsOfZeroTripLoops(mlir::Operation *root);
 
 } // namespace nabla
 

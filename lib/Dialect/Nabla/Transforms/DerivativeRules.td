@@ -30,6 +30,7 @@ def sinh : Expr<"math::SinhOp::create(builder, loc, $0).getResult()">;
 def cosh : Expr<"math::CoshOp::create(builder, loc, $0).getResult()">;
 def exp : Expr<"math::ExpOp::create(builder, loc, $0).getResult()">;
 def log : Expr<"math::LogOp::create(builder, loc, $0).getResult()">;
+def sqrt : Expr<"math::SqrtOp::create(builder, loc, $0).getResult()">;
 def powf : Expr<"math::PowFOp::create(builder, loc, $0, $1).getResult()">;
 def copysign : Expr<"math::CopySignOp::create(builder, loc, $0, $1).getResult()">;
 
@@ -67,6 +68,18 @@ def : Rule<"math::TanhOp", [(sub (c "1"), (mul $r, $r))]>;
 def : Rule<"math::SinhOp", [(cosh $x)]>;
 def : Rule<"math::CoshOp", [(sinh $x)]>;
 def : Rule<"math::AtanOp", [(div (c "1"), (add (c "1"), (mul $x, $x)))]>;
+// The inverse functions' derivatives; 1 - x² and x² - 1 are factored as
+// (1 - x)(1 + x) and (x - 1)(x + 1), which keep their precision near the
+// domain's ends (|x| -> 1), where the derivatives are largest.
+def : Rule<"math::AsinOp", [(div (c "1"), (sqrt (mul (sub (c "1"), $x),
+                                                     (add (c "1"), $x))))]>;
+def : Rule<"math::AcosOp", [(div (c "-1"), (sqrt (mul (sub (c "1"), $x),
+                                                      (add (c "1"), $x))))]>;
+def : Rule<"math::AsinhOp", [(div (c "1"), (sqrt (add (mul $x, $x), (c "1"))))]>;
+def : Rule<"math::AcoshOp", [(div (c "1"), (sqrt (mul (sub $x, (c "1")),
+                                                      (add $x, (c "1")))))]>;
+def : Rule<"math::AtanhOp", [(div (c "1"), (mul (sub (c "1"), $x),
+                                                (add (c "1"), $x)))]>;
 // atan2 with operands ($x, $y) = (a, b) computes atan(a / b):
 // d/da = b / (a² + b²), d/db = -a / (a² + b²)
 def : Rule<"math::Atan2Op", [
@@ -80,6 +93,9 @@ def : Rule<"math::AbsFOp", [(copysign (c "1"), $x)]>;
 // 2 / sqrt(pi) exp(-x²)
 def : Rule<"math::ErfOp", [(mul (c "1.12837916709551257390"),
                                 (exp (neg (mul $x, $x))))]>;
+// -2 / sqrt(pi) exp(-x²)
+def : Rule<"math::ErfcOp", [(mul (c "-1.12837916709551257390"),
+                                 (exp (neg (mul $x, $x))))]>;
 def : Rule<"math::CopySignOp", [(mul (copysign (c "1"), $x),
                                      (copysign (c "1"), $y)), (none)]>;
 
