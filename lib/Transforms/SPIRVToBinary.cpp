@@ -126,13 +126,20 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
         return signalPassFailure();
   }
 
-  /// spirv-update-vce misses two requirements that SPIRV-Tools enforces: the
-  /// subgroup built-ins need GroupNonUniform, and a float atomic add on f64
-  /// needs AtomicFloat64AddEXT. Completes the module's triple.
+  /// spirv-update-vce misses requirements that SPIRV-Tools enforces: the
+  /// subgroup built-ins need GroupNonUniform, a float atomic add on f64
+  /// needs AtomicFloat64AddEXT and 64-bit integer atomics (emulated f64
+  /// adds) Int64Atomics. Completes the module's triple.
   void addBuiltinCapabilities(spirv::ModuleOp spirvModule) {
     bool usesF64AtomicAdd = false;
     spirvModule.walk([&](spirv::EXTAtomicFAddOp op) {
       usesF64AtomicAdd |= op.getType().isF64();
+    });
+    bool uses64BitAtomics = false;
+    spirvModule.walk([&](Operation *op) {
+      if (op->getName().getStringRef().starts_with("spirv.Atomic") &&
+          op->getNumResults() && op->getResult(0).getType().isInteger(64))
+        uses64BitAtomics = true;
     });
     bool usesSubgroupBuiltins = false;
     spirvModule.walk([&](spirv::GlobalVariableOp variable) {
@@ -153,6 +160,7 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
     size_t before = capabilities.size();
     require(usesSubgroupBuiltins, spirv::Capability::GroupNonUniform);
     require(usesF64AtomicAdd, spirv::Capability::AtomicFloat64AddEXT);
+    require(uses64BitAtomics, spirv::Capability::Int64Atomics);
     if (capabilities.size() == before)
       return;
     SmallVector<spirv::Extension> extensions(triple->getExtensions());

@@ -657,8 +657,9 @@ def test_tiled_stencil_with_halos(tmp_path):
     out = launch(tmp_path / "p", "block_kernels.mlir", "stencil", blocks, 64,
                  [X, np.zeros(n, np.float32)])
     x = X.astype(np.float64)
+    # float32 sums of three terms: a few ulps where they nearly cancel.
     np.testing.assert_allclose(out[1], 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:],
-                               rtol=1e-6)
+                               rtol=1e-5, atol=1e-7)
     grad = launch(tmp_path / "g", "block_kernels.mlir", "stencil_adjoint",
                   blocks, 64, [X, np.zeros(n + 2, np.float32),
                                np.zeros(n, np.float32), w.astype(np.float32)])

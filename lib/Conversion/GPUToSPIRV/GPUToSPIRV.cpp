@@ -422,9 +422,14 @@ spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context, bool forMetal,
       C::GroupNonUniformArithmetic,
       C::AtomicFloat32AddEXT,
   };
+  // f64 atomic adds are emulated with 64-bit compare-exchange loops by
+  // default: AtomicFloat64AddEXT is optional in Vulkan (many GPUs lack it),
+  // and lavapipe's LLVM 15 x86 back end aborts on its native form on some
+  // CPUs ("Cannot select: store ... trunc to f64"). A target environment
+  // that allows it (spirv.target_env on the module) keeps it native.
   if (!forMetal) {
     capabilities.push_back(C::Float64);
-    capabilities.push_back(C::AtomicFloat64AddEXT);
+    capabilities.push_back(C::Int64Atomics);
   }
   SmallVector<spirv::Extension> extensions = {
       spirv::Extension::SPV_KHR_storage_buffer_storage_class,

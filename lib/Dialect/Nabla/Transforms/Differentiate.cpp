@@ -21,6 +21,7 @@
 #include "ActivityAnalysis.h"
 #include "ForwardMode.h"
 #include "KernelAdjoint.h"
+#include "PromoteLoopElements.h"
 #include "RecordShadows.h"
 #include "ReverseMode.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
@@ -163,6 +164,11 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
   }
 
   void runOnOperation() override {
+    if (checkpoints < 1 || tapeBudget < 0) {
+      getOperation().emitError("nabla-differentiate: checkpoints must be at "
+                               "least 1 and tape-budget not negative");
+      return signalPassFailure();
+    }
     // Requests created while generating (none today, since calls are
     // inlined) would be picked up by the next round.
     // Kernel adjoints first: each becomes a kernel holding a request.
@@ -293,6 +299,11 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                << ": its control flow could not be made structured";
     }
 
+    // Reverse mode: elements loops update in place become loop-carried, so
+    // their iterations can be recomputed from the loop state.
+    if (mode == DerivativeMode::Reverse)
+      promoteLoopElements(work);
+
     SmallVector<Type> operandTypes(signature.getOperandTypes());
     if (scratch)
       operandTypes.push_back(scratch.getType());
@@ -335,6 +346,9 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
 
     RecordShadows records(symbols);
     ValueRange seeds = entry->getArguments().drop_front(next);
+    LoopReversalOptions loops;
+    loops.checkpoints = checkpoints;
+    loops.tapeBudget = tapeBudget;
     OrderedAccumulation ordering;
     ordering.enabled = ordered;
     if (scratch) {
@@ -347,7 +361,7 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                                     primalArgs, shadowArgs, findRule, records)
             : emitReverseDerivative(builder, body, ret, act, args, rets,
                                     primalArgs, shadowArgs, seeds, remarks,
-                                    ordering, findRule, records);
+                                    ordering, loops, findRule, records);
     if (failed(result)) {
       derivative.erase();
       return failure();

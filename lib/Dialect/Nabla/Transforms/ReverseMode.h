@@ -23,6 +23,21 @@ struct OrderedAccumulation {
   int64_t wordsPerBlock = 0;
 };
 
+/// Per-loop hints of reverse mode: a bound on an scf.for's trip count (the
+/// loop is then taped, and the bound checked when the kernel runs) and the
+/// snapshots of a checkpointed loop.
+inline constexpr llvm::StringLiteral kMaxTripCountAttrName =
+    "nabla.max_trip_count";
+inline constexpr llvm::StringLiteral kCheckpointsAttrName = "nabla.checkpoints";
+
+/// How loops are reversed (nabla-differentiate's options): `checkpoints`
+/// snapshots per checkpointed loop, taped loops up to `tapeBudget` bytes of
+/// private memory per thread.
+struct LoopReversalOptions {
+  int64_t checkpoints = 8;
+  int64_t tapeBudget = 4096;
+};
+
 /// Emits at `builder` (the derivative function's entry) the reverse mode of
 /// `body`: the forward sweep, the reverse sweep seeded with `seeds`, and the
 /// return of primal results and gradients. `remarks` reports every kept
@@ -32,7 +47,8 @@ mlir::LogicalResult emitReverseDerivative(
     const Activities &act, llvm::ArrayRef<Activity> args,
     llvm::ArrayRef<Activity> rets, llvm::ArrayRef<mlir::Value> primalArgs,
     llvm::ArrayRef<mlir::Value> shadowArgs, mlir::ValueRange seeds,
-    bool remarks, OrderedAccumulation &ordering, RuleFinder findRule,
+    bool remarks, OrderedAccumulation &ordering,
+    const LoopReversalOptions &loops, RuleFinder findRule,
     RecordShadows &records);
 
 } // namespace nabla

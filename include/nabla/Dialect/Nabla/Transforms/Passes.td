@@ -31,7 +31,20 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
     thread-exclusive); the adjoint of a store reads and zeroes the shadow.
     Values the reverse sweep needs from inside `scf.if` regions are cached by
     yielding them from the forward `scf.if`. With `remarks=true` every kept
-    atomic is reported with its reason.
+    atomic is reported with its reason, and every loop with the strategy that
+    reverses it and its private bytes per thread.
+
+    Loops (`scf.for`, `scf.while`, any nesting, inside regions) are reversed
+    by one of two strategies, chosen per loop: a per-thread *tape* of the
+    values each iteration defines, when a static bound on the trip count is
+    known (constant bounds, or the hint `nabla.max_trip_count = N` on the
+    loop, checked when the kernel runs: an exceeded hint turns the loop's
+    adjoints into NaN) and the tape fits `tape-budget`; otherwise binomial
+    *checkpointing* (revolve) with `checkpoints` snapshots of the loop state
+    (per loop: `nabla.checkpoints = K`), which recomputes iterations from the
+    snapshots. A checkpointed loop may not read memory that it or later code
+    overwrites (loop-invariant elements it updates in place are promoted to
+    loop-carried values first); such a loop needs the hint.
 
     With `deterministic=true` (per request: `nabla.kernel_adjoint ...
     {deterministic}`) adjoints that many threads accumulate into one element
@@ -55,6 +68,13 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
            "Accumulate colliding adjoints in a fixed order (no float atomics) "
            "so repeated runs give bit-identical gradients; every kernel "
            "adjoint takes a trailing scratch buffer">,
+    Option<"checkpoints", "checkpoints", "int64_t", "8",
+           "Snapshots per checkpointed loop (binomial checkpointing of loops "
+           "without a static trip-count bound; per loop: nabla.checkpoints)">,
+    Option<"tapeBudget", "tape-budget", "int64_t", "4096",
+           "Bytes per thread up to which a loop with a static trip-count "
+           "bound (constant bounds or nabla.max_trip_count) keeps a private "
+           "tape instead of being checkpointed">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",

@@ -1,0 +1,180 @@
+//===- ForwardSweep.cpp - The forward sweep of reverse mode ---------------===//
+//
+// The primal again, op by op, keeping what the reverse sweep needs: scf.if
+// results yield every value their branches define; shadows of allocations and
+// views are created where the reverse sweep can reach them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReverseEmitter.h"
+
+#include "ActivityAnalysis.h"
+#include "DerivativeRules.h"
+#include "GPUDerivatives.h"
+#include "RecordShadows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace nabla;
+
+/// The shadow of src memref `memref` at the current point: a view taken
+/// inside a region is taken again from its source's shadow.
+Value VJPEmitter::shadowOf(Value memref) {
+  auto it = branchViews.find(memref);
+  if (it == branchViews.end())
+    return shadow.lookup(memref);
+  Operation *view = it->second;
+  return cloneViewOfShadow(b, view, fwd, shadowOf(view->getOperand(0)));
+}
+
+void VJPEmitter::defined(Value src, Value forward) {
+  fwd.map(src, forward);
+  if (!branchScopes.empty())
+    branchScopes.back().push_back(src);
+}
+
+LogicalResult VJPEmitter::forwardBlock(Block &src) {
+  for (Operation &op : src.without_terminator())
+    if (failed(forwardOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult VJPEmitter::forwardOp(Operation *op) {
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return forwardIf(ifOp);
+  if (auto loop = dyn_cast<scf::ForOp>(op); loop && regionTouchesActive(op))
+    return forwardFor(loop);
+  if (auto loop = dyn_cast<scf::WhileOp>(op); loop && regionTouchesActive(op))
+    return forwardWhile(loop);
+  if (op->getNumRegions() && !isGPUCollective(op) && regionTouchesActive(op))
+    return op->emitOpError("is not supported yet by reverse mode on an "
+                           "active path");
+  // Recomputing a checkpointed loop's iteration repeats no write to memory
+  // from outside it (cloneRecomputed also skips those in nested regions).
+  Operation *clone =
+      recomputeRoot ? cloneRecomputed(op, fwd) : b.clone(*op, fwd);
+  if (!clone)
+    return success();
+  for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+    defined(src, dst);
+  if (auto get = dyn_cast<reloc::GetGlobalOp>(op);
+      get && act.isShadowed(get.getResult())) {
+    // The reverse sweep runs outside every region: the shadow's use (it has
+    // no operands) goes to the entry block.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    shadow[get.getResult()] = records.emitShadow(b, get);
+    return success();
+  }
+  if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+      alloca && act.isShadowed(alloca.getResult())) {
+    // The reverse sweep needs the shadow after every region closed: inside
+    // one it lives at function entry, which needs a static shape.
+    OpBuilder::InsertionGuard guard(b);
+    if (!branchScopes.empty()) {
+      if (!alloca.getType().hasStaticShape())
+        return op->emitOpError("is a dynamically sized allocation holding "
+                               "differentiated data inside a region; "
+                               "reverse mode needs its shadow at function "
+                               "level (use a static shape or hoist it)");
+      b.setInsertionPointToStart(entry);
+    }
+    shadow[alloca.getResult()] =
+        createZeroedAllocation(b, alloca, mapped(alloca.getDynamicSizes()));
+    return success();
+  }
+  if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+      act.isShadowed(op->getOperand(0))) {
+    // Inside a region the shadow's view would not reach the reverse sweep:
+    // it is taken there, where each use needs it, from cached operands.
+    if (!branchScopes.empty()) {
+      branchViews[op->getResult(0)] = op;
+      return success();
+    }
+    shadow[op->getResult(0)] =
+        cloneViewOfShadow(b, op, fwd, shadowOf(op->getOperand(0)));
+  }
+  return success();
+}
+
+/// Clones an scf.if and yields every value defined in its branches, so
+/// that the reverse sweep can use them after the if.
+LogicalResult VJPEmitter::forwardIf(scf::IfOp op) {
+  Location loc = op.getLoc();
+  SmallVector<Value> cached[2];
+  Block *blocks[2] = {nullptr, nullptr};
+  Region *regions[2] = {&op.getThenRegion(), &op.getElseRegion()};
+  // First clone each branch into a detached block to learn what to cache.
+  SmallVector<std::unique_ptr<Block>> detached;
+  for (int k = 0; k < 2; ++k) {
+    detached.push_back(std::make_unique<Block>());
+    blocks[k] = detached.back().get();
+    if (regions[k]->empty())
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(blocks[k]);
+    branchScopes.emplace_back();
+    if (failed(forwardBlock(regions[k]->front())))
+      return failure();
+    for (Value v : branchScopes.back())
+      if (!isa<BaseMemRefType>(v.getType()))
+        cached[k].push_back(v);
+    branchScopes.pop_back();
+  }
+  SmallVector<Type> types(op.getResultTypes());
+  for (int k = 0; k < 2; ++k)
+    for (Value v : cached[k])
+      types.push_back(v.getType());
+  auto newIf = scf::IfOp::create(b, loc, types, fwd.lookup(op.getCondition()),
+                                 /*withElseRegion=*/true);
+  for (int k = 0; k < 2; ++k) {
+    Block &dst =
+        k == 0 ? newIf.getThenRegion().front() : newIf.getElseRegion().front();
+    clearTerminator(dst);
+    dst.getOperations().splice(dst.end(), blocks[k]->getOperations());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&dst);
+    SmallVector<Value> operands;
+    if (!regions[k]->empty()) {
+      auto yield = cast<scf::YieldOp>(regions[k]->front().getTerminator());
+      for (Value v : yield.getOperands())
+        operands.push_back(fwd.lookup(v));
+    }
+    for (int j = 0; j < 2; ++j)
+      for (Value v : cached[j])
+        operands.push_back(j == k ? fwd.lookup(v)
+                                  : createZero(b, loc, v.getType()));
+    scf::YieldOp::create(b, loc, operands);
+  }
+  unsigned next = 0;
+  for (Value r : op.getResults())
+    defined(r, newIf.getResult(next++));
+  for (int k = 0; k < 2; ++k)
+    for (Value v : cached[k])
+      defined(v, newIf.getResult(next++));
+  return success();
+}
+
+/// True if `op` or anything nested in it touches differentiated data.
+bool VJPEmitter::regionTouchesActive(Operation *op) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    touches |= touchesActiveData(inner, act);
+    return touches ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return touches;
+}
+
+SmallVector<Value> VJPEmitter::mapped(ValueRange values) {
+  return llvm::map_to_vector(values, [&](Value v) { return fwd.lookup(v); });
+}

@@ -1,0 +1,462 @@
+//===- LoopCheckpointing.cpp - Reversing loops by binomial checkpointing --===//
+//
+// The checkpoint strategy, for scf.for and scf.while alike: a loop is seen
+// as N steps over a state (the iter_args, or a while's before-arguments).
+// The reverse sweep starts from the initial state, which the forward sweep
+// keeps like any value, and runs revolve's schedule with K snapshots in
+// private memory: from the latest snapshot below the last step not yet
+// reversed, it advances (recomputing primal steps with their writes to
+// outside memory skipped), taking a snapshot at binomially chosen positions
+// while snapshots are free; then it reverses that one step with a local
+// forward and reverse sweep of the body (nested loops and branches are
+// cached locally, so every nesting level needs only its own snapshots), and
+// frees the snapshot the step started from once nothing above it is left.
+//
+// With r the smallest integer such that C(K + r, K) ≥ N, each step is
+// recomputed at most r times (revolve's bound: r·N − C(K + r, r − 1) forward
+// steps; ours adds the first sweep, at most N more, because the forward
+// sweep cannot keep snapshots for a reverse sweep that runs after every
+// region has closed). Memory: K · (state + 8) bytes per thread, static.
+//
+// The schedule depends only on N and K, so when N is uniform (which the
+// primal needs anyway for a loop holding a barrier or a collective) every
+// thread runs the same steps and replayed barriers stay convergent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReverseEmitter.h"
+
+using namespace mlir;
+using namespace nabla;
+
+/// The offset from `pos` of revolve's next snapshot when `n` ≥ 2 steps are
+/// left to reverse with `free` ≥ 1 snapshots: with r minimal such that
+/// β(free, r) = C(free + r, r) ≥ n, the right part keeps
+/// β(free − 1, r) = β(free, r) · free / (free + r) steps, the left part the
+/// rest (at least 1), so that no step is advanced more than r times.
+static Value emitSnapshotOffset(OpBuilder &b, Location loc, Value n,
+                                Value free) {
+  Type index = b.getIndexType();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  // A loop that never runs for free = 0 (its result is not used then).
+  Value s = arith::MaxUIOp::create(b, loc, free, one);
+  auto search = scf::WhileOp::create(b, loc, TypeRange{index, index},
+                                     ValueRange{zero, one});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before =
+        b.createBlock(&search.getBefore(), {}, {index, index}, {loc, loc});
+    Value small = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        before->getArgument(1), n);
+    scf::ConditionOp::create(b, loc, small, before->getArguments());
+    Block *after =
+        b.createBlock(&search.getAfter(), {}, {index, index}, {loc, loc});
+    Value r = arith::AddIOp::create(b, loc, after->getArgument(0), one);
+    Value beta = arith::DivUIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, after->getArgument(1),
+                              arith::AddIOp::create(b, loc, s, r)),
+        r);
+    scf::YieldOp::create(b, loc, ValueRange{r, beta});
+  }
+  Value r = search.getResult(0), beta = search.getResult(1);
+  Value right =
+      arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, beta, s),
+                             arith::AddIOp::create(b, loc, s, r));
+  Value left = arith::SubIOp::create(b, loc, n, right);
+  Value positive =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, left, zero);
+  return arith::SelectOp::create(b, loc, positive, left, one);
+}
+
+SmallVector<Value> VJPEmitter::advanceSteps(SteppedLoop &loop, Value from,
+                                            Value to, ValueRange state) {
+  Location loc = loop.op->getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto steps = scf::ForOp::create(b, loc, from, to, one, state);
+  OpBuilder::InsertionGuard guard(b);
+  clearTerminator(*steps.getBody());
+  b.setInsertionPointToEnd(steps.getBody());
+  Operation *savedRoot = recomputeRoot;
+  recomputeRoot = loop.op;
+  SmallVector<Value> next =
+      loop.advance(steps.getInductionVar(), steps.getRegionIterArgs());
+  recomputeRoot = savedRoot;
+  scf::YieldOp::create(b, loc, next);
+  return steps.getResults();
+}
+
+FailureOr<SmallVector<Value>>
+VJPEmitter::reverseCheckpointed(SteppedLoop &loop, int64_t snapshots,
+                                ValueRange adjoints, ArrayRef<Value> outside,
+                                AdjointScope &outer) {
+  Location loc = loop.op->getLoc();
+  Type index = b.getIndexType();
+  SmallVector<Type> stateTypes =
+      llvm::map_to_vector(loop.inits, [](Value v) { return v.getType(); });
+  // Snapshot slots: a position and one slot per state value each.
+  Value positions;
+  SmallVector<Value> slots;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    positions = createPrivateSlots(b, loc, index, snapshots);
+    for (Type type : stateTypes) {
+      Value memref = createPrivateSlots(b, loc, type, snapshots);
+      if (!memref)
+        return loop.op->emitOpError("carries a value of type ")
+               << type << ", which a checkpoint cannot hold";
+      slots.push_back(memref);
+    }
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lastSlot = arith::ConstantIndexOp::create(b, loc, snapshots - 1);
+  auto saveSnapshot = [&](Value slot, Value position, ValueRange state) {
+    storePrivateSlot(b, loc, position, positions, slot);
+    for (auto [v, memref] : llvm::zip(state, slots))
+      storePrivateSlot(b, loc, v, memref, slot);
+  };
+  saveSnapshot(zero, zero, loop.inits);
+
+  // while (end > 0): reverse step end - 1. Carried: end, the top snapshot,
+  // the adjoints of the carried state entries and of outside values.
+  SmallVector<Value> inits = {loop.count, zero};
+  llvm::append_range(inits, adjoints);
+  for (Value o : outside)
+    inits.push_back(createZero(b, loc, o.getType()));
+  SmallVector<Type> types =
+      llvm::map_to_vector(inits, [](Value v) { return v.getType(); });
+  SmallVector<Location> locs(types.size(), loc);
+  auto sweep = scf::WhileOp::create(b, loc, types, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&sweep.getBefore(), {}, types, locs);
+    scf::ConditionOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                              before->getArgument(0), zero),
+        before->getArguments());
+    Block *after = b.createBlock(&sweep.getAfter(), {}, types, locs);
+    Value end = after->getArgument(0);
+    Value top = after->getArgument(1);
+    ValueRange carriedAdjoints =
+        after->getArguments().slice(2, adjoints.size());
+    ValueRange outsideAdjoints =
+        after->getArguments().drop_front(2 + adjoints.size());
+    Value target = arith::SubIOp::create(b, loc, end, one);
+    // Restore the top snapshot, then advance to the step to reverse, taking
+    // snapshots on the way while slots are free.
+    SmallVector<Value> restored = {
+        loadPrivateSlot(b, loc, positions, top, index), top};
+    for (auto [memref, type] : llvm::zip(slots, stateTypes))
+      restored.push_back(loadPrivateSlot(b, loc, memref, top, type));
+    SmallVector<Type> advanceTypes =
+        llvm::map_to_vector(restored, [](Value v) { return v.getType(); });
+    SmallVector<Location> advanceLocs(advanceTypes.size(), loc);
+    auto forward = scf::WhileOp::create(b, loc, advanceTypes, restored);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Block *check =
+          b.createBlock(&forward.getBefore(), {}, advanceTypes, advanceLocs);
+      scf::ConditionOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                check->getArgument(0), target),
+          check->getArguments());
+      Block *step =
+          b.createBlock(&forward.getAfter(), {}, advanceTypes, advanceLocs);
+      Value position = step->getArgument(0);
+      Value used = step->getArgument(1);
+      Value free = arith::SubIOp::create(b, loc, lastSlot, used);
+      Value hasFree =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, free, zero);
+      Value left = arith::SubIOp::create(b, loc, end, position);
+      Value next = arith::SelectOp::create(
+          b, loc, hasFree,
+          arith::AddIOp::create(b, loc, position,
+                                emitSnapshotOffset(b, loc, left, free)),
+          target);
+      SmallVector<Value> state = advanceSteps(
+          loop, position, next, step->getArguments().drop_front(2));
+      Value nextUsed = arith::SelectOp::create(
+          b, loc, hasFree, arith::AddIOp::create(b, loc, used, one), used);
+      auto take = scf::IfOp::create(b, loc, hasFree, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard branch(b);
+        b.setInsertionPointToStart(take.thenBlock());
+        saveSnapshot(nextUsed, next, state);
+      }
+      SmallVector<Value> yields = {next, nextUsed};
+      llvm::append_range(yields, state);
+      scf::YieldOp::create(b, loc, yields);
+    }
+    Value reachedTop = forward.getResult(1);
+    ValueRange state = forward.getResults().drop_front(2);
+    // Reverse step `target` from its state.
+    AdjointScope scope;
+    for (auto [o, d] : llvm::zip(outside, outsideAdjoints))
+      scope.adjoints[o] = d;
+    FailureOr<SmallVector<Value>> previous;
+    if (failed(inLocalSweep(loop.op, [&] {
+          previous = loop.reverseStep(target, state, carriedAdjoints, scope);
+          return success(succeeded(previous));
+        })))
+      return failure();
+    // The snapshot at `target` has served its last step.
+    Value topPosition = loadPrivateSlot(b, loc, positions, reachedTop, index);
+    Value done = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, topPosition,
+                              target),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, reachedTop,
+                              zero));
+    Value nextTop = arith::SelectOp::create(
+        b, loc, done, arith::SubIOp::create(b, loc, reachedTop, one),
+        reachedTop);
+    SmallVector<Value> yields = {target, nextTop};
+    llvm::append_range(yields, *previous);
+    for (Value o : outside)
+      yields.push_back(scope.get(o));
+    scf::YieldOp::create(b, loc, yields);
+  }
+  for (auto [k, o] : llvm::enumerate(outside))
+    outer.add(b, loc, o, sweep.getResult(2 + adjoints.size() + k));
+  return SmallVector<Value>(
+      sweep.getResults().slice(2, adjoints.size()).begin(),
+      sweep.getResults().slice(2, adjoints.size()).end());
+}
+
+LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
+                                                 AdjointScope &outer) {
+  Location loc = op.getLoc();
+  Value lb = fwd.lookup(op.getLowerBound());
+  Value step = fwd.lookup(op.getStep());
+  SteppedLoop loop;
+  loop.op = op;
+  loop.inits = mapped(op.getInitArgs());
+  loop.count = emitTripCount(loc, lb, fwd.lookup(op.getUpperBound()), step);
+  for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
+    if (act.isVaried(arg))
+      loop.carried.push_back(i);
+  auto enter = [&](Value t, ValueRange state) {
+    fwd.map(op.getInductionVar(),
+            arith::AddIOp::create(b, loc, lb,
+                                  arith::MulIOp::create(b, loc, t, step)));
+    fwd.map(op.getRegionIterArgs(), state);
+  };
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  loop.advance = [&](Value t, ValueRange state) {
+    enter(t, state);
+    for (Operation &inner : op.getBody()->without_terminator())
+      (void)cloneRecomputed(&inner, fwd);
+    return mapped(yield.getOperands());
+  };
+  loop.reverseStep = [&](Value t, ValueRange state, ValueRange adjoints,
+                         AdjointScope &scope) -> FailureOr<SmallVector<Value>> {
+    enter(t, state);
+    if (failed(forwardBlock(*op.getBody())))
+      return failure();
+    for (auto [k, i] : llvm::enumerate(loop.carried))
+      scope.add(b, loc, yield.getOperand(i), adjoints[k]);
+    if (failed(reverseBlock(*op.getBody(), scope)))
+      return failure();
+    SmallVector<Value> previous;
+    for (unsigned i : loop.carried) {
+      Value arg = op.getRegionIterArgs()[i];
+      Value d = scope.get(arg);
+      previous.push_back(d ? d : createZero(b, loc, arg.getType()));
+    }
+    return previous;
+  };
+  SmallVector<Value> adjoints;
+  for (unsigned i : loop.carried) {
+    Value d = outer.get(op.getResult(i));
+    adjoints.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
+  }
+  FailureOr<SmallVector<Value>> initial = reverseCheckpointed(
+      loop, loopPlans[op].snapshots, adjoints, usedFromOutside(op), outer);
+  if (failed(initial))
+    return failure();
+  for (auto [k, i] : llvm::enumerate(loop.carried))
+    if (act.isVaried(op.getInitArgs()[i]))
+      outer.add(b, loc, op.getInitArgs()[i], (*initial)[k]);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// scf.while
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> VJPEmitter::cloneBody(Block &block, IRMapping &mapping) {
+  for (Operation &inner : block.without_terminator()) {
+    if (recomputeRoot)
+      (void)cloneRecomputed(&inner, mapping);
+    else
+      b.clone(inner, mapping);
+  }
+  Operation *terminator = block.getTerminator();
+  ValueRange passed = isa<scf::ConditionOp>(terminator)
+                          ? cast<scf::ConditionOp>(terminator).getArgs()
+                          : terminator->getOperands();
+  return llvm::map_to_vector(passed,
+                             [&](Value v) { return mapping.lookup(v); });
+}
+
+LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
+  FailureOr<LoopPlan> plan = planLoop(op);
+  if (failed(plan))
+    return failure();
+  loopPlans[op] = *plan;
+  // The primal while again, counting the executions of its after region.
+  Location loc = op.getLoc();
+  SmallVector<Value> inits = mapped(op.getInits());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  inits.push_back(zero);
+  SmallVector<Type> types(op.getResultTypes());
+  types.push_back(b.getIndexType());
+  auto loop = scf::WhileOp::create(b, loc, types, inits);
+  auto makeBlock = [&](Region &region, TypeRange argTypes) {
+    SmallVector<Type> all(argTypes);
+    all.push_back(b.getIndexType());
+    SmallVector<Location> locs(all.size(), loc);
+    return b.createBlock(&region, {}, all, locs);
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before =
+        makeBlock(loop.getBefore(), op.getBefore().getArgumentTypes());
+    IRMapping mapping = fwd;
+    mapping.map(op.getBeforeArguments(), before->getArguments().drop_back());
+    SmallVector<Value> passed = cloneBody(op.getBefore().front(), mapping);
+    passed.push_back(before->getArguments().back());
+    scf::ConditionOp::create(
+        b, loc, mapping.lookup(op.getConditionOp().getCondition()), passed);
+    Block *after = makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
+    mapping.map(op.getAfterArguments(), after->getArguments().drop_back());
+    SmallVector<Value> yielded = cloneBody(op.getAfter().front(), mapping);
+    yielded.push_back(
+        arith::AddIOp::create(b, loc, after->getArguments().back(),
+                              arith::ConstantIndexOp::create(b, loc, 1)));
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
+    defined(src, dst);
+  OpBuilder keys(b.getContext());
+  keys.setInsertionPointToEnd(&countKeys);
+  Value key = UnrealizedConversionCastOp::create(
+                  keys, loc, TypeRange{b.getIndexType()}, ValueRange{})
+                  .getResult(0);
+  whileCounts[op] = key;
+  defined(key, loop.getResults().back());
+  return success();
+}
+
+LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
+  Location loc = op.getLoc();
+  Block &before = op.getBefore().front();
+  Block &after = op.getAfter().front();
+  auto condition = op.getConditionOp();
+  auto yield = cast<scf::YieldOp>(after.getTerminator());
+  Value iterations = fwd.lookup(whileCounts[op]);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SteppedLoop loop;
+  loop.op = op;
+  loop.inits = mapped(op.getInits());
+  // Steps 0 .. N-1 run both regions; step N is the final before region.
+  loop.count = arith::AddIOp::create(b, loc, iterations, one);
+  for (auto [i, arg] : llvm::enumerate(op.getBeforeArguments()))
+    if (act.isVaried(arg))
+      loop.carried.push_back(i);
+  SmallVector<Value> seeds;
+  for (Value r : op.getResults()) {
+    Value d = outer.get(r);
+    seeds.push_back(d ? d : createZero(b, loc, r.getType()));
+  }
+  loop.advance = [&](Value, ValueRange state) {
+    fwd.map(op.getBeforeArguments(), state);
+    SmallVector<Value> passed = cloneBody(before, fwd);
+    fwd.map(op.getAfterArguments(), passed);
+    return cloneBody(after, fwd);
+  };
+  SmallVector<Value> outside = usedFromOutside(op);
+  // One execution of the regions (`withAfter`) or of the final before
+  // region, forward then reverse, inside a branch of the step's scf.if.
+  auto reverseRegions =
+      [&](bool withAfter, ValueRange state, ValueRange adjoints,
+          AdjointScope &scope) -> FailureOr<SmallVector<Value>> {
+    fwd.map(op.getBeforeArguments(), state);
+    if (failed(forwardBlock(before)))
+      return failure();
+    if (withAfter) {
+      fwd.map(op.getAfterArguments(), mapped(condition.getArgs()));
+      if (failed(forwardBlock(after)))
+        return failure();
+      for (auto [k, i] : llvm::enumerate(loop.carried))
+        if (act.isVaried(yield.getOperand(i)))
+          scope.add(b, loc, yield.getOperand(i), adjoints[k]);
+      if (failed(reverseBlock(after, scope)))
+        return failure();
+      for (auto [v, arg] :
+           llvm::zip(condition.getArgs(), op.getAfterArguments()))
+        if (act.isVaried(v))
+          scope.add(b, loc, v, scope.get(arg));
+    } else {
+      for (auto [v, d] : llvm::zip(condition.getArgs(), seeds))
+        if (act.isVaried(v))
+          scope.add(b, loc, v, d);
+    }
+    if (failed(reverseBlock(before, scope)))
+      return failure();
+    SmallVector<Value> previous;
+    for (unsigned i : loop.carried) {
+      BlockArgument arg = op.getBeforeArguments()[i];
+      Value d = scope.get(arg);
+      previous.push_back(d ? d : createZero(b, loc, arg.getType()));
+    }
+    for (Value o : outside)
+      previous.push_back(scope.get(o));
+    return previous;
+  };
+  loop.reverseStep = [&](Value t, ValueRange state, ValueRange adjoints,
+                         AdjointScope &scope) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Type> types;
+    for (unsigned i : loop.carried)
+      types.push_back(op.getBeforeArguments()[i].getType());
+    for (Value o : outside)
+      types.push_back(o.getType());
+    Value final =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, iterations);
+    auto branch = scf::IfOp::create(b, loc, types, final,
+                                    /*withElseRegion=*/true);
+    for (int k = 0; k < 2; ++k) {
+      OpBuilder::InsertionGuard guard(b);
+      Block *block = k == 0 ? branch.thenBlock() : branch.elseBlock();
+      clearTerminator(*block);
+      b.setInsertionPointToEnd(block);
+      AdjointScope local = scope;
+      FailureOr<SmallVector<Value>> yields =
+          reverseRegions(/*withAfter=*/k == 1, state, adjoints, local);
+      if (failed(yields))
+        return failure();
+      scf::YieldOp::create(b, loc, *yields);
+    }
+    for (auto [k, o] : llvm::enumerate(outside))
+      scope.adjoints[o] = branch.getResult(loop.carried.size() + k);
+    return SmallVector<Value>(
+        branch.getResults().take_front(loop.carried.size()));
+  };
+  SmallVector<Value> adjoints;
+  for (unsigned i : loop.carried)
+    adjoints.push_back(
+        createZero(b, loc, op.getBeforeArguments()[i].getType()));
+  FailureOr<SmallVector<Value>> initial = reverseCheckpointed(
+      loop, loopPlans[op].snapshots, adjoints, outside, outer);
+  if (failed(initial))
+    return failure();
+  for (auto [k, i] : llvm::enumerate(loop.carried))
+    if (act.isVaried(op.getInits()[i]))
+      outer.add(b, loc, op.getInits()[i], (*initial)[k]);
+  return success();
+}

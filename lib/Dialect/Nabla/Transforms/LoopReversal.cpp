@@ -1,0 +1,340 @@
+//===- LoopReversal.cpp - Choosing how each loop is reversed --------------===//
+//
+// Every loop on an active path is reversed by one of two strategies, chosen
+// per loop by a small cost model and reported with remarks=true:
+//
+//  - Tape (LoopTape.cpp): the values each iteration defines go to per-thread
+//    slots. Needs a static bound on the trip count: constant bounds, or the
+//    hint `nabla.max_trip_count` (checked at run time). Chosen when the tape
+//    fits `tape-budget` bytes per thread, or when checkpointing is impossible.
+//  - Checkpoint (LoopCheckpointing.cpp): binomial checkpointing (revolve)
+//    with K snapshots of the loop state; iterations are recomputed from the
+//    snapshots. Needs the loop's reads to be repeatable: memory it reads must
+//    not be overwritten by the loop itself, by later code or by an enclosing
+//    loop (PromoteLoopElements.cpp first turns elements a loop updates in
+//    place into loop-carried values). Writes to memory from outside the loop
+//    are skipped when recomputing.
+//
+// This file holds the choice, the stability analysis and the recomputing
+// clone; the strategies live in their own files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReverseEmitter.h"
+
+#include "GPUDerivatives.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace nabla;
+
+void VJPEmitter::collectWrittenBuffers(Block &body) {
+  body.walk([&](Operation *op) {
+    auto note = [&](Value memref) {
+      Value base = getViewSource(memref);
+      writtenBuffers.insert(base);
+      SmallVector<Operation *> &writers = writersOf[base];
+      if (writers.empty() || writers.back() != op)
+        writers.push_back(op);
+    };
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    SmallVector<MemoryEffects::EffectInstance> list;
+    if (effects)
+      effects.getEffects(list);
+    bool unknown =
+        !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+    for (auto &effect : list)
+      if (isa<MemoryEffects::Write>(effect.getEffect())) {
+        if (Value v = effect.getValue())
+          note(v);
+        else
+          unknown = true;
+      }
+    if (unknown)
+      for (Value v : op->getOperands())
+        if (isa<BaseMemRefType>(v.getType()))
+          note(v);
+  });
+}
+
+/// True if `v` is defined inside `op` (by an op or as a block argument of
+/// one of its regions).
+static bool isDefinedInside(Value v, Operation *op) {
+  return op->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+static bool isLoop(Operation *op) { return isa<LoopLikeOpInterface>(op); }
+
+bool VJPEmitter::isStableIn(Value buffer, Operation *loop) {
+  for (Operation *writer : writersOf.lookup(buffer)) {
+    if (loop->isAncestor(writer))
+      return false;
+    // Find the block holding both (an ancestor of) the writer and an
+    // ancestor `a` of the loop: the writer must come first there, and no
+    // loop may enclose that block.
+    bool placed = false;
+    for (Operation *a = loop; a && !isa<FunctionOpInterface>(a);
+         a = a->getParentOp()) {
+      Operation *w = a->getBlock()->findAncestorOpInBlock(*writer);
+      if (!w)
+        continue;
+      if (w == a) {
+        // Another region of `a`: the other branch of an scf.if is fine, the
+        // other region of a loop runs again.
+        if (isLoop(a))
+          return false;
+      } else if (!w->isBeforeInBlock(a)) {
+        return false;
+      }
+      for (Operation *p = a->getParentOp(); p && !isa<FunctionOpInterface>(p);
+           p = p->getParentOp())
+        if (isLoop(p))
+          return false;
+      placed = true;
+      break;
+    }
+    if (!placed)
+      return false;
+  }
+  return true;
+}
+
+Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
+  Operation *obstacle = nullptr;
+  loop->walk([&](Operation *op) {
+    if (op == loop || isa<gpu::BarrierOp>(op) || isGPUCollective(op))
+      return WalkResult::advance();
+    if (isa<CallOpInterface>(op) &&
+        llvm::any_of(op->getOperandTypes(), llvm::IsaPred<BaseMemRefType>)) {
+      obstacle = op;
+      return WalkResult::interrupt();
+    }
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      // Its result depends on what other threads did before: repeatable
+      // only for memory the iteration owns.
+      if (!atomic.getResult().use_empty() &&
+          !isDefinedInside(getViewSource(atomic.getMemref()), loop))
+        obstacle = op;
+      return obstacle ? WalkResult::interrupt() : WalkResult::advance();
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      obstacle = op;
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (auto &effect : list) {
+      if (!isa<MemoryEffects::Read>(effect.getEffect()))
+        continue;
+      Value read = effect.getValue();
+      if (!read || !isa<BaseMemRefType>(read.getType())) {
+        obstacle = op;
+        break;
+      }
+      Value base = getViewSource(read);
+      if (!isDefinedInside(base, loop) && !isStableIn(base, loop)) {
+        obstacle = op;
+        break;
+      }
+    }
+    return obstacle ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return obstacle;
+}
+
+bool VJPEmitter::isSkippedWrite(Operation *op) {
+  if (isa<gpu::BarrierOp>(op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [&](MemoryEffects::EffectInstance &effect) {
+    Value v = effect.getValue();
+    return isa<MemoryEffects::Write>(effect.getEffect()) && v &&
+           isa<BaseMemRefType>(v.getType()) &&
+           !isDefinedInside(getViewSource(v), recomputeRoot);
+  });
+}
+
+Operation *VJPEmitter::cloneRecomputed(Operation *op, IRMapping &mapping) {
+  if (isSkippedWrite(op))
+    return nullptr;
+  if (!op->getNumRegions())
+    return b.clone(*op, mapping);
+  Operation *copy = b.cloneWithoutRegions(*op, mapping);
+  for (auto [src, dst] : llvm::zip(op->getRegions(), copy->getRegions())) {
+    for (Block &block : src) {
+      Block *clone = new Block();
+      dst.push_back(clone);
+      mapping.map(&block, clone);
+      for (BlockArgument arg : block.getArguments())
+        mapping.map(arg, clone->addArgument(arg.getType(), arg.getLoc()));
+    }
+    for (Block &block : src) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(mapping.lookup(&block));
+      for (Operation &inner : block)
+        (void)cloneRecomputed(&inner, mapping);
+    }
+  }
+  return copy;
+}
+
+LogicalResult
+VJPEmitter::inLocalSweep(Operation *loop,
+                         llvm::function_ref<LogicalResult()> emit) {
+  Operation *savedRoot = recomputeRoot;
+  auto savedScopes = std::move(branchScopes);
+  auto savedForward = std::move(forwardIterations);
+  auto savedReverse = std::move(reverseIterations);
+  branchScopes.clear();
+  forwardIterations.clear();
+  reverseIterations.clear();
+  recomputeRoot = loop;
+  LogicalResult result = emit();
+  recomputeRoot = savedRoot;
+  branchScopes = std::move(savedScopes);
+  forwardIterations = std::move(savedForward);
+  reverseIterations = std::move(savedReverse);
+  return result;
+}
+
+/// Bytes of private storage for one value of `type` (index as i64).
+static int64_t storageBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getNumElements() *
+           llvm::divideCeil(vector.getElementTypeBitWidth(), 8);
+  if (type.isIntOrFloat())
+    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  return 8;
+}
+
+static std::optional<int64_t> staticTripCount(scf::ForOp op) {
+  if (auto l = getConstantIntValue(op.getLowerBound()))
+    if (auto u = getConstantIntValue(op.getUpperBound()))
+      if (auto s = getConstantIntValue(op.getStep()); s && *s > 0)
+        return std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+  return std::nullopt;
+}
+
+void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
+                            int64_t bytes) {
+  if (!remarks)
+    return;
+  if (plan.strategy == LoopStrategy::Tape)
+    loop->emitRemark() << "loop reversed with a tape of " << plan.bound
+                       << (plan.hinted ? " (nabla.max_trip_count)" : "")
+                       << " slots per enclosing iteration: " << bytes
+                       << " bytes per thread";
+  else
+    loop->emitRemark() << "loop reversed by binomial checkpointing with "
+                       << plan.snapshots << " snapshots: " << bytes
+                       << " bytes per thread";
+}
+
+FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
+  LoopPlan plan;
+  plan.snapshots = loopOptions.checkpoints;
+  if (auto k = loop->getAttrOfType<IntegerAttr>(kCheckpointsAttrName)) {
+    if (k.getInt() < 1)
+      return loop->emitOpError("has ")
+             << kCheckpointsAttrName << " = " << k.getInt()
+             << "; it needs at least 1 snapshot";
+    plan.snapshots = k.getInt();
+  }
+  std::optional<int64_t> bound;
+  auto forOp = dyn_cast<scf::ForOp>(loop);
+  if (auto hint = loop->getAttrOfType<IntegerAttr>(kMaxTripCountAttrName)) {
+    if (!forOp || hint.getInt() < 1)
+      return loop->emitOpError("has ")
+             << kMaxTripCountAttrName
+             << ", which must be a positive integer on an scf.for";
+  }
+  if (forOp) {
+    bound = staticTripCount(forOp);
+    if (!bound)
+      if (auto hint = loop->getAttrOfType<IntegerAttr>(kMaxTripCountAttrName)) {
+        bound = hint.getInt();
+        plan.hinted = true;
+      }
+  }
+  // A while has no count to size slots by: a loop holding one recomputes it.
+  bool holdsWhile =
+      loop->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  Operation *obstacle = findCheckpointObstacle(loop);
+  int64_t stateBytes = 8; // the snapshot's position
+  for (Type type :
+       isa<scf::ForOp>(loop)
+           ? TypeRange(forOp.getInitArgs().getTypes())
+           : TypeRange(cast<scf::WhileOp>(loop).getInits().getTypes()))
+    stateBytes += storageBytes(type);
+  if (bound && !holdsWhile) {
+    SmallVector<Value> taped;
+    SmallVector<Operation *> recomputed;
+    collectTaped(forOp, taped, recomputed);
+    int64_t perSlot = 0;
+    for (Value v : taped)
+      perSlot += storageBytes(v.getType());
+    int64_t enclosing =
+        forwardIterations.empty() ? 1 : forwardIterations.back().second;
+    int64_t slots = 0, bytes = 0;
+    if (llvm::MulOverflow(*bound, enclosing, slots) ||
+        llvm::MulOverflow(slots, perSlot, bytes))
+      bytes = std::numeric_limits<int64_t>::max();
+    if (obstacle || bytes <= loopOptions.tapeBudget) {
+      plan.strategy = LoopStrategy::Tape;
+      plan.bound = *bound;
+      remarkPlan(loop, plan, bytes);
+      return plan;
+    }
+  }
+  if (obstacle) {
+    InFlightDiagnostic diag = loop->emitOpError(
+        "cannot be reversed: its iterations cannot be recomputed from "
+        "checkpoints, because an op in it reads memory that the loop, later "
+        "code or an enclosing loop overwrites");
+    diag.attachNote(obstacle->getLoc()) << "this op's read is not repeatable";
+    if (forOp)
+      diag.attachNote() << "a static trip-count bound lets the loop be taped "
+                           "instead: constant bounds, or the hint "
+                        << kMaxTripCountAttrName
+                        << " = N on the loop (a per-thread tape of N slots, "
+                           "checked when the kernel runs)";
+    return failure();
+  }
+  plan.strategy = LoopStrategy::Checkpoint;
+  remarkPlan(loop, plan, stateBytes * plan.snapshots);
+  return plan;
+}
+
+LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {
+  FailureOr<LoopPlan> plan = planLoop(op);
+  if (failed(plan))
+    return failure();
+  loopPlans[op] = *plan;
+  if (plan->strategy == LoopStrategy::Tape)
+    return forwardTapedFor(op, *plan);
+  // Checkpointed: the primal loop as is (or, when recomputing an enclosing
+  // loop, without its writes to memory from outside that loop).
+  Operation *clone =
+      recomputeRoot ? cloneRecomputed(op, fwd) : b.clone(*op, fwd);
+  for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+    defined(src, dst);
+  return success();
+}
+
+LogicalResult VJPEmitter::reverseFor(scf::ForOp op, AdjointScope &outer) {
+  if (loopPlans.lookup(op).strategy == LoopStrategy::Tape)
+    return reverseTapedFor(op, outer);
+  return reverseCheckpointedFor(op, outer);
+}

@@ -1,0 +1,390 @@
+//===- ReverseEmitter.h - The reverse-mode emitter's state ------*- C++ -*-===//
+//
+// VJPEmitter, shared by the files of reverse mode, one concept each:
+// ForwardSweep.cpp (the primal again, caching what the reverse sweep needs),
+// LoopReversal.cpp (loops: tapes, checkpointing, recomputation),
+// ReverseSweep.cpp (adjoints op by op), AdjointAccumulation.cpp (GPU-correct
+// accumulation into shadows) and OrderedAccumulation.cpp (deterministic
+// ordering). ReverseMode.cpp drives them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
+
+#include "ActivityAnalysis.h"
+#include "DerivativeRules.h"
+#include "GPUDerivatives.h"
+#include "RecordShadows.h"
+#include "ReverseMode.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <functional>
+
+namespace nabla {
+using namespace mlir;
+
+/// Private slots (loop tapes, checkpoints): `count` slots for values of
+/// `type` in a per-thread array, or null for types a slot cannot hold. Index
+/// values are kept as i64 (index has no storage size on every target) and
+/// 64-bit values as two 32-bit words: lavapipe's LLVM 15 back end cannot
+/// select some 64-bit stores into private arrays (`Cannot select: store ...
+/// trunc to f64`), and GPU registers are 32-bit anyway.
+Value createPrivateSlots(OpBuilder &b, Location loc, Type type, int64_t count);
+void storePrivateSlot(OpBuilder &b, Location loc, Value value, Value slots,
+                      Value index);
+Value loadPrivateSlot(OpBuilder &b, Location loc, Value slots, Value index,
+                      Type type);
+
+/// Adjoint contributions gathered in one region of the reverse sweep.
+struct AdjointScope {
+  DenseMap<Value, Value> adjoints; // src value → accumulated adjoint
+
+  void add(OpBuilder &b, Location loc, Value src, Value adjoint) {
+    if (!adjoint)
+      return;
+    Value &slot = adjoints[src];
+    slot = addDerivatives(b, loc, slot, adjoint);
+  }
+  Value get(Value src) const { return adjoints.lookup(src); }
+};
+
+class VJPEmitter {
+public:
+  VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks,
+             RuleFinder findRule, RecordShadows &records)
+      : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)),
+        records(records) {}
+
+  /// src value → forward value available at function scope.
+  IRMapping fwd;
+  DenseMap<Value, Value> shadow; // src memref → shadow (function scope)
+
+  //--- Forward sweep -------------------------------------------------------//
+
+  /// Views of shadowed buffers taken inside a region, by result.
+  DenseMap<Value, Operation *> branchViews;
+
+  /// The shadow of src memref `memref` at the current point: a view taken
+  /// inside a region is taken again from its source's shadow.
+  Value shadowOf(Value memref);
+
+  /// Src values defined in the innermost branch being cloned (to cache).
+  SmallVector<SmallVector<Value>> branchScopes;
+
+  void defined(Value src, Value forward);
+
+  LogicalResult forwardBlock(Block &src);
+
+  LogicalResult forwardOp(Operation *op);
+
+  /// Clones an scf.if and yields every value defined in its branches, so
+  /// that the reverse sweep can use them after the if.
+  LogicalResult forwardIf(scf::IfOp op);
+
+  /// True if `op` or anything nested in it touches differentiated data.
+  bool regionTouchesActive(Operation *op);
+
+  //--- Loops (LoopReversal.cpp) -------------------------------------------//
+
+  /// Bases (through views) of the buffers the differentiated function may
+  /// write, and the ops writing each.
+  DenseSet<Value> writtenBuffers;
+  DenseMap<Value, SmallVector<Operation *>> writersOf;
+
+  void collectWrittenBuffers(Block &body);
+
+  LoopReversalOptions loopOptions;
+
+  /// How a loop is reversed. Tape: the values each iteration defines are
+  /// stored in per-thread slots (a static trip-count bound is needed).
+  /// Checkpoint: binomial checkpointing of the loop state; iterations are
+  /// recomputed from snapshots, with writes to memory from outside the loop
+  /// skipped (the reads it recomputes are checked to be stable).
+  enum class LoopStrategy { Tape, Checkpoint };
+  struct LoopPlan {
+    LoopStrategy strategy = LoopStrategy::Tape;
+    int64_t bound = -1;    // Tape: slots per iteration of the enclosing loops
+    bool hinted = false;   // Tape: `bound` is nabla.max_trip_count
+    int64_t snapshots = 0; // Checkpoint
+  };
+  DenseMap<Operation *, LoopPlan> loopPlans;
+
+  /// Chooses (once) how `loop` (scf.for or scf.while) is reversed; a loop
+  /// that no strategy can reverse is a located error.
+  FailureOr<LoopPlan> planLoop(Operation *loop);
+
+  /// The first op inside `loop` whose recomputation from the loop state
+  /// would differ from the primal (a read of memory the loop or later code
+  /// overwrites, an atomic whose result is used, a call passing memory), or
+  /// null when the loop can be checkpointed.
+  Operation *findCheckpointObstacle(Operation *loop);
+
+  /// True if src `buffer` (a view source) holds, for every read inside
+  /// `loop`, the value the primal read, also when the reverse sweep reads
+  /// it again: no write to it inside the loop, after it, or in an enclosing
+  /// loop.
+  bool isStableIn(Value buffer, Operation *loop);
+
+  /// While set, the forward code being emitted recomputes iterations of this
+  /// src loop: writes to memory defined outside it are skipped (the primal
+  /// already made them) and barriers are not repeated.
+  Operation *recomputeRoot = nullptr;
+
+  /// True if `op` is skipped while recomputing (see recomputeRoot).
+  bool isSkippedWrite(Operation *op);
+
+  /// Clones `op` with `mapping`, recursively skipping what recomputation
+  /// skips; returns null when `op` itself is skipped.
+  Operation *cloneRecomputed(Operation *op, IRMapping &mapping);
+
+  /// Per-loop tapes: every value the loop body defines (iteration's induction
+  /// variable, iter_args and results of body ops), one slot per iteration.
+  struct LoopTape {
+    /// Slots per iteration of the enclosing loops: the static trip count or
+    /// the hint.
+    int64_t bound = -1;
+    bool hinted = false;
+    SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
+    /// Body ops the reverse loop repeats instead of taping their results
+    /// (pure ops, loads of buffers the function never writes), in order.
+    SmallVector<Operation *> recomputed;
+  };
+  DenseMap<Operation *, LoopTape> loopTapes;
+
+  /// The values a taped loop stores per iteration and the ops its reverse
+  /// recomputes instead.
+  void collectTaped(scf::ForOp op, SmallVector<Value> &taped,
+                    SmallVector<Operation *> &recomputed);
+
+  /// True if the reverse loop can repeat `op` from the values it has (taped
+  /// or loop-invariant): a pure op, or a load of a function argument buffer
+  /// the function never writes, using no memref defined inside a region.
+  bool isRecomputable(Operation *op);
+
+  /// The tape slot of the taped loops being emitted, outermost first, with
+  /// the number of slots so far: forward sweep and reverse sweep.
+  SmallVector<std::pair<Value, int64_t>> forwardIterations, reverseIterations;
+
+  /// `iteration` of a loop with `count` iterations, linearized after the
+  /// enclosing loops' slot.
+  Value linearize(Location loc, ArrayRef<std::pair<Value, int64_t>> enclosing,
+                  Value iteration, int64_t count);
+  /// The derivative function's entry block, where tapes are allocated.
+  Block *entry = nullptr;
+
+  /// max(0, ceildiv(ub - lb, step)) for a positive step.
+  Value emitTripCount(Location loc, Value lb, Value ub, Value step);
+
+  /// The forward sweep of an scf.for: per its plan, taped or cloned as is.
+  LogicalResult forwardFor(scf::ForOp op);
+
+  /// Clones an scf.for and records, per iteration, every value its body
+  /// defines into per-thread tapes for the reverse sweep.
+  LogicalResult forwardTapedFor(scf::ForOp op, const LoopPlan &plan);
+
+  /// The reverse of an scf.for, per its plan.
+  LogicalResult reverseFor(scf::ForOp op, AdjointScope &outer);
+
+  /// The reverse of a taped scf.for: iterations in reverse order, each
+  /// reloading its values from the tapes.
+  LogicalResult reverseTapedFor(scf::ForOp op, AdjointScope &outer);
+
+  /// The reverse of a checkpointed scf.for.
+  LogicalResult reverseCheckpointedFor(scf::ForOp op, AdjointScope &outer);
+
+  /// Keys standing for the iteration count of each forward while: the count
+  /// is not a value of the callee, but mapping it like one lets enclosing
+  /// scf.ifs cache it for the reverse sweep.
+  Block countKeys;
+  DenseMap<Operation *, Value> whileCounts; // src while → count key
+
+  /// Emits `block`'s ops with `mapping` (block arguments already mapped) and
+  /// returns its terminator's mapped operands (a condition's forwarded
+  /// values).
+  SmallVector<Value> cloneBody(Block &block, IRMapping &mapping);
+
+  /// The forward while again, counting its iterations.
+  LogicalResult forwardWhile(scf::WhileOp op);
+
+  /// The reverse of an scf.while run N times: checkpointed over N + 1 steps,
+  /// the last being the final execution of the before region.
+  LogicalResult reverseWhile(scf::WhileOp op, AdjointScope &outer);
+
+  /// A loop seen as `count` steps over a state (scf.for: the iter_args;
+  /// scf.while: the before-arguments), for checkpointing.
+  struct SteppedLoop {
+    Operation *op;
+    SmallVector<Value> inits;      // the initial state, at the reverse point
+    Value count;                   // the number of steps
+    SmallVector<unsigned> carried; // state entries with adjoints
+    /// Emits primal step `t` from `state` (writes skipped), returns the
+    /// next state.
+    std::function<SmallVector<Value>(Value t, ValueRange state)> advance;
+    /// Emits the forward and reverse sweep of step `t` from `state`, with
+    /// the adjoints of the carried entries of the next state; returns those
+    /// of `state`. Contributions to values from outside go into `scope`.
+    std::function<FailureOr<SmallVector<Value>>(
+        Value t, ValueRange state, ValueRange adjoints, AdjointScope &scope)>
+        reverseStep;
+  };
+
+  /// Binomial checkpointing (revolve) of `loop` with `snapshots` state
+  /// snapshots: `adjoints` are those of the carried entries of the final
+  /// state; returns those of the initial state, and adds the contributions
+  /// to the src values `outside` into `outer`.
+  FailureOr<SmallVector<Value>>
+  reverseCheckpointed(SteppedLoop &loop, int64_t snapshots, ValueRange adjoints,
+                      ArrayRef<Value> outside, AdjointScope &outer);
+
+  /// Emits the primal steps `from` up to `to` of `loop` from `state`;
+  /// returns the state reached.
+  SmallVector<Value> advanceSteps(SteppedLoop &loop, Value from, Value to,
+                                  ValueRange state);
+
+  /// Runs `emit` as a local sweep: the forward and reverse code of one step
+  /// of checkpointed `loop`, with writes skipped and no enclosing caches.
+  LogicalResult inLocalSweep(Operation *loop,
+                             llvm::function_ref<LogicalResult()> emit);
+
+  /// Reports `loop`'s plan with its private bytes per thread (remarks=true).
+  void remarkPlan(Operation *loop, const LoopPlan &plan, int64_t bytes);
+
+  //--- Reverse sweep -------------------------------------------------------//
+
+  LogicalResult reverseBlock(Block &src, AdjointScope &scope);
+
+  //--- Ordered (deterministic) accumulation --------------------------------//
+
+  /// An element many threads accumulate into: each thread sums its
+  /// contributions in a private accumulator; the block's accumulators are
+  /// reduced in a fixed order (gpu.all_reduce) at each replayed barrier
+  /// (workgroup memory) or at the end (kernel parameters, then per-block
+  /// partials in the scratch, added up in block order by the last block).
+  struct OrderedSite {
+    Value memref;               // src memref, a function argument
+    SmallVector<Value> indices; // src indices, uniform
+    Value shadow;               // function-level shadow
+    Value acc;                  // memref<1xT> per-thread accumulator
+    bool workgroup;
+    int64_t word; // first scratch word (kernel parameters)
+  };
+  OrderedAccumulation *ordering = nullptr;
+  Block *primalBody = nullptr;
+  SmallVector<OrderedSite> orderedSites;
+  SmallVector<Operation *> replayedBarriers;
+  /// Shadow reads (reverse of stores and atomic adds) with their src memref:
+  /// the reading thread's own pending contributions to the element join them.
+  SmallVector<std::pair<memref::LoadOp, Value>> shadowReads;
+
+  /// True if src `v` has one value across the grid (or, `perBlock`, across
+  /// the block) and can be recomputed anywhere: constants, launch sizes, a
+  /// kernel's scalar parameters, block ids (`perBlock`) and arith of those.
+  bool isUniform(Value v, bool perBlock);
+
+  /// Clones the computation of the uniform src value `v` at the current
+  /// point.
+  Value rematerialize(Value v, IRMapping &map);
+
+  SmallVector<Value> rematerialize(ArrayRef<Value> values);
+
+  static int64_t wordsOf(Type type);
+
+  LogicalResult accumulateOrdered(Operation *src, Value value);
+
+  Value blockSum(Location loc, Value v);
+
+  /// Adds `v` to `site`'s shadow element on thread 0 of the block.
+  void addOnFirstThread(Location loc, const OrderedSite &site, Value tid,
+                        Value v);
+
+  /// The block's accumulators of workgroup elements, reduced in order and
+  /// added by thread 0 (before a barrier publishes them).
+  void flushWorkgroupSites(Location loc);
+
+  SmallVector<Value> toWords(Location loc, Value v);
+
+  Value fromWords(Location loc, ArrayRef<Value> words, Type type);
+
+  /// Kernel parameters' elements: block sums stored as the block's partials,
+  /// then the last block to arrive (counter in scratch word 0, incremented
+  /// with acquire-release semantics after the stores) adds the partials up in
+  /// block order and resets the counter.
+  void flushGridSites(Location loc);
+
+  /// Completes ordered accumulation at the end of the reverse sweep: shadow
+  /// reads take the reading thread's pending contributions to their element,
+  /// each replayed barrier and the end flush the workgroup accumulators, and
+  /// the end the grid ones.
+  void finishOrdered(Location loc);
+
+  /// Accumulates `value` into `shadowMemref[indices]`: a plain
+  /// load-add-store when the access is thread-exclusive (a private shadow,
+  /// the thread id into a workgroup buffer, or the global id into an
+  /// argument), an atomic add otherwise. Thread and global ids along x are
+  /// unique only in 1-D blocks (and grids): that is checked when the kernel
+  /// runs, with the atomic as the fallback.
+  LogicalResult accumulate(Operation *src, Value shadowMemref,
+                           ValueRange indices, Value value);
+
+  /// True if the function also reads the buffer `src` loads from at other
+  /// indices: threads can then meet at one element through different reads
+  /// (x[i] of thread i, x[i - 1] of thread i + 1), so the thread-indexed read's
+  /// accumulation is not exclusive. Broadcast reads the ordered accumulation
+  /// takes publish only after a barrier and do not count.
+  bool readElsewhere(Operation *src);
+  bool loadsCollected = false;
+  DenseMap<Value, SmallVector<memref::LoadOp>> loadsByBuffer;
+
+  /// True if the function stores, non-atomically, to the element `load`
+  /// reads (same buffer through views, same index values).
+  static bool primalStoresAtSamePlace(Operation *load);
+
+  /// True when the block (and, `withGrid`, the grid) is 1-D along x.
+  Value isOneDimensionalLaunch(Location loc, bool withGrid);
+
+  SmallVector<Value> mapped(ValueRange values);
+
+  LogicalResult reverseOp(Operation *op, AdjointScope &scope);
+
+  //--- Primal float min/max atomics ---------------------------------------//
+
+  /// r = atomic max(v, M[i]): the location's final value F came from the
+  /// one thread (and iteration) whose atomic stored it, the one that saw a
+  /// smaller old value and had v = F; that atomic takes the location's
+  /// cotangent and zeroes it. Ties between equal values thus go to the
+  /// first atomic in the order the hardware performed them; when no atomic
+  /// raised the initial value, the cotangent stays with it.
+  LogicalResult reverseAtomicMinMax(memref::AtomicRMWOp atomic,
+                                    Value shadowMemref, AdjointScope &scope);
+
+  /// A call with a custom reverse rule: the forward sweep ran the primal
+  /// call; here the rule gets the primal arguments, the shadows and the
+  /// results' adjoints as seeds, and returns the active arguments' gradients.
+  LogicalResult reverseCall(func::CallOp call, AdjointScope &scope);
+
+  /// Varied src values defined outside `op` and used inside it.
+  SmallVector<Value> usedFromOutside(Operation *op);
+
+  LogicalResult reverseIf(scf::IfOp op, AdjointScope &outer);
+
+private:
+  OpBuilder &b;
+  const Activities &act;
+  bool remarks;
+  RuleFinder findRule;
+  RecordShadows &records;
+};
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
