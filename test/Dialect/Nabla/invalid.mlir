@@ -343,3 +343,51 @@ gpu.module @kernels {
   // expected-error @below {{'nabla.kernel_adjoint' op activity of parameter #0: a kernel returns nothing, so a scalar parameter has nowhere to put its gradient (pass it in a buffer marked dup)}}
   nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>]}
 }
+
+// -----
+
+// The trip-count hint is a positive integer.
+func.func @hint_zero(%n: index, %x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'scf.for' op attribute 'nabla.max_trip_count' must be a positive integer}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) {
+    scf.yield %a : f32
+  } {nabla.max_trip_count = 0 : i64}
+  return %r : f32
+}
+
+// -----
+
+// A while has no trip count to bound.
+func.func @hint_on_while(%x: f32) -> f32 {
+  // expected-error @below {{'scf.while' op attribute 'nabla.max_trip_count' belongs on an scf.for}}
+  %r = scf.while (%a = %x) : (f32) -> f32 {
+    %t = arith.constant true
+    scf.condition(%t) %a : f32
+  } do {
+  ^bb0(%b: f32):
+    scf.yield %b : f32
+  } attributes {nabla.max_trip_count = 4 : i64}
+  return %r : f32
+}
+
+// -----
+
+// Snapshots are for loops.
+func.func @checkpoints_on_function(%x: f32) -> f32 attributes {nabla.checkpoints = 4 : i64} {
+  // expected-error @above {{'func.func' op attribute 'nabla.checkpoints' belongs on an scf.for or scf.while}}
+  return %x : f32
+}
+
+// -----
+
+func.func @checkpoints_not_integer(%n: index, %x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'scf.for' op attribute 'nabla.checkpoints' must be a positive integer}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) {
+    scf.yield %a : f32
+  } {nabla.checkpoints = "many"}
+  return %r : f32
+}

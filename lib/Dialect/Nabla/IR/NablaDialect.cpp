@@ -32,3 +32,24 @@ void NablaDialect::initialize() {
 #include "nabla/Dialect/Nabla/IR/NablaOps.cpp.inc"
       >();
 }
+
+/// The loop hints of reverse mode: positive integers, `max_trip_count` on an
+/// scf.for, `checkpoints` on an scf.for or scf.while. Other `nabla.*`
+/// attributes are set by nabla-differentiate on the functions it generates.
+LogicalResult NablaDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  bool tripCount = name == "nabla.max_trip_count";
+  if (!tripCount && name != "nabla.checkpoints")
+    return success();
+  auto value = dyn_cast<IntegerAttr>(attribute.getValue());
+  if (!value || value.getType().isIndex() || value.getValue().isNonPositive())
+    return op->emitOpError("attribute '")
+           << name << "' must be a positive integer";
+  StringRef opName = op->getName().getStringRef();
+  if (opName != "scf.for" && (tripCount || opName != "scf.while"))
+    return op->emitOpError("attribute '")
+           << name << "' belongs on "
+           << (tripCount ? "an scf.for" : "an scf.for or scf.while");
+  return success();
+}

@@ -226,6 +226,59 @@ static std::optional<int64_t> staticTripCount(scf::ForOp op) {
   return std::nullopt;
 }
 
+/// True if src `v` provably varies across the threads of a block: it
+/// depends on a thread or lane id, a shuffle, or memory read at such an
+/// index. (Loop-carried values count as uniform: this only catches inputs
+/// that are certainly wrong.)
+static bool variesAcrossThreads(Value v, DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || arg != loop.getInductionVar())
+      return false;
+    return variesAcrossThreads(loop.getLowerBound(), seen) ||
+           variesAcrossThreads(loop.getUpperBound(), seen) ||
+           variesAcrossThreads(loop.getStep(), seen);
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<gpu::ThreadIdOp, gpu::GlobalIdOp, gpu::LaneIdOp, gpu::ShuffleOp>(def))
+    return true;
+  ValueRange operands = def->getOperands();
+  if (auto load = dyn_cast<memref::LoadOp>(def))
+    operands = load.getIndices();
+  return llvm::any_of(operands,
+                      [&](Value o) { return variesAcrossThreads(o, seen); });
+}
+
+/// A located error if `loop` holds a barrier but its trip count varies
+/// across the threads of a block: no reversal keeps that barrier convergent
+/// (and the primal is already undefined there).
+static LogicalResult checkConvergentTripCount(Operation *loop) {
+  Operation *barrier = nullptr;
+  loop->walk([&](gpu::BarrierOp op) {
+    barrier = op;
+    return WalkResult::interrupt();
+  });
+  if (!barrier)
+    return success();
+  SmallVector<Value> controls;
+  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+    controls = {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()};
+  else
+    controls = {cast<scf::WhileOp>(loop).getConditionOp().getCondition()};
+  DenseSet<Value> seen;
+  if (llvm::none_of(controls,
+                    [&](Value v) { return variesAcrossThreads(v, seen); }))
+    return success();
+  InFlightDiagnostic diag = loop->emitOpError(
+      "holds a gpu.barrier but its trip count varies across the threads of a "
+      "block (it depends on a thread id or on memory read at a "
+      "thread-dependent index); no reversal keeps the barrier convergent");
+  diag.attachNote(barrier->getLoc()) << "the barrier";
+  return diag;
+}
+
 void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
                             int64_t bytes) {
   if (!remarks)
@@ -242,6 +295,8 @@ void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
 }
 
 FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
+  if (failed(checkConvergentTripCount(loop)))
+    return failure();
   LoopPlan plan;
   plan.snapshots = loopOptions.checkpoints;
   if (auto k = loop->getAttrOfType<IntegerAttr>(kCheckpointsAttrName)) {

@@ -126,9 +126,12 @@ bool promoteOne(scf::ForOp &loop) {
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(initial.thenBlock());
-    scf::YieldOp::create(
-        rewriter, loc,
-        memref::LoadOp::create(rewriter, loc, memref, indices).getResult());
+    // The load keeps the location of the loop's first access to the element.
+    scf::YieldOp::create(rewriter, loc,
+                         memref::LoadOp::create(rewriter,
+                                                accesses.front()->getLoc(),
+                                                memref, indices)
+                             .getResult());
     rewriter.setInsertionPointToStart(initial.elseBlock());
     scf::YieldOp::create(
         rewriter, loc,

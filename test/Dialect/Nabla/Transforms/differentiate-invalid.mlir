@@ -222,3 +222,32 @@ func.func @g(%x: f32, %dx: f32, %go: i1, %M: memref<1xf32, #gpu.address_space<wo
   nabla.fwddiff @f(%x, %dx, %go, %M, %dM) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<dup>], ret_activity = []} : (f32, f32, i1, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// A barrier under a trip count that varies across the block's threads.
+module {
+  func.func @f(%A: memref<?xf32>, %W: memref<64xf32, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %t = gpu.thread_id x
+    %x = memref.load %A[%t] : memref<?xf32>
+    // expected-error @below {{'scf.for' op holds a gpu.barrier but its trip count varies across the threads of a block}}
+    %r = scf.for %k = %c0 to %t step %c1 iter_args(%a = %x) -> (f32) {
+      memref.store %a, %W[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      // expected-note @below {{the barrier}}
+      gpu.barrier
+      %b = memref.load %W[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      %s = arith.mulf %a, %b : f32
+      scf.yield %s : f32
+    } {nabla.max_trip_count = 64 : i64}
+    memref.store %r, %A[%t] : memref<?xf32>
+    return
+  }
+  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %W: memref<64xf32, #gpu.address_space<workgroup>>, %dW: memref<64xf32, #gpu.address_space<workgroup>>) {
+    nabla.autodiff @f(%A, %dA, %W, %dW)
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, memref<64xf32, #gpu.address_space<workgroup>>, memref<64xf32, #gpu.address_space<workgroup>>) -> ()
+    return
+  }
+}

@@ -37,8 +37,22 @@ def Nabla_Dialect : Dialect {
       gpu.return
     }
     ```
+
+    Reverse-mode hints on loops (discardable attributes, verified here):
+    `nabla.max_trip_count = N` on an `scf.for` bounds its trip count, so the
+    loop is reversed with a per-thread tape of N slots (checked when the
+    kernel runs: more iterations turn the loop's adjoints into NaN);
+    `nabla.checkpoints = K` on an `scf.for` or `scf.while` sets the snapshots
+    of a checkpointed loop.
+
+    ```mlir
+    %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+      ...
+    } {nabla.max_trip_count = 64 : i64}
+    ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 #endif // NABLA_DIALECT_NABLA_IR_NABLABASE_TD

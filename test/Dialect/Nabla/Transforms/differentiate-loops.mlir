@@ -1,0 +1,127 @@
+// How reverse mode reverses each loop: the strategy and its private bytes
+// per thread (remarks), the checkpointing and taping code, the cost model.
+// RUN: nabla-opt %s -split-input-file --nabla-differentiate=remarks=true -verify-diagnostics | FileCheck %s
+
+// A trip count from a parameter: checkpointed with 8 snapshots of the state
+// (an f32) and its position (8 bytes): 96 bytes per thread, static.
+// CHECK-LABEL: func.func private @__nabla_vjp_dynamic_ac_a
+// CHECK-DAG: memref.alloca() : memref<8x2xi32>
+// CHECK-DAG: memref.alloca() : memref<8xi32>
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK-NOT: memref.alloca
+// CHECK: return
+func.func @dynamic(%x: f32, %m: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  }
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @dynamic(%x, %m, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+
+// A per-loop snapshot budget.
+// CHECK-LABEL: func.func private @__nabla_vjp_budgeted_ac_a
+// CHECK-DAG: memref.alloca() : memref<3x2xi32>
+// CHECK-DAG: memref.alloca() : memref<3xi32>
+func.func @budgeted(%x: f32, %m: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 3 snapshots: 36 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  } {nabla.checkpoints = 3 : i64}
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @budgeted(%x, %m, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+
+// Constant bounds: a tape of 5 slots for the induction variable (i64) and
+// the iter_arg (f32); sin is recomputed from the iter_arg. (With
+// tape-budget=0 it is checkpointed: differentiate-loops-budget.mlir.)
+// CHECK-LABEL: func.func private @__nabla_vjp_constant_a_a
+// CHECK-DAG: memref.alloca() : memref<5xi32>
+// CHECK-NOT: scf.while
+// CHECK: return
+func.func @constant(%x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  // expected-remark @below {{loop reversed with a tape of 5 slots per enclosing iteration: 60 bytes per thread}}
+  %r = scf.for %k = %c0 to %c5 step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  }
+  return %r : f32
+}
+func.func @g(%x: f32, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @constant(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]} : (f32, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+
+// A hint tapes a dynamic loop; the reverse sweep compares the trip count
+// with it and poisons the adjoints with NaN when it is exceeded.
+// CHECK-LABEL: func.func private @__nabla_vjp_hinted_ac_a
+// CHECK: arith.cmpi ugt, %{{.*}}, %[[HINT:.*]] : index
+// CHECK: arith.constant 0x7FC00000 : f32
+// CHECK: arith.select
+func.func @hinted(%x: f32, %m: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed with a tape of 16 (nabla.max_trip_count) slots per enclosing iteration: 192 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  } {nabla.max_trip_count = 16 : i64}
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @hinted(%x, %m, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+
+// An element updated in place every iteration becomes a loop-carried value
+// (loaded before the loop, stored after it, both only if it runs), so the
+// dynamic loop can be checkpointed.
+// CHECK-LABEL: func.func private @__nabla_vjp_inplace_dc
+// CHECK: %[[RUNS:.*]] = arith.cmpi slt
+// CHECK: scf.if %[[RUNS]] -> (f32
+// CHECK: memref.load
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: memref.load
+// CHECK: scf.yield
+// CHECK: scf.if %[[RUNS]] {
+// CHECK-NEXT: memref.store
+func.func @inplace(%A: memref<?xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  scf.for %k = %c0 to %m step %c1 {
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%c0] : memref<?xf32>
+    %s = math.sin %a : f32
+    memref.store %s, %A[%c0] : memref<?xf32>
+  }
+  return
+}
+func.func @g(%A: memref<?xf32>, %dA: memref<?xf32>, %m: index) {
+  nabla.autodiff @inplace(%A, %dA, %m) {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}
