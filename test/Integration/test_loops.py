@@ -108,3 +108,24 @@ def test_uniform_loop_with_barriers_in_kernel_adjoint(tmp_path, m):
                  [X, np.zeros(n), Y, wY.copy(), f"index:{m}"])
     ad = np.dot(v, out[1])
     assert np.isclose(ad, fd, rtol=1e-5, atol=1e-8), (ad, fd)
+
+
+def test_newton_while_with_data_dependent_trip_counts(tmp_path):
+    # Threads whose loop runs 0, 1, 2 and 3 times in one launch (a trip count
+    # of exactly one used to give a wrong gradient).
+    m = LoopMap(tmp_path, "newton", [f"index:{N}", "index:0"])
+    m.X[::10] = 0.7071  # a = 1.0000004: no iteration
+    a = 0.5 + m.X ** 2
+    v, trips = np.ones(N), np.zeros(N, int)
+    while True:
+        go = np.abs(v * v - a) > 1e-3
+        if not go.any():
+            break
+        v[go] = 0.5 * (v[go] + a[go] / v[go])
+        trips += go
+    assert {0, 1, 2} <= set(trips.tolist()), trips
+    _, Y = m.primal(m.X, m.Y, "check")
+    np.testing.assert_allclose(Y, v, rtol=1e-12)
+    gX, gY = m.check()
+    # Y is only written: its shadow ends at zero.
+    np.testing.assert_array_equal(gY, 0)
