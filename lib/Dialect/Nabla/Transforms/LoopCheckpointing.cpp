@@ -29,6 +29,18 @@
 using namespace mlir;
 using namespace nabla;
 
+/// The adjoints in `scope` of the carried entries of `args` (zero where
+/// none was accumulated).
+static SmallVector<Value> carriedAdjoints(OpBuilder &b, Location loc,
+                                          const AdjointScope &scope,
+                                          ValueRange args,
+                                          ArrayRef<unsigned> carried) {
+  return llvm::map_to_vector(carried, [&](unsigned i) {
+    Value d = scope.get(args[i]);
+    return d ? d : createZero(b, loc, args[i].getType());
+  });
+}
+
 /// The offset from `pos` of revolve's next snapshot when `n` ≥ 2 steps are
 /// left to reverse with `free` ≥ 1 snapshots: with r minimal such that
 /// β(free, r) = C(free + r, r) ≥ n, the right part keeps
@@ -262,13 +274,8 @@ LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
       scope.add(b, loc, yield.getOperand(i), adjoints[k]);
     if (failed(reverseBlock(*op.getBody(), scope)))
       return failure();
-    SmallVector<Value> previous;
-    for (unsigned i : loop.carried) {
-      Value arg = op.getRegionIterArgs()[i];
-      Value d = scope.get(arg);
-      previous.push_back(d ? d : createZero(b, loc, arg.getType()));
-    }
-    return previous;
+    return carriedAdjoints(b, loc, scope, op.getRegionIterArgs(),
+                           loop.carried);
   };
   SmallVector<Value> adjoints;
   for (unsigned i : loop.carried) {
@@ -409,12 +416,8 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
     }
     if (failed(reverseBlock(before, scope)))
       return failure();
-    SmallVector<Value> previous;
-    for (unsigned i : loop.carried) {
-      BlockArgument arg = op.getBeforeArguments()[i];
-      Value d = scope.get(arg);
-      previous.push_back(d ? d : createZero(b, loc, arg.getType()));
-    }
+    SmallVector<Value> previous = carriedAdjoints(
+        b, loc, scope, op.getBeforeArguments(), loop.carried);
     for (Value o : outside)
       previous.push_back(scope.get(o));
     return previous;
