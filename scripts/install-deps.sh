@@ -21,6 +21,8 @@ PACKAGES=(
   # Runtime: Vulkan headers and loader, Mesa's lavapipe (a Vulkan device on the
   # CPU, the default execution target without a GPU).
   libvulkan-dev mesa-vulkan-drivers
+  # Runtime: manifest.json reader (header-only; nabla-launch links no LLVM).
+  nlohmann-json3-dev
   # Integration tests compare against numpy references under pytest; the
   # Python package is built with pybind11 against Debian's python3.
   python3-numpy python3-pytest pybind11-dev python3-dev

@@ -1,15 +1,23 @@
 //===- Manifest.cpp - The kernel manifest written by nabla-compile --------===//
 //
 // Converts the parsed JSON of manifest.json into typed records, rejecting
-// manifests that lack what a launch needs.
+// manifests that lack what a launch needs. Every member is type-checked
+// before it is read (nlohmann's at()/get<>() would throw on unchecked input),
+// and every rejection names the member by its path, e.g.
+// `malformed manifest: kernels[0].bindings[2]: missing "param"`. Optional
+// members may be absent; present ones must have the documented type.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Manifest.h"
 
-#include "nabla/Runtime/Json.h"
+#include "Json.h"
+
+#include <cstdint>
+#include <limits>
 
 using namespace nabla::runtime;
+using json = nlohmann::json;
 
 const KernelInfo *Manifest::findKernel(const std::string &name) const {
   for (const KernelInfo &kernel : kernels)
@@ -18,78 +26,336 @@ const KernelInfo *Manifest::findKernel(const std::string &name) const {
   return nullptr;
 }
 
+namespace {
+
+constexpr int64_t kMaxUnsigned = std::numeric_limits<uint32_t>::max();
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+
+/// Typed, located reads of manifest members. Each read returns false after
+/// setting `error` on a type or range mismatch (or a missing required member).
+class ManifestReader {
+public:
+  explicit ManifestReader(std::string &error) : error(error) {}
+
+  static std::string member(const std::string &path, const char *key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string element(const std::string &path, size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+
+  bool fail(const std::string &path, const std::string &what) {
+    error = "malformed manifest: " + (path.empty() ? "top level" : path) +
+            ": " + what;
+    return false;
+  }
+
+  bool expectObject(const json &value, const std::string &path) {
+    return value.is_object() ||
+           fail(path,
+                std::string("expected an object, found ") + value.type_name());
+  }
+
+  /// Member `key` of `object` (an object), or null when absent.
+  static const json *find(const json &object, const char *key) {
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  /// Reads string member `key` into `out`. Absent: an error if `required`
+  /// (also when empty), else `out` keeps its value.
+  bool readString(const json &object, const char *key, const std::string &path,
+                  std::string &out, bool required = false) {
+    const json *value = find(object, key);
+    if (!value)
+      return !required || fail(path, std::string("missing \"") + key + "\"");
+    if (!value->is_string())
+      return fail(member(path, key), std::string("expected a string, found ") +
+                                         value->type_name());
+    out = value->get_ref<const std::string &>();
+    if (required && out.empty())
+      return fail(member(path, key), "must not be empty");
+    return true;
+  }
+
+  /// Reads an integer `value` in [min, max] into `out`.
+  bool readInteger(const json &value, const std::string &path, int64_t min,
+                   int64_t max, int64_t &out) {
+    if (!value.is_number_integer())
+      return fail(path, std::string("expected an integer, found ") +
+                            (value.is_number() ? "a non-integer number"
+                                               : value.type_name()));
+    bool inRange;
+    if (value.is_number_unsigned()) {
+      uint64_t v = value.get<uint64_t>();
+      inRange = v <= static_cast<uint64_t>(max);
+      out = inRange ? static_cast<int64_t>(v) : 0;
+      inRange = inRange && out >= min;
+    } else {
+      out = value.get<int64_t>();
+      inRange = out >= min && out <= max;
+    }
+    return inRange || fail(path, value.dump() + " is out of range [" +
+                                     std::to_string(min) + ", " +
+                                     std::to_string(max) + "]");
+  }
+
+  /// Reads integer member `key` into `out`, like readString.
+  template <typename T>
+  bool readInteger(const json &object, const char *key, const std::string &path,
+                   int64_t min, int64_t max, T &out, bool required = false) {
+    const json *value = find(object, key);
+    if (!value)
+      return !required || fail(path, std::string("missing \"") + key + "\"");
+    int64_t v;
+    if (!readInteger(*value, member(path, key), min, max, v))
+      return false;
+    out = static_cast<T>(v);
+    return true;
+  }
+
+  bool readBool(const json &object, const char *key, const std::string &path,
+                bool &out) {
+    const json *value = find(object, key);
+    if (!value)
+      return true;
+    if (!value->is_boolean())
+      return fail(member(path, key),
+                  std::string("expected true or false, found ") +
+                      value->type_name());
+    out = value->get<bool>();
+    return true;
+  }
+
+  /// Sets `out` to array member `key`, or to null when absent (or, with
+  /// `nullable`, null).
+  bool readArray(const json &object, const char *key, const std::string &path,
+                 const json *&out, bool nullable = false) {
+    out = find(object, key);
+    if (!out || (nullable && out->is_null())) {
+      out = nullptr;
+      return true;
+    }
+    return out->is_array() ||
+           fail(member(path, key),
+                std::string(nullable ? "expected an array or null, found "
+                                     : "expected an array, found ") +
+                    out->type_name());
+  }
+
+  /// Reads a shape: extents, null for a dynamic one (-1).
+  bool readShape(const json &object, const std::string &path,
+                 std::vector<int64_t> &out) {
+    const json *shape;
+    if (!readArray(object, "shape", path, shape))
+      return false;
+    if (!shape)
+      return true;
+    for (size_t d = 0; d < shape->size(); ++d) {
+      const json &extent = (*shape)[d];
+      int64_t value = -1;
+      if (!extent.is_null() &&
+          !readInteger(extent, element(member(path, "shape"), d), 0,
+                       std::numeric_limits<int64_t>::max(), value))
+        return false;
+      out.push_back(value);
+    }
+    return true;
+  }
+
+private:
+  std::string &error;
+};
+
+bool readParam(ManifestReader &reader, const json &p, const std::string &path,
+               ParamInfo &param) {
+  std::string kind;
+  if (!reader.expectObject(p, path) ||
+      !reader.readInteger(p, "index", path, 0, kMaxUnsigned, param.index,
+                          /*required=*/true) ||
+      !reader.readString(p, "kind", path, kind) ||
+      !reader.readString(p, "type", path, param.type) ||
+      !reader.readString(p, "element", path, param.element) ||
+      !reader.readShape(p, path, param.shape) ||
+      !reader.readString(p, "reloc", path, param.relocKey))
+    return false;
+  if (!kind.empty() && kind != "buffer" && kind != "scalar")
+    return reader.fail(ManifestReader::member(path, "kind"),
+                       "expected \"buffer\" or \"scalar\", found \"" + kind +
+                           "\"");
+  param.isBuffer = kind == "buffer";
+  return true;
+}
+
+bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
+                KernelInfo &kernel) {
+  const json *params, *workgroup, *bindings, *arguments;
+  if (!reader.expectObject(k, path) ||
+      !reader.readString(k, "name", path, kernel.name, /*required=*/true) ||
+      !reader.readString(k, "module", path, kernel.module,
+                         /*required=*/true) ||
+      !reader.readArray(k, "params", path, params) ||
+      !reader.readArray(k, "workgroup_size", path, workgroup,
+                        /*nullable=*/true) ||
+      !reader.readArray(k, "bindings", path, bindings) ||
+      !reader.readArray(k, "arguments", path, arguments))
+    return false;
+
+  if (params) {
+    std::string at = ManifestReader::member(path, "params");
+    for (size_t i = 0; i < params->size(); ++i) {
+      ParamInfo param;
+      if (!readParam(reader, (*params)[i], ManifestReader::element(at, i),
+                     param))
+        return false;
+      kernel.params.push_back(std::move(param));
+    }
+  }
+
+  if (workgroup) {
+    std::string at = ManifestReader::member(path, "workgroup_size");
+    if (workgroup->empty() || workgroup->size() > 3)
+      return reader.fail(at, "expected 1 to 3 extents, found " +
+                                 std::to_string(workgroup->size()));
+    std::vector<int64_t> size;
+    for (size_t d = 0; d < workgroup->size(); ++d) {
+      int64_t extent;
+      if (!reader.readInteger((*workgroup)[d], ManifestReader::element(at, d),
+                              1, kMaxUnsigned, extent))
+        return false;
+      size.push_back(extent);
+    }
+    kernel.workgroupSize = size;
+  }
+
+  // A binding or argument that names no parameter cannot be filled: reject
+  // it rather than skip it (the kernel would read an unbound descriptor).
+  if (bindings) {
+    std::string at = ManifestReader::member(path, "bindings");
+    for (size_t i = 0; i < bindings->size(); ++i) {
+      const json &b = (*bindings)[i];
+      std::string where = ManifestReader::element(at, i);
+      BindingInfo binding;
+      if (!reader.expectObject(b, where) ||
+          !reader.readInteger(b, "binding", where, 0, kMaxUnsigned,
+                              binding.binding, /*required=*/true) ||
+          !reader.readInteger(b, "param", where, 0, kMaxUnsigned, binding.param,
+                              /*required=*/true) ||
+          !reader.readString(b, "kind", where, binding.kind) ||
+          !reader.readString(b, "type", where, binding.type) ||
+          !reader.readInteger(b, "dim", where, -1, kMaxInt, binding.dim))
+        return false;
+      kernel.bindings.push_back(std::move(binding));
+    }
+  }
+
+  if (arguments) {
+    std::string at = ManifestReader::member(path, "arguments");
+    for (size_t i = 0; i < arguments->size(); ++i) {
+      const json &a = (*arguments)[i];
+      std::string where = ManifestReader::element(at, i);
+      ArgumentInfo argument;
+      if (!reader.expectObject(a, where) ||
+          !reader.readInteger(a, "param", where, 0, kMaxUnsigned,
+                              argument.param, /*required=*/true) ||
+          !reader.readString(a, "field", where, argument.field,
+                             /*required=*/true) ||
+          !reader.readString(a, "type", where, argument.type) ||
+          !reader.readInteger(a, "dim", where, -1, kMaxInt, argument.dim))
+        return false;
+      kernel.arguments.push_back(std::move(argument));
+    }
+  }
+  return true;
+}
+
+bool readRelocation(ManifestReader &reader, const json &r,
+                    const std::string &path, RelocationInfo &record) {
+  return reader.expectObject(r, path) &&
+         reader.readString(r, "key", path, record.key, /*required=*/true) &&
+         reader.readString(r, "module", path, record.module) &&
+         reader.readString(r, "strategy", path, record.strategy) &&
+         reader.readString(r, "symbol", path, record.symbol) &&
+         reader.readString(r, "type", path, record.type) &&
+         reader.readBool(r, "pointer", path, record.pointer) &&
+         reader.readBool(r, "constant", path, record.constant) &&
+         reader.readString(r, "element", path, record.element) &&
+         reader.readShape(r, path, record.shape) &&
+         reader.readString(r, "shadow_of", path, record.shadowOf);
+}
+
+} // namespace
+
 bool nabla::runtime::parseManifest(const std::string &text, Manifest &manifest,
                                    std::string &error) {
-  JsonValue root;
+  json root;
   if (!parseJson(text, root, error)) {
     error = "malformed manifest: " + error;
     return false;
   }
-  if (root["format"].str() != "nabla-manifest") {
+  const json *format =
+      root.is_object() ? ManifestReader::find(root, "format") : nullptr;
+  if (!format || !format->is_string() || *format != "nabla-manifest") {
     error = "not a Nabla manifest (missing \"format\": \"nabla-manifest\")";
     return false;
   }
-  manifest = Manifest();
-  manifest.target = root["target"].str();
-  manifest.chip = root["chip"].str();
-  for (const auto &[name, files] : root["modules"].object)
-    for (const JsonValue &file : files.array)
-      manifest.modules[name].push_back(file.str());
 
-  for (const JsonValue &k : root["kernels"].array) {
-    KernelInfo kernel;
-    kernel.name = k["name"].str();
-    kernel.module = k["module"].str();
-    if (kernel.name.empty() || kernel.module.empty()) {
-      error = "malformed manifest: kernel without name or module";
+  ManifestReader reader(error);
+  int64_t version = 1;
+  if (!reader.readInteger(root, "version", "", 0, kMaxUnsigned, version))
+    return false;
+  if (version != 1)
+    return reader.fail("version", "unsupported manifest version " +
+                                      std::to_string(version) +
+                                      " (this runtime reads version 1)");
+
+  manifest = Manifest();
+  const json *kernels, *relocations;
+  if (!reader.readString(root, "target", "", manifest.target) ||
+      !reader.readString(root, "chip", "", manifest.chip) ||
+      !reader.readArray(root, "kernels", "", kernels) ||
+      !reader.readArray(root, "relocations", "", relocations))
+    return false;
+
+  if (const json *modules = ManifestReader::find(root, "modules")) {
+    if (!reader.expectObject(*modules, "modules"))
       return false;
+    for (const auto &[name, files] : modules->items()) {
+      std::string at = ManifestReader::member("modules", name.c_str());
+      if (!files.is_array())
+        return reader.fail(at, std::string("expected an array, found ") +
+                                   files.type_name());
+      std::vector<std::string> &names = manifest.modules[name];
+      for (size_t i = 0; i < files.size(); ++i) {
+        // Artifacts lie next to manifest.json: a path would read elsewhere.
+        const json &file = files[i];
+        if (!file.is_string() || file.get_ref<const std::string &>().empty() ||
+            file.get_ref<const std::string &>().find('/') != std::string::npos)
+          return reader.fail(ManifestReader::element(at, i),
+                             "expected a file name in the manifest's "
+                             "directory, found " +
+                                 file.dump());
+        names.push_back(file.get<std::string>());
+      }
     }
-    for (const JsonValue &p : k["params"].array) {
-      ParamInfo param;
-      param.index = p["index"].integer();
-      param.isBuffer = p["kind"].str() == "buffer";
-      param.type = p["type"].str();
-      param.element = p["element"].str();
-      for (const JsonValue &extent : p["shape"].array)
-        param.shape.push_back(extent.isNull() ? -1 : extent.integer());
-      param.relocKey = p["reloc"].str();
-      kernel.params.push_back(param);
-    }
-    if (k["workgroup_size"].isArray()) {
-      std::vector<int64_t> size;
-      for (const JsonValue &extent : k["workgroup_size"].array)
-        size.push_back(extent.integer());
-      kernel.workgroupSize = size;
-    }
-    for (const JsonValue &b : k["bindings"].array)
-      kernel.bindings.push_back({static_cast<unsigned>(b["binding"].integer()),
-                                 static_cast<unsigned>(b["param"].integer()),
-                                 b["kind"].str(), b["type"].str(),
-                                 static_cast<int>(b["dim"].integer(-1))});
-    for (const JsonValue &a : k["arguments"].array)
-      kernel.arguments.push_back({static_cast<unsigned>(a["param"].integer()),
-                                  a["field"].str(), a["type"].str(),
-                                  static_cast<int>(a["dim"].integer(-1))});
-    manifest.kernels.push_back(std::move(kernel));
   }
-  for (const JsonValue &r : root["relocations"].array) {
-    RelocationInfo record;
-    record.key = r["key"].str();
-    record.module = r["module"].str();
-    record.strategy = r["strategy"].str();
-    record.symbol = r["symbol"].str();
-    record.type = r["type"].str();
-    record.pointer = r["pointer"].boolean;
-    record.constant = r["constant"].boolean;
-    record.element = r["element"].str();
-    for (const JsonValue &extent : r["shape"].array)
-      record.shape.push_back(extent.isNull() ? -1 : extent.integer());
-    record.shadowOf = r["shadow_of"].str();
-    if (record.key.empty()) {
-      error = "malformed manifest: relocation record without a key";
-      return false;
+
+  if (kernels)
+    for (size_t i = 0; i < kernels->size(); ++i) {
+      KernelInfo kernel;
+      if (!readKernel(reader, (*kernels)[i],
+                      ManifestReader::element("kernels", i), kernel))
+        return false;
+      manifest.kernels.push_back(std::move(kernel));
     }
-    manifest.relocations.push_back(std::move(record));
-  }
+
+  if (relocations)
+    for (size_t i = 0; i < relocations->size(); ++i) {
+      RelocationInfo record;
+      if (!readRelocation(reader, (*relocations)[i],
+                          ManifestReader::element("relocations", i), record))
+        return false;
+      manifest.relocations.push_back(std::move(record));
+    }
   return true;
 }
