@@ -34,3 +34,10 @@ function(add_nabla_library name)
   mlir_target_link_libraries(${name} PUBLIC ${ARG_MLIR_LIBS})
   _nabla_install_library(${name})
 endfunction()
+
+# nabla_add_version_definitions(target)
+# Defines NABLA_VERSION (the project version, e.g. "0.1.0") for a tool's
+# --version, which prints "<tool> (Nabla) <version>".
+function(nabla_add_version_definitions target)
+  target_compile_definitions(${target} PRIVATE NABLA_VERSION="${Nabla_VERSION}")
+endfunction()

@@ -1,7 +1,8 @@
 //===- nabla-compile.cpp - Compile kernels to target artifacts ------------===//
 //
 // nabla-compile FILE.mlir --target=nvvm|rocdl|spirv|metal [--chip=..]
-//               [--abi=v1|v2] [--workgroup-size=X[,Y,Z]] -o DIR
+//               [--abi=v1|v2] [--opt-level=N] [--workgroup-size=X[,Y,Z]]
+//               [--subgroup-size=N] -o DIR
 // writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json.
 // Exit status: 0 success, 1 compile error, 2 usage error.
 //
@@ -14,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -27,31 +29,58 @@ static cl::OptionCategory category("nabla-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input .mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string> targetName("target", cl::Required,
-                                       cl::desc("nvvm, rocdl, spirv or metal"),
-                                       cl::cat(category));
+static cl::opt<std::string> targetName(
+    "target", cl::Required,
+    cl::desc("Target: nvvm (PTX, cubin), rocdl (HSACO), spirv (SPIR-V for "
+             "Vulkan) or metal (MSL); required"),
+    cl::value_desc("nvvm|rocdl|spirv|metal"), cl::cat(category));
 static cl::opt<std::string>
-    chip("chip", cl::desc("sm_NN (nvvm), gfxNNN (rocdl)"), cl::cat(category));
-static cl::opt<std::string> abi("abi", cl::init("v2"),
-                                cl::desc("Relocation convention: v1 or v2"),
-                                cl::cat(category));
-static cl::opt<int> optLevel("opt-level", cl::init(2),
-                             cl::desc("Optimization level"), cl::cat(category));
+    chip("chip",
+         cl::desc("GPU architecture: sm_NN for nvvm (default sm_80), gfxNNN "
+                  "for rocdl (default gfx90a)"),
+         cl::value_desc("CHIP"), cl::cat(category));
+static cl::opt<std::string>
+    abi("abi", cl::init("v2"),
+        cl::desc("Relocation convention of host objects: v1 or v2 (default)"),
+        cl::value_desc("v1|v2"), cl::cat(category));
+static cl::opt<int>
+    optLevel("opt-level", cl::init(2),
+             cl::desc("Optimization level of the device code, 0-3 (default 2)"),
+             cl::value_desc("N"), cl::cat(category));
 static cl::list<int64_t> workgroupSize(
     "workgroup-size", cl::CommaSeparated,
-    cl::desc("Workgroup size X[,Y,Z] for SPIR-V/Metal kernels without "
-             "known_block_size (the launch's block size)"),
-    cl::cat(category));
+    cl::desc("Workgroup size of SPIR-V/Metal kernels without known_block_size "
+             "(the block size they will be launched with)"),
+    cl::value_desc("X[,Y,Z]"), cl::cat(category));
 static cl::list<int64_t> blockSize("block", cl::CommaSeparated,
                                    cl::desc("Same as --workgroup-size"),
+                                   cl::value_desc("X[,Y,Z]"),
                                    cl::cat(category));
-static cl::opt<unsigned>
-    subgroupSize("subgroup-size", cl::init(32),
-                 cl::desc("Subgroup size of the SPIR-V/Metal device"),
-                 cl::cat(category));
-static cl::opt<std::string> outputDir("o", cl::Required, cl::Prefix,
-                                      cl::desc("Output directory"),
-                                      cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<unsigned> subgroupSize(
+    "subgroup-size", cl::init(32),
+    cl::desc("Subgroup size of the SPIR-V/Metal device (default 32)"),
+    cl::value_desc("N"), cl::cat(category));
+static cl::opt<std::string>
+    outputDir("o", cl::Required, cl::Prefix,
+              cl::desc("Output directory, created if missing; required"),
+              cl::value_desc("DIR"), cl::cat(category));
+
+static cl::extrahelp examples(R"(
+Writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json
+(kernels, parameter layout, relocation records), which nabla-launch runs.
+Exit status: 0 success, 1 compile error, 2 usage error.
+
+EXAMPLES:
+  nabla-compile kernel.mlir --target=spirv --block=64 -o out
+  nabla-compile kernel.mlir --target=nvvm --chip=sm_90 -o out
+  nabla-launch out --kernel=mul_kernel --grid=1 --block=64 --arg=a.npy --arg=index:16
+)");
+
+/// --version: Nabla's version and the LLVM/MLIR it was built against.
+static void printVersion(raw_ostream &os) {
+  os << "nabla-compile (Nabla) " NABLA_VERSION "\n"
+     << "  LLVM/MLIR " LLVM_VERSION_STRING "\n";
+}
 
 /// Writes `contents` to `path`; reports and returns false on failure.
 static bool writeFile(StringRef path, StringRef contents) {
@@ -69,6 +98,7 @@ static bool writeFile(StringRef path, StringRef contents) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printVersion);
   if (!cl::ParseCommandLineOptions(argc, argv, "Nabla kernel compiler\n",
                                    &errs()))
     return 2;

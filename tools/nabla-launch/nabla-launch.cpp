@@ -1,6 +1,7 @@
 //===- nabla-launch.cpp - Launch a kernel from a nabla-compile directory --===//
 //
 // nabla-launch DIR --kernel=NAME --grid=X[,Y,Z] --block=X[,Y,Z] [--arg=SPEC]...
+// (and the other flags of launchFlagsHelp(); --help, --version).
 // Runs a precompiled kernel (DIR holds manifest.json and the artifacts). It
 // links no MLIR or LLVM, so it runs where only a GPU driver is installed.
 // Exit status: 0 success, 1 error, 2 usage error.
@@ -24,11 +25,33 @@ static bool readFile(const std::string &path, std::string &contents) {
   return true;
 }
 
+static const char *const kUsage =
+    "usage: nabla-launch DIR --kernel=NAME --grid=X[,Y,Z] --block=X[,Y,Z] "
+    "[--arg=SPEC]... [options]\n";
+
+static void printHelp() {
+  std::cout
+      << "nabla-launch: launch a kernel compiled by nabla-compile\n\n"
+      << kUsage
+      << "\nRuns kernel NAME from DIR (a nabla-compile output directory: "
+         "manifest.json and the\nartifacts it lists), then writes every "
+         "buffer parameter k to arg<k>.npy in the --out\ndirectory. Links "
+         "no MLIR or LLVM: it runs where only a GPU driver is installed.\n"
+         "\nOPTIONS:\n"
+      << launchFlagsHelp()
+      << "  --help                 print this help and exit\n"
+         "  --version              print the version and exit\n"
+         "\nEXIT STATUS: 0 success, 1 error, 2 usage error.\n"
+         "\nEXAMPLE:\n"
+         "  nabla-compile examples/mul_kernel.mlir --target=spirv --block=64 "
+         "-o out\n"
+         "  nabla-launch out --kernel=mul_kernel --grid=1 --block=64 "
+         "--arg=a.npy --arg=index:16 --out=result\n";
+}
+
 static int usage(const std::string &message) {
   std::cerr << "nabla-launch: " << message << "\n"
-            << "usage: nabla-launch DIR --kernel=NAME --grid=X[,Y,Z] "
-               "--block=X[,Y,Z] [--arg=SPEC]...\n"
-            << launchFlagsHelp();
+            << kUsage << launchFlagsHelp();
   return 2;
 }
 
@@ -36,11 +59,17 @@ int main(int argc, char **argv) {
   LaunchOptions options;
   std::vector<std::string> positional, unknown;
   std::string error;
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--help") {
-      usage("launch a kernel compiled by nabla-compile");
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      printHelp();
       return 0;
     }
+    if (arg == "--version") {
+      std::cout << "nabla-launch (Nabla) " NABLA_VERSION "\n";
+      return 0;
+    }
+  }
   if (!parseLaunchFlags(argc, argv, options, positional, unknown, error))
     return usage(error);
   if (!unknown.empty())

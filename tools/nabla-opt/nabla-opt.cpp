@@ -11,12 +11,22 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #ifdef NABLA_INCLUDE_TEST_DIALECT
 #include "TestDialect.h"
 #endif
 
+/// --version: Nabla's version and the LLVM/MLIR it was built against.
+static void printVersion(llvm::raw_ostream &os) {
+  os << "nabla-opt (Nabla) " NABLA_VERSION "\n"
+     << "  LLVM/MLIR " LLVM_VERSION_STRING "\n";
+}
+
 int main(int argc, char **argv) {
+  llvm::cl::SetVersionPrinter(printVersion);
   mlir::registerAllPasses();
   nabla::registerAllPasses();
 
