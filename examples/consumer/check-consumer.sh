@@ -4,7 +4,8 @@
 # Usage: check-consumer.sh BUILD_DIR SOURCE_DIR WORK_DIR
 # Installs BUILD_DIR into WORK_DIR/prefix, configures and builds
 # examples/consumer against it with find_package(Nabla), and runs it on the
-# seed kernel. Run by ctest as `consumer-example`.
+# seed kernel; the installed nabla-opt must run too (its RUNPATH finds
+# libMLIR without LD_LIBRARY_PATH). Run by ctest as `consumer-example`.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -12,6 +13,8 @@ build=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test -f "$work/prefix/lib/cmake/nabla/NablaConfig.cmake"
+env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-opt" --version | tee "$work/version.txt"
+grep -q '^nabla-opt (Nabla) [0-9]' "$work/version.txt"
 cmake -G Ninja -S "$src/examples/consumer" -B "$work/build" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
