@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -189,6 +190,38 @@ py::tuple compile(const Module &source, const std::string &target,
   return py::make_tuple(artifacts, manifest);
 }
 
+/// The parameters of every kernel of `module` as written (before any
+/// lowering): the manifest's "kernels" entries, as JSON text.
+std::string describeModuleKernels(const Module &module) {
+  CompileOptions options;
+  options.target = CompileTarget::SPIRV;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(describeKernels(*module.module, options));
+  return text;
+}
+
+/// The contents of a C-contiguous buffer (a numpy array or bytes), copied
+/// once into the runtime's storage; a strided one raises BufferError.
+std::vector<uint8_t> bufferBytes(const py::handle &object) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0)
+    throw py::error_already_set();
+  const auto *begin = static_cast<const uint8_t *>(view.buf);
+  std::vector<uint8_t> bytes(begin, begin + view.len);
+  PyBuffer_Release(&view);
+  return bytes;
+}
+
+/// A writable numpy uint8 array that takes over `bytes` without copying.
+py::array takeBytes(std::vector<uint8_t> &&bytes) {
+  auto *owned = new std::vector<uint8_t>(std::move(bytes));
+  py::capsule free(
+      owned, [](void *p) { delete static_cast<std::vector<uint8_t> *>(p); });
+  return py::array_t<uint8_t>({static_cast<py::ssize_t>(owned->size())},
+                              owned->data(), free);
+}
+
 /// Opens a device: (name, chip, subgroup size).
 py::tuple deviceInfo(const std::string &target, int index) {
   std::string error;
@@ -200,11 +233,12 @@ py::tuple deviceInfo(const std::string &target, int index) {
 }
 
 /// Launches `kernel`. `args` holds, per parameter (including the table
-/// strategy's relocation parameters), bytes: the buffer's data (C order) or
-/// the scalar's little-endian value; `shapes` the buffers' shapes. `patches`
-/// maps the key of each patch record of the kernel's module to its object's
-/// bytes. Returns the buffers' final bytes (None for scalars) and the patch
-/// objects' final bytes.
+/// strategy's relocation parameters), a C-contiguous buffer (numpy array or
+/// bytes): the buffer's data or the scalar's little-endian value; `shapes`
+/// the buffers' shapes. `patches` maps the key of each patch record of the
+/// kernel's module to its object's bytes. Returns the buffers' final bytes
+/// as numpy uint8 arrays that own them (None for scalars) and the patch
+/// objects' final bytes likewise.
 py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
                  const std::string &kernelName, std::vector<uint32_t> grid,
                  std::vector<uint32_t> block, py::list args,
@@ -235,13 +269,16 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   std::vector<runtime::HostParam> params(kernel->params.size());
   for (size_t k = 0; k < params.size(); ++k) {
     params[k].info = &kernel->params[k];
-    std::string bytes = args[k].cast<std::string>();
+    std::vector<uint8_t> bytes = bufferBytes(args[k]);
     if (kernel->params[k].isBuffer) {
       params[k].buffer.dtype =
           runtime::dtypeForElementType(kernel->params[k].element);
       params[k].buffer.shape = shapes[k];
-      params[k].buffer.data.assign(bytes.begin(), bytes.end());
+      params[k].buffer.data = std::move(bytes);
     } else {
+      if (bytes.size() > sizeof(params[k].scalar))
+        throw py::value_error("scalar parameter #" + std::to_string(k) +
+                              " has more than 8 bytes");
       params[k].scalarBytes = bytes.size();
       std::copy(bytes.begin(), bytes.end(), params[k].scalar);
     }
@@ -259,9 +296,8 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
         throw py::value_error("module '" + kernel->module +
                               "' reads the relocated object '" + record.key +
                               "': pass it in relocs");
-      std::string bytes = patches[py::str(record.key)].cast<std::string>();
       objects.emplace_back();
-      objects.back().data.assign(bytes.begin(), bytes.end());
+      objects.back().data = bufferBytes(patches[py::str(record.key)]);
       patched.push_back(&record);
     }
   runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
@@ -277,19 +313,16 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   }
   if (!ok)
     throw std::runtime_error(error);
-  auto bytesOf = [](const runtime::NpyArray &array) {
-    return py::bytes(reinterpret_cast<const char *>(array.data.data()),
-                     array.data.size());
-  };
   py::list outputs;
-  for (const runtime::HostParam &param : params)
+  for (runtime::HostParam &param : params)
     if (param.info->isBuffer)
-      outputs.append(bytesOf(param.buffer));
+      outputs.append(takeBytes(std::move(param.buffer.data)));
     else
       outputs.append(py::none());
   py::dict patchOutputs;
   for (size_t i = 0; i < patched.size(); ++i)
-    patchOutputs[py::str(patched[i]->key)] = bytesOf(objects[i]);
+    patchOutputs[py::str(patched[i]->key)] =
+        takeBytes(std::move(objects[i].data));
   return py::make_tuple(outputs, patchOutputs);
 }
 
@@ -354,6 +387,7 @@ PYBIND11_MODULE(_nabla, m) {
       .def("clone", &Module::clone)
       .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));
   m.def("compile", &compile);
+  m.def("describe_kernels", &describeModuleKernels);
   m.def("device_info", &deviceInfo);
   m.def("launch", &launch);
   m.def("registered_passes", &registeredPasses);

@@ -8,7 +8,11 @@
 #     m = nabla.Module.parse(open("examples/mul_kernel.mlir").read())
 #     nabla.PassManager("builtin.module(nabla-differentiate)").run(m)
 #     out = nabla.run(m, "mul_kernel", grid=1, block=64,
-#                     args=[np.arange(8, dtype=np.float32), ("index", 8)])
+#                     args=[np.arange(8, dtype=np.float32), 8])
+#     square = m.kernel("mul_kernel")       # compiled once per target
+#     out = square(np.arange(8, dtype=np.float32), 8, grid=1, block=64)
+#
+# Arguments are typed from the kernel's signature (_arguments.py).
 #
 # ===----------------------------------------------------------------------=== #
 import json
@@ -17,9 +21,13 @@ import os
 import numpy as np
 
 from . import _nabla
+from ._arguments import (VULKAN_INDEX_MAX, Parameter, argument_names,
+                         as_array, as_buffer, pack_scalar,
+                         parameters as _parameters)
 
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
-           "compile", "CompileResult", "run", "check_gradient", "device"]
+           "compile", "CompileResult", "run", "check_gradient", "device",
+           "Kernel", "Parameter"]
 
 
 class MLIRError(Exception):
@@ -63,18 +71,26 @@ def _context(context):
 class Module:
     """An MLIR module."""
 
-    def __init__(self, native):
+    def __init__(self, native, names=None):
         self._native = native
+        # {kernel: SSA names of its arguments in the parsed text}: parsing
+        # drops them, error messages use them.
+        self._argument_names = dict(names or {})
 
     @staticmethod
     def parse(text, context=None):
         if not isinstance(text, str):
             raise TypeError("Module.parse expects MLIR text (str)")
         return Module(_translate(_nabla.Module.parse, _context(context)._native,
-                                 text))
+                                 text), argument_names(text))
 
     def clone(self):
-        return Module(self._native.clone())
+        return Module(self._native.clone(), self._argument_names)
+
+    def kernel(self, name):
+        """A callable `Kernel` for kernel `name` of (a snapshot of) this
+        module."""
+        return Kernel(self, name)
 
     def __str__(self):
         return str(self._native)
@@ -142,142 +158,242 @@ def device(target=None, index=-1):
                               index)
 
 
-_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
-           "i64": np.int64, "index": np.int64}
-
-
 def _dim3(value, what):
-    dims = [value] if isinstance(value, int) else list(value)
+    dims = [value] if isinstance(value, (int, np.integer)) else list(value)
     if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1
                                       for d in dims):
         raise ValueError(f"{what} must be 1 to 3 positive integers, got {value!r}")
     return [int(d) for d in dims]
 
 
-def _pack_buffer(param, arg, what):
-    if not isinstance(arg, np.ndarray):
-        raise TypeError(f"{what} ({param['type']}) needs a numpy array, got "
-                        f"{type(arg).__name__}")
-    dtype = _DTYPES.get(param["element"])
-    if dtype is None or arg.dtype != dtype:
-        raise TypeError(f"{what} ({param['type']}) needs dtype "
-                        f"{np.dtype(dtype).name if dtype else param['element']}, "
-                        f"got {arg.dtype}")
-    if arg.ndim != len(param["shape"]) or any(
-            e is not None and e != s for e, s in zip(param["shape"], arg.shape)):
-        raise ValueError(f"{what} ({param['type']}) does not accept shape "
-                         f"{arg.shape}")
-    return np.ascontiguousarray(arg).tobytes(), list(arg.shape)
+def _target(target):
+    target = target or os.environ.get("NABLA_TARGET", "vulkan")
+    if target not in ("vulkan", "cuda", "hip"):
+        raise ValueError(f"unknown run target {target!r} (vulkan, cuda or hip)")
+    return target
 
 
-def _pack_args(kernel, args, relocs):
-    """Packs the kernel's own parameters from `args` and the parameters the
-    table strategy added from `relocs`; returns (packed, shapes, sources),
-    sources[k] being the array parameter k came from (None for scalars)."""
-    params = kernel["params"]
-    own = [p for p in params if "reloc" not in p]
-    if len(args) != len(own):
-        raise ValueError(f"kernel {kernel['name']!r} takes {len(own)} "
-                         f"arguments, got {len(args)}")
+def _described_kernels(module):
+    """{kernel: manifest entry} of the kernels as written, before lowering
+    (no compilation, no device)."""
+    return {k["name"]: k
+            for k in json.loads(_nabla.describe_kernels(module._native))}
+
+
+def _convert_args(kernel, params, args, target):
+    """Checks and converts the caller's arguments against the kernel's
+    parameters (before anything is compiled or launched): numpy arrays for
+    buffers, little-endian bytes for scalars."""
+    args = list(args)
+    if len(args) != len(params):
+        raise ValueError(f"kernel {kernel!r} takes {len(params)} arguments, "
+                         f"got {len(args)}")
+    index_max = VULKAN_INDEX_MAX if target == "vulkan" else 2 ** 63 - 1
+    converted = []
+    for param, arg in zip(params, args):
+        what = param.label(kernel)
+        if param.kind != "buffer":
+            converted.append(pack_scalar(param, arg, what, index_max))
+            continue
+        if target == "vulkan" and param.element == "index":
+            raise TypeError(f"{what}: index elements are 32-bit in SPIR-V "
+                            f"but the Vulkan runtime copies 64-bit ones; "
+                            f"use a memref of i64 or i32 (arith.index_cast)")
+        converted.append(as_buffer(param, arg, what))
+    return converted
+
+
+def _compile_for(module, target, block, device_info):
+    """The compilation `run` launches on `target`'s device: SPIR-V with the
+    workgroup size compiled in, or PTX/HSACO for the device's chip."""
+    _, chip, subgroup = device_info
+    if target == "vulkan":
+        return compile(module, "spirv", workgroup_size=block,
+                       subgroup_size=subgroup)
+    return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip)
+
+
+def _pack_args(kernel, args, relocs, names=None, target=None):
+    """Packs `args` for manifest entry `kernel` and the table strategy's
+    parameters from `relocs` ({key: array}) for `_nabla.launch`; kept for
+    scripts that launch compiled kernels themselves (bench/)."""
+    converted = _convert_args(kernel["name"], _parameters(kernel, names), args,
+                              target)
+    arrays = {p["reloc"]: as_buffer(p, relocs[p["reloc"]],
+                                    f"relocation record {p['reloc']!r}")
+              for p in kernel["params"] if "reloc" in p}
+    return _interleave(kernel, converted, arrays)
+
+
+def _interleave(kernel, converted, relocs):
+    """Interleaves the converted arguments of the kernel's own parameters
+    with the arrays of the parameters the table strategy added (from
+    `relocs`); returns (packed, shapes, sources), sources[k] being the array
+    parameter k came from (None for scalars)."""
     packed, shapes, sources = [], [], []
-    remaining = iter(args)
-    for param in params:
-        k = param["index"]
-        if "reloc" in param:
-            key = param["reloc"]
-            if key not in relocs:
-                raise ValueError(f"kernel {kernel['name']!r} reads the "
-                                 f"relocated object {key!r}: pass it in relocs")
-            arg = relocs[key]
-            data, shape = _pack_buffer(param, arg, f"relocation record {key!r}")
-        elif param["kind"] == "buffer":
-            arg = next(remaining)
-            data, shape = _pack_buffer(param, arg, f"parameter #{k}")
-        else:
-            arg = next(remaining)
-            if isinstance(arg, np.ndarray) or not (
-                    isinstance(arg, tuple) and len(arg) == 2):
-                raise TypeError(f"parameter #{k} is a scalar {param['type']}: "
-                                f"pass ({param['type']!r}, value)")
-            type_name, value = arg
-            if type_name != param["type"]:
-                raise TypeError(f"parameter #{k} is {param['type']}, got "
-                                f"{type_name!r}")
-            data, shape = np.array(value, dtype=_DTYPES[type_name]).tobytes(), []
-            arg = None
-        packed.append(data)
-        shapes.append(shape)
-        sources.append(arg)
+    remaining = iter(converted)
+    for param in kernel["params"]:
+        value = relocs[param["reloc"]] if "reloc" in param else next(remaining)
+        if isinstance(value, bytes):
+            packed.append(value)
+            shapes.append([])
+            sources.append(None)
+            continue
+        packed.append(np.ascontiguousarray(value))
+        shapes.append(list(value.shape))
+        sources.append(value)
     return packed, shapes, sources
 
 
-def _pack_patches(manifest, kernel, relocs):
-    """The objects of the patch records of the kernel's module, by key."""
-    patches = {}
-    for record in manifest.get("relocations", []):
-        if record["module"] != kernel["module"] or record["strategy"] != "patch":
-            continue
-        key = record["key"]
+def _relocated_objects(manifest, kernel, relocs):
+    """The objects of the relocation records kernel `kernel` reads, by key,
+    as numpy arrays sharing memory with what the caller passed (writable
+    records are updated through them)."""
+    records = {r["key"]: r for r in manifest.get("relocations", [])}
+    for key in relocs:
+        if key not in records:
+            raise ValueError(f"relocs names {key!r}, which is not a "
+                             f"relocation record of these kernels")
+    needed = [p["reloc"] for p in kernel["params"] if "reloc" in p]
+    needed += [r["key"] for r in manifest.get("relocations", [])
+               if r["module"] == kernel["module"] and r["strategy"] == "patch"]
+    objects = {}
+    for key in needed:
         if key not in relocs:
-            raise ValueError(f"module {kernel['module']!r} reads the relocated "
+            raise ValueError(f"kernel {kernel['name']!r} reads the relocated "
                              f"object {key!r}: pass it in relocs")
-        if record["pointer"]:
-            patches[key] = np.ascontiguousarray(relocs[key]).tobytes()
+        record, what = records[key], f"relocation record {key!r}"
+        if record.get("pointer"):
+            array = as_array(relocs[key], what)
         else:
-            patches[key], _ = _pack_buffer(record, relocs[key],
-                                           f"relocation record {key!r}")
-    return patches
+            array = as_buffer(record, relocs[key], what)
+        if not record["constant"] and not array.flags.writeable:
+            raise TypeError(f"{what} is written by the kernel: pass a "
+                            f"writable array")
+        objects[key] = array
+    return objects, records
+
+
+def _final(source, out):
+    """The runtime's output bytes (a uint8 array it handed over) as an array
+    like `source`, without copying."""
+    return out.view(source.dtype).reshape(source.shape)
+
+
+def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
+            names, converted=None):
+    """Launches `kernel` of a compilation; `converted` holds the arguments
+    already checked against the kernel's signature (else `args` are checked
+    against the manifest's)."""
+    kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
+    if kernel not in kernels:
+        raise ValueError(f"unknown kernel {kernel!r} (kernels: "
+                         f"{', '.join(sorted(kernels))})")
+    info = kernels[kernel]
+    if converted is None:
+        converted = _convert_args(kernel, _parameters(info, names), args,
+                                  target)
+    objects, records = _relocated_objects(compiled.manifest, info,
+                                          dict(relocs or {}))
+    packed, shapes, sources = _interleave(info, converted, objects)
+    patches = {key: np.ascontiguousarray(objects[key]) for key, record in
+               records.items() if key in objects and record["strategy"] == "patch"}
+    outputs, patched = _nabla.launch(compiled.manifest_text,
+                                     compiled.artifacts, kernel, grid, block,
+                                     packed, shapes, patches, target, -1,
+                                     timeout)
+    results = []
+    for param, source, out in zip(info["params"], sources, outputs):
+        if "reloc" in param:
+            if not records[param["reloc"]]["constant"]:
+                source[...] = _final(source, out)
+            continue
+        results.append(None if out is None else _final(source, out))
+    for key, out in patched.items():
+        if not records[key]["constant"]:
+            objects[key][...] = _final(objects[key], out)
+    return results
 
 
 def run(module, kernel, grid, block, args, relocs=None, target=None,
         timeout=60):
     """Compiles `module` for the device and launches `kernel` once.
-    `args`: numpy arrays for buffers, (type, value) for scalars. `relocs`
-    maps the key of each relocation record the kernels read to its object (a
-    numpy array): a table binding on Vulkan, a patched global on CUDA/HIP
-    (abi v2). Returns the final arrays (None for scalar parameters); writable
-    relocated objects are updated in place in `relocs`."""
-    relocs = dict(relocs or {})
-    target = target or os.environ.get("NABLA_TARGET", "vulkan")
+
+    `args`, one per kernel parameter, typed from the kernel's signature:
+    buffers as numpy arrays, buffer-protocol objects (array.array,
+    bytearray, memoryview: untyped bytes are viewed as the element type) or
+    objects with `__array_interface__`; scalars as Python or NumPy scalars,
+    0-d arrays or (type, value). Arguments are never modified. `relocs` maps
+    the key of each relocation record the kernels read to its object: a
+    table binding on Vulkan, a patched global on CUDA/HIP (abi v2); writable
+    relocated objects are updated in place. Returns the final contents of
+    the buffers as new numpy arrays (None for scalar parameters)."""
+    target = _target(target)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
-    name, chip, subgroup = device(target)
-    if target == "vulkan":
-        compiled = compile(module, "spirv", workgroup_size=block,
-                           subgroup_size=subgroup)
-    else:
-        compiled = compile(module, "nvvm" if target == "cuda" else "rocdl",
-                           chip=chip)
-    kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
-    if kernel not in kernels:
-        raise ValueError(f"unknown kernel {kernel!r} (kernels: "
-                         f"{', '.join(sorted(kernels))})")
-    records = {r["key"]: r for r in compiled.manifest.get("relocations", [])}
-    for key in relocs:
-        if key not in records:
-            raise ValueError(f"relocs names {key!r}, which is not a "
-                             f"relocation record of these kernels")
-    info = kernels[kernel]
-    packed, shapes, sources = _pack_args(info, args, relocs)
-    patches = _pack_patches(compiled.manifest, info, relocs)
-    outputs, patched = _nabla.launch(compiled.manifest_text,
-                                     compiled.artifacts, kernel, grid, block,
-                                     packed, shapes, patches, target, -1,
-                                     timeout)
+    names = module._argument_names.get(kernel)
+    # Kernels made by differentiation (nabla.kernel_adjoint) have no
+    # signature before compilation: their arguments are checked after it.
+    described = _described_kernels(module).get(kernel)
+    converted = (_convert_args(kernel, _parameters(described, names), args,
+                               target) if described else None)
+    compiled = _compile_for(module, target, block, device(target))
+    return _launch(compiled, kernel, grid, block, args, relocs, target,
+                   timeout, names, converted)
 
-    def final(source, out):
-        return np.frombuffer(out, dtype=source.dtype).reshape(source.shape).copy()
 
-    results = []
-    for param, source, out in zip(info["params"], sources, outputs):
-        if "reloc" in param:
-            if not records[param["reloc"]]["constant"]:
-                source[...] = final(source, out)
-            continue
-        results.append(None if out is None else final(source, out))
-    for key, out in patched.items():
-        if not records[key]["constant"]:
-            relocs[key][...] = final(relocs[key], out)
-    return results
+class Kernel:
+    """One kernel of a module, callable like a function:
+
+        square = nabla.Kernel(module, "mul_kernel")   # or module.kernel(...)
+        A2, _ = square(A, len(A), grid=1, block=64)
+
+    Holds a snapshot of the module (later passes on `module` do not change
+    it) and compiles it once per target and device (on Vulkan also per
+    block size, which SPIR-V compiles in), on the first call that needs it.
+    Calls take the arguments `nabla.run` takes and return what it returns."""
+
+    def __init__(self, module, name):
+        if not isinstance(module, Module):
+            raise TypeError("Kernel expects a nabla.Module")
+        self.name = name
+        self._module = module.clone()
+        self._names = module._argument_names.get(name)
+        self._compiled = {}
+        self._devices = {}
+        self.parameters = self._describe()
+
+    def _describe(self):
+        """The signature before lowering; kernels that differentiation
+        creates (nabla.kernel_adjoint) are described after it."""
+        kernels = _described_kernels(self._module)
+        if self.name not in kernels:
+            differentiated = self._module.clone()
+            PassManager("builtin.module(nabla-differentiate)").run(differentiated)
+            kernels.update(_described_kernels(differentiated))
+        if self.name not in kernels:
+            raise ValueError(f"unknown kernel {self.name!r} (kernels: "
+                             f"{', '.join(sorted(kernels))})")
+        return _parameters(kernels[self.name], self._names)
+
+    def __repr__(self):
+        signature = ", ".join(f"{p.name or '#' + str(p.position)}: {p.type}"
+                              for p in self.parameters)
+        return f"<nabla.Kernel {self.name}({signature})>"
+
+    def __call__(self, *args, grid, block, target=None, relocs=None,
+                 timeout=60):
+        target = _target(target)
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        converted = _convert_args(self.name, self.parameters, args, target)
+        if target not in self._devices:
+            self._devices[target] = device(target)
+        info = self._devices[target]
+        key = (target, info, tuple(block) if target == "vulkan" else None)
+        if key not in self._compiled:
+            self._compiled[key] = _compile_for(self._module, target, block,
+                                               info)
+        return _launch(self._compiled[key], self.name, grid, block, args,
+                       relocs, target, timeout, self._names, converted)
 
 
 def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,
@@ -294,10 +410,9 @@ def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,
     <J v, w> = <v, J^T w>. Returns a report dict whose `ok` says whether
     every check passed."""
     rng = np.random.default_rng(seed)
-    dup = list(dup)
+    dup, args = list(dup), list(args)
     for k in dup:
-        if not isinstance(args[k], np.ndarray):
-            raise TypeError(f"dup parameter #{k} must be a numpy array")
+        args[k] = as_array(args[k], f"dup parameter #{k}")
     v = {k: rng.standard_normal(args[k].shape) for k in dup}
     w = {k: rng.standard_normal(args[k].shape) for k in dup}
 

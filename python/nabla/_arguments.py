@@ -1,0 +1,246 @@
+# ===- nabla/_arguments.py - Python values as kernel parameters ---------=== #
+#
+# How `nabla.run` and `nabla.Kernel` turn what a user passes into the bytes
+# the runtime launches with, typed from the kernel's signature (the
+# manifest's parameter list): plain Python and NumPy scalars for scalar
+# parameters (range-checked in the parameter's MLIR type), and numpy arrays,
+# buffer-protocol objects or `__array_interface__` objects for memrefs
+# (viewed, not copied, when already contiguous). Every error names the
+# parameter (position, name when known, MLIR type) and what it expects.
+#
+# ===----------------------------------------------------------------------=== #
+import collections
+import re
+
+import numpy as np
+
+# Host dtypes of the scalar and element types the runtime launches with
+# (little-endian: the bytes go to the device as they are).
+DTYPES = {"f32": np.dtype("<f4"), "f64": np.dtype("<f8"),
+          "i32": np.dtype("<i4"), "i64": np.dtype("<i8"),
+          "index": np.dtype("<i8")}
+
+_INTEGER_RANGES = {"i32": (-2 ** 31, 2 ** 31 - 1),
+                   "i64": (-2 ** 63, 2 ** 63 - 1),
+                   "index": (0, 2 ** 63 - 1)}
+# index is 32-bit in SPIR-V; the Vulkan runtime narrows it.
+VULKAN_INDEX_MAX = 2 ** 31 - 1
+
+
+class Parameter(collections.namedtuple(
+        "Parameter", "position name type kind element shape")):
+    """One kernel parameter as a caller passes it: its position in `args`,
+    its name in the MLIR source (None when unknown), its MLIR type
+    ("memref<?xf32>", "index"), kind ("buffer" or "scalar") and, for
+    buffers, element type and shape (None for dynamic extents)."""
+
+    def label(self, kernel=None):
+        name = f" '{self.name}'" if self.name else ""
+        where = f"{kernel}: " if kernel else ""
+        return f"{where}parameter #{self.position}{name} ({self.type})"
+
+
+def parameters(entry, names=None):
+    """The caller-visible parameters of a manifest kernel entry (the table
+    strategy's relocation parameters are passed through `relocs`)."""
+    own = [p for p in entry["params"] if "reloc" not in p]
+    if names is None or len(names) != len(own):
+        names = [None] * len(own)
+    return [Parameter(k, name, p["type"], p["kind"], p.get("element"),
+                      tuple(p.get("shape") or ()))
+            for k, (p, name) in enumerate(zip(own, names))]
+
+
+def argument_names(text):
+    """{kernel: [argument names]} for every `gpu.func` written in MLIR text:
+    the SSA names of its arguments, which parsing does not keep. Kernels
+    defined twice (in two gpu.modules) are left out."""
+    names, seen = {}, set()
+    for match in re.finditer(r"gpu\.func\s+@([\w$.]+)\s*\(", text):
+        kernel, depth, end = match.group(1), 1, match.end()
+        while end < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        signature = text[match.end():end - 1]
+        if kernel in seen:
+            names.pop(kernel, None)
+            continue
+        seen.add(kernel)
+        names[kernel] = re.findall(r"%([\w$.-]+)\s*:", signature)
+    return names
+
+
+def _is_buffer_like(value):
+    if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") \
+            or hasattr(value, "__array__"):
+        return True
+    try:
+        memoryview(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_number(value):
+    return isinstance(value, (bool, int, float, complex, np.generic))
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    if _is_number(value):
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__
+
+
+def is_device_array(value):
+    """An object only a GPU can read (CuPy, PyTorch CUDA tensors): it has
+    `__cuda_array_interface__` and no host interface."""
+    return (hasattr(value, "__cuda_array_interface__")
+            and not hasattr(value, "__array_interface__"))
+
+
+def device_array_error(what, value):
+    return TypeError(
+        f"{what} got a device array ({type(value).__name__} with "
+        f"__cuda_array_interface__): device arrays need a runtime launch that "
+        f"takes device pointers, which Nabla's runtime does not have yet (it "
+        f"copies host buffers to the device and back); pass a host array, "
+        f"e.g. cupy.asnumpy(x)")
+
+
+def as_array(value, what):
+    """`value` as a numpy array without copying: a numpy array, any
+    buffer-protocol object (bytearray, memoryview, array.array) or an object
+    with `__array_interface__` / `__array__`."""
+    if isinstance(value, np.ndarray):
+        return value
+    if is_device_array(value):
+        raise device_array_error(what, value)
+    if _is_number(value) or not _is_buffer_like(value):
+        raise TypeError(f"{what} needs a numpy array or a buffer (buffer "
+                        f"protocol or __array_interface__), got "
+                        f"{_describe(value)}")
+    try:
+        if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
+            return np.asarray(value)
+        # bytes and bytearray through a memoryview: np.asarray(b"...") would
+        # be one string, not bytes.
+        return np.asarray(memoryview(value))
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{what} cannot be read as an array: {error}") from None
+
+
+def as_buffer(param, value, what):
+    """Checks `value` against memref parameter `param` (a Parameter or a
+    manifest entry with element and shape); returns it as a numpy array of
+    the element dtype, sharing memory with `value` where possible. Untyped
+    byte buffers (bytearray, bytes, memoryview of format 'B') are viewed as
+    the element type."""
+    element = param.element if isinstance(param, Parameter) else param["element"]
+    shape = tuple(param.shape if isinstance(param, Parameter)
+                  else param["shape"])
+    mlir_type = param.type if isinstance(param, Parameter) else param["type"]
+    dtype = DTYPES.get(element)
+    if dtype is None:
+        raise TypeError(f"{what} has element type {element}; nabla.run passes "
+                        f"buffers of f32, f64, i32, i64 and index")
+    array = as_array(value, what)
+    if (not isinstance(value, np.ndarray) and array.dtype.itemsize == 1
+            and array.dtype.kind in "ui" and dtype.itemsize != 1):
+        array = _view_bytes(array, dtype, shape, what)
+    if array.dtype != dtype:
+        raise TypeError(f"{what} needs dtype {dtype.name}, got {array.dtype}")
+    if array.ndim != len(shape) or any(
+            e is not None and e != s for e, s in zip(shape, array.shape)):
+        raise ValueError(f"{what} does not accept shape {array.shape} (the "
+                         f"memref is {mlir_type})")
+    return array
+
+
+def _view_bytes(array, dtype, shape, what):
+    if array.ndim != 1 or not array.flags.c_contiguous:
+        raise ValueError(f"{what}: a byte buffer must be flat and contiguous "
+                         f"to be viewed as {dtype.name}")
+    if array.nbytes % dtype.itemsize:
+        raise ValueError(f"{what}: a byte buffer of {array.nbytes} bytes is "
+                         f"not a whole number of {dtype.name} elements")
+    array = array.view(np.uint8).view(dtype)
+    if len(shape) > 1 and all(e is not None for e in shape):
+        if array.size != int(np.prod(shape)):
+            raise ValueError(f"{what} does not accept {array.size} "
+                             f"{dtype.name} elements (the shape is "
+                             f"{shape})")
+        array = array.reshape(shape)
+    return array
+
+
+def pack_scalar(param, value, what, index_max=_INTEGER_RANGES["index"][1]):
+    """The little-endian bytes of `value` in scalar parameter `param`'s
+    type. Accepts Python and NumPy scalars, 0-d arrays and the explicit
+    (type, value) form; integer parameters reject floats, float parameters
+    accept integers. Values out of the type's range raise ValueError."""
+    mlir_type = param.type
+    if mlir_type not in DTYPES:
+        raise TypeError(f"{what} is a scalar of a type nabla.run does not "
+                        f"pass (it passes f32, f64, i32, i64 and index)")
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise TypeError(f"{what}: the explicit form is ({mlir_type!r}, "
+                            f"value), got {value!r}")
+        if value[0] != mlir_type:
+            raise TypeError(f"{what} is {mlir_type}, got {value!r}")
+        value = value[1]
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise TypeError(f"{what} is a scalar, got {_describe(value)}")
+        value = value[()]
+    if not _is_number(value):
+        if is_device_array(value):
+            raise device_array_error(what, value)
+        kind = "a buffer" if _is_buffer_like(value) else type(value).__name__
+        raise TypeError(f"{what} is a scalar: pass a Python or NumPy "
+                        f"{'integer' if mlir_type[0] == 'i' else 'number'}, "
+                        f"got {kind}")
+    if mlir_type in ("f32", "f64"):
+        return _pack_float(mlir_type, value, what)
+    return _pack_integer(mlir_type, value, what, index_max)
+
+
+def _pack_float(mlir_type, value, what):
+    if not isinstance(value, (bool, int, float, np.bool_, np.integer,
+                              np.floating)):
+        raise TypeError(f"{what} expects a real number, got {_describe(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(f"{what}: {value} is out of range for "
+                         f"{mlir_type}") from None
+    dtype = DTYPES[mlir_type]
+    if np.isfinite(number) and abs(number) > np.finfo(dtype).max:
+        raise ValueError(f"{what}: {value!r} is out of range for {mlir_type} "
+                         f"(largest finite value {np.finfo(dtype).max})")
+    return np.array(number, dtype=dtype).tobytes()
+
+
+def _pack_integer(mlir_type, value, what, index_max):
+    if not isinstance(value, (bool, int, np.bool_, np.integer)):
+        raise TypeError(f"{what} expects an integer, got {_describe(value)}")
+    number = int(value)
+    low, high = _INTEGER_RANGES[mlir_type]
+    dtype = DTYPES[mlir_type]
+    # A NumPy unsigned integer of the parameter's width is passed bit for bit
+    # (signless MLIR integers: the kernel's ops choose the signedness).
+    if (isinstance(value, np.unsignedinteger) and mlir_type != "index"
+            and value.dtype.itemsize == dtype.itemsize):
+        high = 2 ** (8 * dtype.itemsize) - 1
+        dtype = np.dtype(f"<u{dtype.itemsize}")
+    if mlir_type == "index" and number < 0:
+        raise ValueError(f"{what} must be non-negative, got {number}")
+    if mlir_type == "index" and number > index_max:
+        raise ValueError(f"{what}: {number} does not fit the 32-bit index of "
+                         f"SPIR-V (Vulkan); the largest is {index_max}")
+    if not low <= number <= high:
+        raise ValueError(f"{what}: {number} does not fit {mlir_type} "
+                         f"[{low}, {high}]")
+    return np.array(number, dtype=dtype).tobytes()
