@@ -321,6 +321,9 @@ static StringRef getExtension(CompileTarget target,
 FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                                               const CompileOptions &options) {
   CompileResult result;
+  // An unknown name compiles everything: the launch then reports it.
+  if (!options.onlyKernel.empty())
+    (void)keepOnlyKernel(module, options.onlyKernel);
   StringRef target = stringifyCompileTarget(options.target);
   std::string strategy =
       getRelocStrategy(target, options.abi, options.relocStrategy);

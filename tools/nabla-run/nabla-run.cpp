@@ -163,6 +163,9 @@ int main(int argc, char **argv) {
 
   nabla::CompileOptions compile;
   compile.abi = abi;
+  // Only the launched kernel and what it needs: an error elsewhere in the
+  // file does not block it (nabla-compile still compiles everything).
+  compile.onlyKernel = options.kernel;
   if (abi == "v1") {
     if (!setRecordContents(*module, options.relocs))
       return 1;

@@ -41,6 +41,9 @@ struct CompileOptions {
   unsigned subgroupSize = 32;
   /// SPIR-V, Metal: float atomic add as a compare-exchange loop.
   bool emulateFloatAtomics = false;
+  /// When set, only this kernel and what it needs are compiled
+  /// (keepOnlyKernel): what nabla-run and nabla.run launch.
+  std::string onlyKernel;
 };
 
 /// One output file: `<module>.<extension>`.
@@ -61,6 +64,14 @@ struct CompileResult {
 /// artifacts and manifest. Diagnostics go to the context's handler.
 mlir::FailureOr<CompileResult> compileModule(mlir::ModuleOp module,
                                              const CompileOptions &options);
+
+/// Erases from `module` everything kernel `name` does not need (other
+/// kernels, functions, records, device modules and host code), following
+/// the symbols its ops name, derivative requests and the custom derivative
+/// rules of the functions reached. Fails, changing nothing, when no kernel or
+/// nabla.kernel_adjoint of that name exists.
+mlir::LogicalResult keepOnlyKernel(mlir::ModuleOp module,
+                                   llvm::StringRef name);
 
 /// The manifest's description of the kernels of `module` (before lowering)
 /// on `options.target`; exposed for the runtime and tests.
