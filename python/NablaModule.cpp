@@ -160,7 +160,7 @@ public:
 py::tuple compile(const Module &source, const std::string &target,
                   const std::string &chip, const std::string &abi,
                   std::vector<int64_t> workgroupSize, unsigned subgroupSize,
-                  int optLevel) {
+                  int optLevel, const std::string &onlyKernel) {
   std::optional<CompileTarget> parsed = parseCompileTarget(target);
   if (!parsed)
     throw py::value_error("unknown target '" + target +
@@ -173,6 +173,7 @@ py::tuple compile(const Module &source, const std::string &target,
   options.optLevel = optLevel;
   options.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
   options.subgroupSize = subgroupSize;
+  options.onlyKernel = onlyKernel;
   Collector collector(module.context->context);
   mlir::FailureOr<CompileResult> result = mlir::failure();
   {

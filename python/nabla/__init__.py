@@ -141,14 +141,16 @@ class CompileResult:
 
 
 def compile(module, target="spirv", chip="", abi="v2", workgroup_size=(),
-            subgroup_size=32, opt_level=2):
-    """Runs the target's pipeline on a copy of `module`."""
+            subgroup_size=32, opt_level=2, kernel=None):
+    """Runs the target's pipeline on a copy of `module`. With `kernel`, only
+    that kernel and what it needs are compiled (what `run` launches: errors
+    elsewhere in the module do not matter)."""
     if target not in ("nvvm", "rocdl", "spirv", "metal"):
         raise ValueError(f"unknown target {target!r}")
     size = [workgroup_size] if isinstance(workgroup_size, int) else list(workgroup_size)
     artifacts, manifest = _translate(_nabla.compile, module._native, target,
                                      chip or "", abi, size, subgroup_size,
-                                     opt_level)
+                                     opt_level, kernel or "")
     return CompileResult(artifacts, manifest)
 
 
@@ -203,14 +205,16 @@ def _convert_args(kernel, params, args, target):
     return converted
 
 
-def _compile_for(module, target, block, device_info):
+def _compile_for(module, target, block, device_info, kernel):
     """The compilation `run` launches on `target`'s device: SPIR-V with the
-    workgroup size compiled in, or PTX/HSACO for the device's chip."""
+    workgroup size compiled in, or PTX/HSACO for the device's chip; only
+    `kernel` and what it needs."""
     _, chip, subgroup = device_info
     if target == "vulkan":
         return compile(module, "spirv", workgroup_size=block,
-                       subgroup_size=subgroup)
-    return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip)
+                       subgroup_size=subgroup, kernel=kernel)
+    return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip,
+                   kernel=kernel)
 
 
 def _pack_args(kernel, args, relocs, names=None, target=None):
@@ -336,7 +340,7 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     described = _described_kernels(module).get(kernel)
     converted = (_convert_args(kernel, _parameters(described, names), args,
                                target) if described else None)
-    compiled = _compile_for(module, target, block, device(target))
+    compiled = _compile_for(module, target, block, device(target), kernel)
     return _launch(compiled, kernel, grid, block, args, relocs, target,
                    timeout, names, converted)
 
@@ -391,7 +395,7 @@ class Kernel:
         key = (target, info, tuple(block) if target == "vulkan" else None)
         if key not in self._compiled:
             self._compiled[key] = _compile_for(self._module, target, block,
-                                               info)
+                                               info, self.name)
         return _launch(self._compiled[key], self.name, grid, block, args,
                        relocs, target, timeout, self._names, converted)
 
