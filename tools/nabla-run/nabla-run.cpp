@@ -26,6 +26,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -88,22 +89,53 @@ static bool setRecordContents(mlir::ModuleOp module,
   return true;
 }
 
+static const char *kUsage =
+    "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
+    "--block=X[,Y,Z] [--arg=SPEC]... [options]\n";
+
+static void printHelp() {
+  std::cout
+      << "nabla-run: compile and launch one kernel\n\n"
+      << kUsage
+      << "\nCompiles FILE for the device (SPIR-V with the launch's block "
+         "size, or the device's\nsm_/gfx chip): only kernel NAME and what it "
+         "needs, so errors elsewhere in FILE do not\nmatter. Launches it "
+         "once, then writes every buffer parameter k to arg<k>.npy in the\n"
+         "--out directory.\n"
+         "\nOPTIONS:\n"
+      << launchFlagsHelp()
+      << "  --abi=v1|v2            relocation convention (default v2; v1 "
+         "materializes constant --reloc records)\n"
+         "  --emulate-float-atomics  SPIR-V: float atomic adds as "
+         "compare-exchange loops\n"
+         "  --help                 print this help and exit\n"
+         "  --version              print the version and exit\n"
+         "\nEXIT STATUS: 0 success, 1 compile or runtime error, 2 usage "
+         "error.\n"
+         "\nEXAMPLE:\n"
+         "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
+         "--block=64 --arg=a.npy --arg=index:16 --out=result\n";
+}
+
 static int usage(const std::string &message) {
-  std::cerr << "nabla-run: " << message << "\n"
-            << "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
-               "--block=X[,Y,Z] [--arg=SPEC]... [--abi=v1|v2]\n"
-               "                 [--emulate-float-atomics]\n"
-            << launchFlagsHelp();
+  std::cerr << "nabla-run: " << message << "\n" << kUsage << launchFlagsHelp();
   return 2;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--help") {
-      usage("compile and launch one kernel");
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      printHelp();
       return 0;
     }
+    if (arg == "--version") {
+      std::cout << "nabla-run (Nabla) " NABLA_VERSION
+                   "\n  LLVM/MLIR " LLVM_VERSION_STRING "\n";
+      return 0;
+    }
+  }
   LaunchOptions options;
   std::vector<std::string> positional, unknown;
   std::string error;
