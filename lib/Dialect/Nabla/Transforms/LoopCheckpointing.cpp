@@ -99,10 +99,11 @@ SmallVector<Value> VJPEmitter::advanceSteps(SteppedLoop &loop, Value from,
   return steps.getResults();
 }
 
-FailureOr<SmallVector<Value>>
-VJPEmitter::reverseCheckpointed(SteppedLoop &loop, int64_t snapshots,
-                                ValueRange adjoints, ArrayRef<Value> outside,
-                                AdjointScope &outer) {
+LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
+                                              int64_t snapshots,
+                                              ValueRange adjoints,
+                                              ArrayRef<Value> outside,
+                                              AdjointScope &outer) {
   Location loc = loop.op->getLoc();
   Type index = b.getIndexType();
   SmallVector<Type> stateTypes =
@@ -233,11 +234,12 @@ VJPEmitter::reverseCheckpointed(SteppedLoop &loop, int64_t snapshots,
       yields.push_back(scope.get(o));
     scf::YieldOp::create(b, loc, yields);
   }
+  for (auto [k, i] : llvm::enumerate(loop.carried))
+    if (act.isVaried(loop.srcInits[i]))
+      outer.add(b, loc, loop.srcInits[i], sweep.getResult(2 + k));
   for (auto [k, o] : llvm::enumerate(outside))
     outer.add(b, loc, o, sweep.getResult(2 + adjoints.size() + k));
-  return SmallVector<Value>(
-      sweep.getResults().slice(2, adjoints.size()).begin(),
-      sweep.getResults().slice(2, adjoints.size()).end());
+  return success();
 }
 
 LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
@@ -247,6 +249,7 @@ LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
   Value step = fwd.lookup(op.getStep());
   SteppedLoop loop;
   loop.op = op;
+  loop.srcInits = op.getInitArgs();
   loop.inits = mapped(op.getInitArgs());
   loop.count = emitTripCount(loc, lb, fwd.lookup(op.getUpperBound()), step);
   for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
@@ -274,22 +277,15 @@ LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
       scope.add(b, loc, yield.getOperand(i), adjoints[k]);
     if (failed(reverseBlock(*op.getBody(), scope)))
       return failure();
-    return carriedAdjoints(b, loc, scope, op.getRegionIterArgs(),
-                           loop.carried);
+    return carriedAdjoints(b, loc, scope, op.getRegionIterArgs(), loop.carried);
   };
   SmallVector<Value> adjoints;
   for (unsigned i : loop.carried) {
     Value d = outer.get(op.getResult(i));
     adjoints.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
   }
-  FailureOr<SmallVector<Value>> initial = reverseCheckpointed(
-      loop, loopPlans[op].snapshots, adjoints, usedFromOutside(op), outer);
-  if (failed(initial))
-    return failure();
-  for (auto [k, i] : llvm::enumerate(loop.carried))
-    if (act.isVaried(op.getInitArgs()[i]))
-      outer.add(b, loc, op.getInitArgs()[i], (*initial)[k]);
-  return success();
+  return reverseCheckpointed(loop, loopPlans[op].snapshots, adjoints,
+                             usedFromOutside(op), outer);
 }
 
 //===----------------------------------------------------------------------===//
@@ -370,6 +366,7 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SteppedLoop loop;
   loop.op = op;
+  loop.srcInits = op.getInits();
   loop.inits = mapped(op.getInits());
   // Steps 0 .. N-1 run both regions; step N is the final before region.
   loop.count = arith::AddIOp::create(b, loc, iterations, one);
@@ -416,8 +413,8 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
     }
     if (failed(reverseBlock(before, scope)))
       return failure();
-    SmallVector<Value> previous = carriedAdjoints(
-        b, loc, scope, op.getBeforeArguments(), loop.carried);
+    SmallVector<Value> previous =
+        carriedAdjoints(b, loc, scope, op.getBeforeArguments(), loop.carried);
     for (Value o : outside)
       previous.push_back(scope.get(o));
     return previous;
@@ -454,12 +451,6 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
   for (unsigned i : loop.carried)
     adjoints.push_back(
         createZero(b, loc, op.getBeforeArguments()[i].getType()));
-  FailureOr<SmallVector<Value>> initial = reverseCheckpointed(
-      loop, loopPlans[op].snapshots, adjoints, outside, outer);
-  if (failed(initial))
-    return failure();
-  for (auto [k, i] : llvm::enumerate(loop.carried))
-    if (act.isVaried(op.getInits()[i]))
-      outer.add(b, loc, op.getInits()[i], (*initial)[k]);
-  return success();
+  return reverseCheckpointed(loop, loopPlans[op].snapshots, adjoints, outside,
+                             outer);
 }

@@ -297,23 +297,14 @@ void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
 FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
   if (failed(checkConvergentTripCount(loop)))
     return failure();
+  // The hints' values and places are checked by the nabla dialect's
+  // attribute verifier.
   LoopPlan plan;
   plan.snapshots = loopOptions.checkpoints;
-  if (auto k = loop->getAttrOfType<IntegerAttr>(kCheckpointsAttrName)) {
-    if (k.getInt() < 1)
-      return loop->emitOpError("has ")
-             << kCheckpointsAttrName << " = " << k.getInt()
-             << "; it needs at least 1 snapshot";
+  if (auto k = loop->getAttrOfType<IntegerAttr>(kCheckpointsAttrName))
     plan.snapshots = k.getInt();
-  }
   std::optional<int64_t> bound;
   auto forOp = dyn_cast<scf::ForOp>(loop);
-  if (auto hint = loop->getAttrOfType<IntegerAttr>(kMaxTripCountAttrName)) {
-    if (!forOp || hint.getInt() < 1)
-      return loop->emitOpError("has ")
-             << kMaxTripCountAttrName
-             << ", which must be a positive integer on an scf.for";
-  }
   if (forOp) {
     bound = staticTripCount(forOp);
     if (!bound)
@@ -334,11 +325,9 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
            : TypeRange(cast<scf::WhileOp>(loop).getInits().getTypes()))
     stateBytes += storageBytes(type);
   if (bound && !holdsWhile) {
-    SmallVector<Value> taped;
-    SmallVector<Operation *> recomputed;
-    collectTaped(forOp, taped, recomputed);
+    collectTaped(forOp, plan.taped, plan.recomputed);
     int64_t perSlot = 0;
-    for (Value v : taped)
+    for (Value v : plan.taped)
       perSlot += storageBytes(v.getType());
     int64_t enclosing =
         forwardIterations.empty() ? 1 : forwardIterations.back().second;

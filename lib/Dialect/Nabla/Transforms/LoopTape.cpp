@@ -198,14 +198,13 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, const LoopPlan &plan) {
   int64_t enclosing =
       forwardIterations.empty() ? 1 : forwardIterations.back().second;
   int64_t slots = plan.bound * enclosing;
-  SmallVector<Value> taped;
-  collectTaped(op, taped, tape.recomputed);
+  tape.recomputed = plan.recomputed;
   {
     // Tapes live at function entry so that the reverse sweep, which runs
     // after every region of the forward sweep has closed, can read them.
     OpBuilder::InsertionGuard tapeGuard(b);
     b.setInsertionPointToStart(entry);
-    for (Value v : taped) {
+    for (Value v : plan.taped) {
       Value memref = createPrivateSlots(b, loc, v.getType(), slots);
       if (!memref)
         return op->emitOpError("defines a value of type ")

@@ -116,6 +116,10 @@ public:
     int64_t bound = -1;    // Tape: slots per iteration of the enclosing loops
     bool hinted = false;   // Tape: `bound` is nabla.max_trip_count
     int64_t snapshots = 0; // Checkpoint
+    /// Tape: the values stored per iteration and the ops recomputed instead
+    /// (collectTaped).
+    SmallVector<Value> taped;
+    SmallVector<Operation *> recomputed;
   };
   DenseMap<Operation *, LoopPlan> loopPlans;
 
@@ -224,6 +228,7 @@ public:
   /// scf.while: the before-arguments), for checkpointing.
   struct SteppedLoop {
     Operation *op;
+    ValueRange srcInits;           // the initial state, src values
     SmallVector<Value> inits;      // the initial state, at the reverse point
     Value count;                   // the number of steps
     SmallVector<unsigned> carried; // state entries with adjoints
@@ -240,11 +245,12 @@ public:
 
   /// Binomial checkpointing (revolve) of `loop` with `snapshots` state
   /// snapshots: `adjoints` are those of the carried entries of the final
-  /// state; returns those of the initial state, and adds the contributions
-  /// to the src values `outside` into `outer`.
-  FailureOr<SmallVector<Value>>
-  reverseCheckpointed(SteppedLoop &loop, int64_t snapshots, ValueRange adjoints,
-                      ArrayRef<Value> outside, AdjointScope &outer);
+  /// state; adds those of the initial state (to its varied src values) and
+  /// the contributions to the src values `outside` into `outer`.
+  LogicalResult reverseCheckpointed(SteppedLoop &loop, int64_t snapshots,
+                                    ValueRange adjoints,
+                                    ArrayRef<Value> outside,
+                                    AdjointScope &outer);
 
   /// Emits the primal steps `from` up to `to` of `loop` from `state`;
   /// returns the state reached.
