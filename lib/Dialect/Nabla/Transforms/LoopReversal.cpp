@@ -206,18 +206,6 @@ VJPEmitter::inLocalSweep(Operation *loop,
   return result;
 }
 
-/// Bytes of private storage for one value of `type` (index as i64).
-static int64_t storageBytes(Type type) {
-  if (type.isIndex())
-    return 8;
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.getNumElements() *
-           llvm::divideCeil(vector.getElementTypeBitWidth(), 8);
-  if (type.isIntOrFloat())
-    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
-  return 8;
-}
-
 static std::optional<int64_t> staticTripCount(scf::ForOp op) {
   if (auto l = getConstantIntValue(op.getLowerBound()))
     if (auto u = getConstantIntValue(op.getUpperBound()))
@@ -323,12 +311,12 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
        isa<scf::ForOp>(loop)
            ? TypeRange(forOp.getInitArgs().getTypes())
            : TypeRange(cast<scf::WhileOp>(loop).getInits().getTypes()))
-    stateBytes += storageBytes(type);
+    stateBytes += privateSlotBytes(type);
   if (bound && !holdsWhile) {
     collectTaped(forOp, plan.taped, plan.recomputed);
     int64_t perSlot = 0;
     for (Value v : plan.taped)
-      perSlot += storageBytes(v.getType());
+      perSlot += privateSlotBytes(v.getType());
     int64_t enclosing =
         forwardIterations.empty() ? 1 : forwardIterations.back().second;
     int64_t slots = 0, bytes = 0;

@@ -31,6 +31,10 @@ static unsigned slotBits(Type type) {
   return 0;
 }
 
+int64_t nabla::privateSlotBytes(Type type) {
+  return llvm::divideCeil(slotBits(type), 8);
+}
+
 Value nabla::createPrivateSlots(OpBuilder &b, Location loc, Type type,
                                 int64_t count) {
   unsigned bits = slotBits(type);

@@ -44,6 +44,8 @@ void storePrivateSlot(OpBuilder &b, Location loc, Value value, Value slots,
                       Value index);
 Value loadPrivateSlot(OpBuilder &b, Location loc, Value slots, Value index,
                       Type type);
+/// The bytes one private slot of `type` takes (0 if none can hold it).
+int64_t privateSlotBytes(Type type);
 
 /// Adjoint contributions gathered in one region of the reverse sweep.
 struct AdjointScope {
