@@ -70,6 +70,7 @@ namespace {
   X(vkCmdBindPipeline)                                                         \
   X(vkCmdBindDescriptorSets)                                                   \
   X(vkCmdDispatch)                                                             \
+  X(vkCmdPipelineBarrier)                                                      \
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
   X(vkQueueSubmit)                                                             \
@@ -571,6 +572,14 @@ bool VulkanDevice::launch(const LaunchSpec &spec,
   vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                           pipelineLayout, 0, 1, &set, 0, nullptr);
   vkCmdDispatch(commands, g.x, g.y, g.z);
+  // The fence makes the shader's writes available on the device only; this
+  // barrier makes them visible to the host reads after the wait.
+  VkMemoryBarrier toHost{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  toHost.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr, 0,
+                       nullptr);
   if (VkResult r = vkEndCommandBuffer(commands)) {
     error = vkError("vkEndCommandBuffer", r);
     return false;
