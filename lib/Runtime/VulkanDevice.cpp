@@ -11,12 +11,15 @@
 // are copied in and out of host-visible storage buffers, scalars and sizes
 // are one-element storage buffers.
 //
+// $NABLA_VULKAN_VALIDATION=1 runs everything under the Khronos validation
+// layer (VulkanValidation.h): a message fails the open or the launch that
+// caused it, before a kernel is dispatched with a pipeline the layer rejected.
+//
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Runtime/Device.h"
+#include "VulkanValidation.h"
 
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
+#include "nabla/Runtime/Device.h"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -101,8 +104,13 @@ public:
   ~VulkanDevice() override {
     if (device)
       vkDestroyDevice(device, nullptr);
+    if (validation)
+      validation->detach();
     if (instance)
       vkDestroyInstance(instance, nullptr);
+    // Messages of the teardown (leaked objects) fail the process instead.
+    if (validation)
+      validation->finish();
     if (library)
       dlclose(library);
   }
@@ -118,6 +126,8 @@ public:
 
 private:
   void *library = nullptr;
+  /// Null unless $NABLA_VULKAN_VALIDATION=1.
+  std::unique_ptr<VulkanValidation> validation;
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
 #define NABLA_DECLARE(name) PFN_##name name = nullptr;
   NABLA_VK_INSTANCE_FUNCTIONS(NABLA_DECLARE)
@@ -134,6 +144,13 @@ private:
 
   bool createBuffer(VkDeviceSize size, VkBuffer &buffer, VkDeviceMemory &memory,
                     std::string &error);
+  /// The launch proper; every object it creates is destroyed on return.
+  bool runKernel(const LaunchSpec &spec, std::vector<HostParam> &params,
+                 std::string &error);
+  /// True when validation is off or reported nothing since the last check.
+  bool validated(const std::string &during, std::string &error) {
+    return !validation || validation->check(during, error);
+  }
 };
 
 bool VulkanDevice::open(int index, std::string &error) {
@@ -157,10 +174,16 @@ bool VulkanDevice::open(int index, std::string &error) {
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo instanceInfo{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instanceInfo.pApplicationInfo = &app;
+  if (!VulkanValidation::create(vkGetInstanceProcAddr, validation, error))
+    return false;
+  if (validation)
+    validation->addToInstance(instanceInfo);
   if (VkResult r = vkCreateInstance(&instanceInfo, nullptr, &instance)) {
     error = vkError("vkCreateInstance", r) + ": no Vulkan driver available";
     return false;
   }
+  if (validation && !validation->attach(instance, error))
+    return false;
 #define NABLA_LOAD_INSTANCE(name)                                              \
   name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name)); \
   if (!name) {                                                                 \
@@ -282,7 +305,7 @@ bool VulkanDevice::open(int index, std::string &error) {
   NABLA_VK_DEVICE_FUNCTIONS(NABLA_LOAD_DEVICE)
 #undef NABLA_LOAD_DEVICE
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
-  return true;
+  return validated("device creation", error);
 }
 
 bool VulkanDevice::createBuffer(VkDeviceSize size, VkBuffer &buffer,
@@ -377,6 +400,22 @@ bool bindingBytes(const BindingInfo &binding,
 
 bool VulkanDevice::launch(const LaunchSpec &spec,
                           std::vector<HostParam> &params, std::string &error) {
+  bool ran = runKernel(spec, params, error);
+  // After runKernel, whose objects are gone: their destruction is checked
+  // too. A failed launch keeps its own error; its messages are printed.
+  std::string validationError;
+  if (!validated("the launch of kernel '" + spec.kernel->name + "'",
+                 validationError)) {
+    if (ran)
+      error = validationError;
+    return false;
+  }
+  return ran;
+}
+
+bool VulkanDevice::runKernel(const LaunchSpec &spec,
+                             std::vector<HostParam> &params,
+                             std::string &error) {
   if (!spec.patches.empty()) {
     error = "relocation record '" + spec.patches.front().key +
             "' was compiled with the patch strategy, but Vulkan cannot look "
@@ -506,6 +545,11 @@ bool VulkanDevice::launch(const LaunchSpec &spec,
   }
   cleanup.add(
       [this, pipeline] { vkDestroyPipeline(device, pipeline, nullptr); });
+  // A pipeline the layer rejected (the shader's interface against the
+  // layout, the SPIR-V against the device) is never dispatched.
+  if (!validated("pipeline creation for kernel '" + spec.kernel->name + "'",
+                 error))
+    return false;
 
   VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                 std::max<uint32_t>(1, bindings.size())};
