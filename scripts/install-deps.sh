@@ -19,8 +19,9 @@ PACKAGES=(
   # (spirv-val, libSPIRV-Tools), SPIRV-Cross for Metal Shading Language.
   rocm-device-libs spirv-tools libspirv-cross-c-shared-dev
   # Runtime: Vulkan headers and loader, Mesa's lavapipe (a Vulkan device on the
-  # CPU, the default execution target without a GPU).
-  libvulkan-dev mesa-vulkan-drivers
+  # CPU, the default execution target without a GPU), and the Khronos
+  # validation layer the tests run every launch under (NABLA_VULKAN_VALIDATION).
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   # Runtime: manifest.json reader (header-only; nabla-launch links no LLVM).
   nlohmann-json3-dev
   # Integration tests compare against numpy references under pytest; the
