@@ -239,10 +239,10 @@ def host_finite(k, host):
     return None
 
 
-def write_case(k, d, inputs, weights):
+def write_case(k, d, inputs, weights, gpu_kernel=None):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "kernel.mlir"), "w") as f:
-        f.write(gpu_module(k))
+        f.write(gpu_module(gpu_kernel or k))
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(to_json(k), f, indent=1)
     np.savez(os.path.join(d, "inputs.npz"),
@@ -250,12 +250,14 @@ def write_case(k, d, inputs, weights):
              **{("w_" + n[1:]): a for n, a in weights.items()})
 
 
-def run_case(k, d, check_grad=True, gpu_only=None):
+def run_case(k, d, check_grad=True, gpu_only=None, inject=None):
     """Runs one kernel on both sides; returns a Result. gpu_only='primal' or
-    'grad' runs just that launch (enough to reproduce an error)."""
+    'grad' runs just that launch (enough to reproduce an error). inject(k)
+    changes the kernel the GPU runs only (a simulated miscompile, to test
+    the tester)."""
     t0 = time.time()
     inputs, weights = make_inputs(k)
-    write_case(k, d, inputs, weights)
+    write_case(k, d, inputs, weights, inject(k) if inject else None)
     if gpu_only == "primal":
         _, err = run_gpu(k, d, inputs)
         return Result("gpu-" + err[0], err[1], where="primal") if err \

@@ -439,3 +439,35 @@ def minimize(k, interesting, deadline_s=900, log=print, races_ok=False):
     log(f"minimized to {size_of(k)} statements in {tries[0]} runs, "
         f"{time.time() - start:.0f}s")
     return k
+
+
+def inject_zero_trip_bug(k):
+    """Simulates a past SPIR-V miscompile: an scf.for that runs zero times
+    gives 0 (what lavapipe's unwritten variables hold) instead of its init
+    values. Returns None if the kernel has no loop results."""
+    k = copy.deepcopy(k)
+    count = [0]
+
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            for sel in ("then", "els", "body"):
+                if hasattr(s, sel):
+                    setattr(s, sel, visit(getattr(s, sel)))
+            out.append(s)
+            if isinstance(s, For) and s.results:
+                count[0] += 1
+                runs = s.results[0] + "_runs"
+                out.append(Op(runs, "cmpi", [s.lb, s.ub], "i1",
+                              ["slt", "index"]))
+                raw = [r + "_raw" for r in s.results]
+                for r, w, it in zip(s.results, raw, s.iters):
+                    zero = r + "_zero"
+                    out.append(Op(zero, "const", [], it[1],
+                                  0.0 if it[1] == "f" else 0))
+                    out.append(Op(r, "select", [runs, w, zero], it[1]))
+                s.results = raw
+        return out
+
+    k.body = visit(k.body)
+    return k if count[0] else None

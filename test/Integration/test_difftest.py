@@ -61,3 +61,23 @@ def test_random_kernel(seed, tmp_path):
     kernel = generate(seed, diff=seed % 2 == 0, size="small")
     result = run_case(kernel, str(tmp_path))
     assert result.cls == "ok", f"seed {seed}: {result.cls}: {result.detail}"
+
+
+def test_catches_zero_trip_loop_miscompile(tmp_path):
+    # The tester itself: with a past SPIR-V miscompile simulated on the GPU
+    # side only (a zero-trip scf.for yields 0 instead of its init values),
+    # random kernels must show mismatches.
+    from reduce import inject_zero_trip_bug
+    caught = []
+    for seed in range(SMOKE_SEED, SMOKE_SEED + 40):
+        kernel = generate(seed, diff=False)
+        if inject_zero_trip_bug(kernel) is None:
+            continue
+        result = run_case(kernel, str(tmp_path / str(seed)),
+                          inject=inject_zero_trip_bug)
+        assert result.cls in ("ok", "mismatch"), result.detail
+        if result.cls == "mismatch":
+            caught.append(seed)
+            if len(caught) == 2:
+                break
+    assert len(caught) == 2, f"simulated miscompile caught only in {caught}"
