@@ -14,6 +14,7 @@
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/Launcher.h"
+#include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -22,6 +23,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <pybind11/numpy.h>
@@ -107,8 +110,10 @@ public:
   static Module parse(std::shared_ptr<Context> context,
                       const std::string &text) {
     Collector collector(context->context);
-    auto module =
-        mlir::parseSourceString<mlir::ModuleOp>(text, &context->context);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, "<string>"), llvm::SMLoc());
+    auto module = nabla::parseCheckedModule(sourceMgr, &context->context);
     if (!module)
       collector.raise("failed to parse the module");
     return Module(std::move(context), std::move(module));

@@ -160,11 +160,18 @@ def device(target=None, index=-1):
                               index)
 
 
+# The tools' limits (nabla/Support/Limits.h): no target runs more than 1024
+# threads in a workgroup dimension; CUDA's largest grid dimension.
+_MAX_EXTENT = {"block": 1024, "grid": 2**31 - 1}
+
+
 def _dim3(value, what):
     dims = [value] if isinstance(value, (int, np.integer)) else list(value)
-    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1
-                                      for d in dims):
-        raise ValueError(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    limit = _MAX_EXTENT[what]
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer))
+                                      or not 1 <= d <= limit for d in dims):
+        raise ValueError(
+            f"{what} must be 1 to 3 integers, each 1 to {limit}, got {value!r}")
     return [int(d) for d in dims]
 
 

@@ -122,8 +122,10 @@ def test_run_argument_errors():
         nabla.run(m, "nope", 1, 64, [a, ("index", 4)])
     with pytest.raises(ValueError, match="grid"):
         nabla.run(m, "mul_kernel", 0, 64, [a, ("index", 4)])
-    with pytest.raises(RuntimeError, match="exceeds"):
+    with pytest.raises(ValueError, match="block must be 1 to 3 integers, each 1 to 1024"):
         nabla.run(m, "mul_kernel", 1, 100000, [a, ("index", 4)])
+    with pytest.raises(RuntimeError, match="exceeds"):
+        nabla.run(m, "mul_kernel", 1, (1024, 1024), [a, ("index", 4)])
 
 
 def test_check_gradient():
@@ -281,3 +283,12 @@ def test_deterministic_kernel_adjoint_from_python():
                                rtol=1e-4)
     assert first[3].tobytes() == second[3].tobytes()
     assert first[7][0] == 0
+
+
+def test_parse_rejects_what_the_parser_crashes_on():
+    # MLIR 22's parser overflows its stack on deep nesting and crashes on a
+    # dense array of index; both are located errors instead.
+    with pytest.raises(nabla.MLIRError, match="nest deeper than 256"):
+        nabla.Module.parse("module attributes {x = " + "[" * 100000 + "]" * 100000 + "} {}")
+    with pytest.raises(nabla.MLIRError, match=r"1:46\): error: a dense array cannot hold 'index'"):
+        nabla.Module.parse("func.func private @f() attributes {x = array<index: 1>}")

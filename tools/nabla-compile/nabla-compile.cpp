@@ -10,10 +10,12 @@
 
 #include "nabla/Compile/Compile.h"
 #include "nabla/InitAll.h"
+#include "nabla/Support/Limits.h"
+#include "nabla/Support/SourceChecks.h"
+#include "nabla/Support/ToolGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -97,6 +99,7 @@ static bool writeFile(StringRef path, StringRef contents) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  nabla::installToolGuard("nabla-compile");
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter(printVersion);
   if (!cl::ParseCommandLineOptions(argc, argv, "Nabla kernel compiler\n",
@@ -124,6 +127,17 @@ int main(int argc, char **argv) {
     errs() << "nabla-compile: --workgroup-size takes at most 3 values\n";
     return 2;
   }
+  for (int64_t extent : size)
+    if (extent < 1 || extent > nabla::kMaxWorkgroupExtent) {
+      errs() << "nabla-compile: workgroup size " << extent
+             << " is out of range (1 to " << nabla::kMaxWorkgroupExtent
+             << ")\n";
+      return 2;
+    }
+  if (optLevel < 0 || optLevel > 3) {
+    errs() << "nabla-compile: --opt-level must be 0 to 3\n";
+    return 2;
+  }
 
   mlir::DialectRegistry registry;
   nabla::registerUpstreamDialects(registry);
@@ -143,7 +157,7 @@ int main(int argc, char **argv) {
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+      nabla::parseCheckedModule(sourceMgr, &context);
   if (!module)
     return 1;
 
@@ -165,6 +179,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (const nabla::Artifact &artifact : result->artifacts) {
+    // The structure check rejects such module names; never write outside -o.
+    if (sys::path::filename(artifact.fileName()) != artifact.fileName() ||
+        StringRef(artifact.fileName()).starts_with(".")) {
+      errs() << "nabla-compile: internal error: artifact name '"
+             << artifact.fileName() << "' is not a plain file name\n";
+      return 1;
+    }
     SmallString<128> path(outputDir);
     sys::path::append(path, artifact.fileName());
     if (!writeFile(path, artifact.contents))

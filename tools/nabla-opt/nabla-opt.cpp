@@ -2,17 +2,25 @@
 //
 // The modular optimizer driver: every upstream dialect, extension and pass,
 // plus Nabla's dialects, passes and pipelines (and, in a build with tests,
-// the `nabla_test` stand-in frontend dialect the lit suite uses).
+// the `nabla_test` stand-in frontend dialect the lit suite uses). The input
+// is checked for what upstream's parser crashes on before it is parsed, and
+// the tool guard turns anything left into an internal error with status 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/InitAll.h"
+#include "nabla/Support/SourceChecks.h"
+#include "nabla/Support/ToolGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #ifdef NABLA_INCLUDE_TEST_DIALECT
@@ -26,6 +34,8 @@ static void printVersion(llvm::raw_ostream &os) {
 }
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  nabla::installToolGuard("nabla-opt");
   llvm::cl::SetVersionPrinter(printVersion);
   mlir::registerAllPasses();
   nabla::registerAllPasses();
@@ -38,6 +48,36 @@ int main(int argc, char **argv) {
   nabla::test::registerTestPasses();
 #endif
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Nabla modular optimizer driver\n", registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Nabla modular optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "nabla-opt: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  unsigned bufferId = sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef()),
+      llvm::SMLoc());
+  if (failed(nabla::checkMLIRSource(sourceMgr, bufferId)))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "nabla-opt: " << error << "\n";
+    return 1;
+  }
+  if (failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

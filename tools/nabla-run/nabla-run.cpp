@@ -19,6 +19,8 @@
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Launcher.h"
 #include "nabla/Runtime/Npy.h"
+#include "nabla/Support/SourceChecks.h"
+#include "nabla/Support/ToolGuard.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -124,6 +126,7 @@ static int usage(const std::string &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  nabla::installToolGuard("nabla-run");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -183,7 +186,7 @@ int main(int argc, char **argv) {
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+      nabla::parseCheckedModule(sourceMgr, &context);
   if (!module)
     return 1;
   if (module->getOps<mlir::gpu::GPUModuleOp>().empty()) {

@@ -1,0 +1,16 @@
+// Input MLIR 22's parser crashes on is rejected before parsing, with a
+// location and exit status 1: 100k nested brackets overflowed its stack, a
+// dense array of `index` crashed it. The same check guards nabla-compile,
+// nabla-run and nabla.Module.parse.
+// RUN: /usr/bin/python3 -c "print('module attributes {x = ' + '[' * 100000 + ']' * 100000 + '} {}')" > %t.deep.mlir
+// RUN: %expect_exit 1 nabla-opt %t.deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: %expect_exit 1 nabla-compile %t.deep.mlir --target=spirv -o %t.out 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: %expect_exit 1 nabla-opt %s 2>&1 | FileCheck %s --check-prefix=ARRAY
+// RUN: /usr/bin/python3 -c "print('// ' + '[' * 1000 + '\nfunc.func private @f() attributes {a = array<i32: 1>, s = \"' + '{' * 1000 + '\", t = !llvm.array<2 x i32>}')" > %t.ok.mlir
+// RUN: nabla-opt %t.ok.mlir | FileCheck %s --check-prefix=OK
+
+// DEEP: deep.mlir:1:{{[0-9]+}}: error: brackets nest deeper than 256 levels; Nabla does not parse such input
+// ARRAY: source-checks.mlir:[[@LINE+3]]:46: error: a dense array cannot hold 'index' elements (use i32 or i64)
+// Brackets in comments and strings do not count; other arrays parse.
+// OK: func.func private @f() attributes {a = array<i32: 1>, s = "{{[{]+}}", t = !llvm.array<2 x i32>}
+func.func private @f() attributes {x = array<index: 1>}
