@@ -330,6 +330,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   // The pipeline's first passes, run here to describe what they produce;
   // when the pipeline runs them again they find nothing left to do.
   PassManager prepare(module.getContext());
+  prepare.addPass(createCheckInput());
   prepare.addPass(createValidate());
   prepare.addPass(createDifferentiate());
   prepare.addPass(reloc::createRelocLink());

@@ -67,7 +67,7 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
   std::string toolkit = findCUDAToolkit(options.toolkit);
   addFrontendPasses(pm, "nvvm", options.chip, options.abi,
-                    options.relocStrategy);
+                    options.relocStrategy, options.toolkit);
   pm.addPass(createGpuKernelOutliningPass());
   pm.nest<gpu::GPUModuleOp>().addPass(
       createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,

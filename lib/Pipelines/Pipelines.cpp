@@ -26,13 +26,21 @@ std::string nabla::getRelocStrategy(StringRef target, StringRef abi,
 
 void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               StringRef chip, StringRef abi,
-                              StringRef relocStrategy) {
+                              StringRef relocStrategy, StringRef toolkit,
+                              ArrayRef<int64_t> workgroupSize) {
+  pm.addPass(createCheckInput());
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
   pm.addPass(reloc::createRelocLink());
   pm.addPass(
       reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));
-  pm.addPass(createCheckTargetSupport({target.str(), chip.str(), abi.str()}));
+  CheckTargetSupportOptions check;
+  check.target = target.str();
+  check.chip = chip.str();
+  check.abi = abi.str();
+  check.toolkit = toolkit.str();
+  check.workgroupSize = llvm::to_vector(workgroupSize);
+  pm.addPass(createCheckTargetSupport(check));
 }
 
 void nabla::registerNablaPipelines() {

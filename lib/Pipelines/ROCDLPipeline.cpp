@@ -32,7 +32,7 @@ std::string nabla::getDefaultROCmToolkit() {
 void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                       const NablaToROCDLOptions &options) {
   addFrontendPasses(pm, "rocdl", options.chip, options.abi,
-                    options.relocStrategy);
+                    options.relocStrategy, options.toolkit);
   unsigned lanes = options.wave64.getValue() ? 64u : 32u;
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createLowerAllReduce(
       {/*subgroupSize=*/lanes, /*subgroupBuiltins=*/false,

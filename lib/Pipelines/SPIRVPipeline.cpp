@@ -39,7 +39,8 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, bool emulateFloatAtomics,
                                int optLevel, StringRef client) {
-  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy);
+  nabla::addFrontendPasses(pm, target, "", abi, relocStrategy, "",
+                           workgroupSize);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: a multi-block device function cannot be
   // inlined into an scf region, and SPIR-V wants structured control flow.

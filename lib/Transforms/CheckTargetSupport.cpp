@@ -9,10 +9,19 @@
 
 #include "nabla/Transforms/Passes.h"
 
+#include "nabla/Support/Limits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace nabla {
 #define GEN_PASS_DEF_CHECKTARGETSUPPORT
@@ -27,6 +36,28 @@ namespace {
 constexpr llvm::StringLiteral kCommonDialects[] = {
     "builtin", "arith", "math",  "scf", "cf",     "func",
     "memref",  "gpu",   "index", "ub",  "affine", "vector"};
+
+/// True if LLVM's back end for `triple` knows the processor `chip` (target
+/// features after a ':' ignored, e.g. gfx90a:xnack+). An unknown one would
+/// otherwise reach instruction selection, which only warns and then emits
+/// code for a generic processor, or aborts.
+bool isKnownProcessor(StringRef triple, StringRef chip) {
+  static bool initialized = [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargetMCs();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple parsed(triple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(parsed, error);
+  if (!target)
+    return true; // Not built into this LLVM: the pipeline reports it.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(parsed, "", ""));
+  return info && info->isCPUStringValid(chip.split(':').first);
+}
 
 /// True if `type` is or contains f64.
 bool containsF64(Type type) {
@@ -81,6 +112,16 @@ struct CheckTargetSupport
     if (abi != "v1" && abi != "v2")
       return getOperation().emitError("unknown abi '")
              << abi << "' (expected v1 or v2)";
+    if (!toolkit.empty() && !llvm::sys::fs::is_directory(toolkit))
+      return getOperation().emitError("toolkit '")
+             << toolkit << "' is not a directory";
+    if (workgroupSize.size() > 3)
+      return getOperation().emitError("workgroup-size takes at most 3 values");
+    for (int64_t extent : workgroupSize)
+      if (extent < 1 || extent > nabla::kMaxWorkgroupExtent)
+        return getOperation().emitError("workgroup size ")
+               << extent << " is out of range (1 to "
+               << nabla::kMaxWorkgroupExtent << ")";
     if (chip.empty())
       return success();
     StringRef name = chip;
@@ -97,6 +138,16 @@ struct CheckTargetSupport
     if (target == "rocdl" && !isChip("gfx", 16))
       return getOperation().emitError("invalid chip '")
              << chip << "' for the rocdl target (expected gfxNNN, e.g. gfx90a)";
+    if (target == "nvvm" && !isKnownProcessor("nvptx64-nvidia-cuda", chip))
+      return getOperation().emitError("unknown chip '")
+             << chip
+             << "': LLVM " LLVM_VERSION_STRING
+                "'s NVPTX back end has no such processor";
+    if (target == "rocdl" && !isKnownProcessor("amdgcn-amd-amdhsa", chip))
+      return getOperation().emitError("unknown chip '")
+             << chip
+             << "': LLVM " LLVM_VERSION_STRING
+                "'s AMDGPU back end has no such processor";
     return success();
   }
 
@@ -135,6 +186,14 @@ struct CheckTargetSupport
       return "on f64 has no lowering for " + where +
              " (GLSL.std.450 transcendentals are 32-bit); use f32, or the "
              "nvvm/rocdl targets";
+    // SPIR-V's index is 32-bit: a larger constant has no lowering.
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && (target == "spirv" || isMetal))
+      if (auto value = dyn_cast<IntegerAttr>(constant.getValue());
+          value && value.getType().isIndex() &&
+          !value.getValue().isSignedIntN(32))
+        return "has index value " + std::to_string(value.getInt()) +
+               ", which does not fit the 32-bit index of " + where;
     if (!isMetal)
       return std::nullopt;
     for (Type type :

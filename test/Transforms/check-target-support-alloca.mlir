@@ -6,11 +6,13 @@
 // RUN: not nabla-opt %s -split-input-file --nabla-check-target-support=target=nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
 // RUN: not nabla-opt %s -split-input-file --nabla-check-target-support=target=spirv 2>&1 | FileCheck %s --check-prefix=SPIRV
 // RUN: not nabla-opt %s -split-input-file --nabla-check-target-support=target=metal 2>&1 | FileCheck %s --check-prefix=METAL
-// RUN: %expect_exit 1 nabla-compile %s --target=rocdl -o %t.rocdl 2>&1 | FileCheck %s --check-prefix=COMPILE
+// nabla-compile takes one module: the first case, lines kept.
+// RUN: awk '/^\/\/ -----/{exit} {print}' %s > %t.first.mlir
+// RUN: %expect_exit 1 nabla-compile %t.first.mlir --target=rocdl -o %t.rocdl 2>&1 | FileCheck %s --check-prefix=COMPILE
 // NVVM: check-target-support-alloca.mlir:[[# @LINE + 11]]:12: error: 'memref.alloca' op has a dynamic size, which the nvvm target cannot allocate; give the private buffer a static shape
 // SPIRV: check-target-support-alloca.mlir:[[# @LINE + 10]]:12: error: 'memref.alloca' op has a dynamic size, which the spirv target cannot allocate
 // METAL: check-target-support-alloca.mlir:[[# @LINE + 9]]:12: error: 'memref.alloca' op has a dynamic size, which the metal target cannot allocate
-// COMPILE: check-target-support-alloca.mlir:[[# @LINE + 8]]:12: error: 'memref.alloca' op has a dynamic size, which the rocdl target cannot allocate
+// COMPILE: .first.mlir:[[# @LINE + 8]]:12: error: 'memref.alloca' op has a dynamic size, which the rocdl target cannot allocate
 
 // A private buffer sized by a kernel parameter.
 module attributes {gpu.container_module} {

@@ -113,12 +113,15 @@ void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
 std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
                              llvm::StringRef override);
 
-/// The passes every pipeline starts with: nabla-validate,
-/// nabla-differentiate, reloc-link, reloc-lower with the ABI's strategy, and the target
-/// check (which also rejects an unknown `abi` or chip).
+/// The passes every pipeline starts with: nabla-check-input,
+/// nabla-validate, nabla-differentiate, reloc-link, reloc-lower with the
+/// ABI's strategy, and the target check (which also rejects an unknown `abi`,
+/// chip, a missing `toolkit` directory or a workgroup size out of range).
 void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef chip, llvm::StringRef abi,
-                       llvm::StringRef relocStrategy);
+                       llvm::StringRef relocStrategy,
+                       llvm::StringRef toolkit = "",
+                       llvm::ArrayRef<int64_t> workgroupSize = {});
 
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);

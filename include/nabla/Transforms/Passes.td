@@ -34,7 +34,41 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
            "Chip the pipeline compiles for (sm_NN for nvvm, gfxNNN for rocdl)">,
     Option<"abi", "abi", "std::string", [{"v2"}],
            "Relocation convention the pipeline was asked for: v1 or v2">,
+    Option<"toolkit", "toolkit", "std::string", [{""}],
+           "Toolkit directory the pipeline was given (must exist if set)">,
+    ListOption<"workgroupSize", "workgroup-size", "int64_t",
+               "Workgroup size the pipeline was given (each 1 to 1024)">,
   ];
+}
+
+def CheckInput : Pass<"nabla-check-input", "mlir::ModuleOp"> {
+  let summary = "Reject modules whose shape or sizes the pipelines cannot handle";
+  let description = [{
+    The first pass of every `nabla-to-*` pipeline and of `nabla-compile`. It
+    checks what upstream passes and LLVM's back ends assume without checking,
+    and reports each problem at its op instead of a crash, a hang or silently
+    missing output:
+
+    - every `gpu.module` is a direct child of the top-level module (a nested
+      one would not be compiled) and its name is a plain file name (it names
+      the output file);
+    - a `gpu.module` body holds only kernels, functions, globals and
+      declarations;
+    - kernel parameters are memrefs of integers/floats/index, integers,
+      floats, index or LLVM pointers;
+    - `known_block_size`/`known_grid_size` and the targets' thread-count
+      attributes (`nvvm.maxntid`, `nvvm.reqntid`,
+      `rocdl.reqd_work_group_size`) are positive and within limits;
+    - static sizes stay within `nabla/Support/Limits.h`: memrefs under 4 GiB,
+      initialized globals under 256 MiB, vectors of at most 1024 elements;
+    - `memref.dim` with a constant index names an existing dimension.
+
+    ```mlir
+    gpu.module @m {
+      gpu.barrier   // error: cannot appear directly in a gpu.module body
+    }
+    ```
+  }];
 }
 
 def Validate : Pass<"nabla-validate", "mlir::ModuleOp"> {

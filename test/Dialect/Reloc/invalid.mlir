@@ -19,6 +19,12 @@ reloc.global @g : f32 {key = "k"}
 
 // -----
 
+// Their elements are plain numbers (the loader reads them from .npy data).
+// expected-error @below {{'reloc.global' op memref elements must be integers, floats or index, got 'complex<f32>'}}
+reloc.global @g : memref<4xcomplex<f32>> {key = "k"}
+
+// -----
+
 // expected-error @below {{'reloc.global' op a 'word' record requires an 'offset'}}
 reloc.global @g : !llvm.ptr {key = "k", kind = #reloc.kind<word>}
 

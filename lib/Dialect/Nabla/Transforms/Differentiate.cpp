@@ -80,6 +80,26 @@ bool hasCustomRule(Operation *table, StringRef callee) {
   return false;
 }
 
+/// True if `target` is `from` or is reached from it through func.call ops
+/// (resolved in `table`).
+bool reachesThroughCalls(func::FuncOp from, Operation *target,
+                         Operation *table) {
+  SmallVector<func::FuncOp> worklist{from};
+  DenseSet<Operation *> visited;
+  while (!worklist.empty()) {
+    func::FuncOp function = worklist.pop_back_val();
+    if (!function || !visited.insert(function).second)
+      continue;
+    if (function.getOperation() == target)
+      return true;
+    function.walk([&](func::CallOp call) {
+      worklist.push_back(SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          table, call.getCalleeAttr()));
+    });
+  }
+  return false;
+}
+
 /// Inlines every func.call in `func` (resolved in `symbols`), transitively,
 /// except calls of functions with custom derivatives, which differentiation
 /// calls instead.
@@ -186,6 +206,13 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
     for (Operation *request : requests)
       if (failed(expand(request)))
         return signalPassFailure();
+    // Every request is expanded: the registrations have served their
+    // purpose, and no target lowers them.
+    SmallVector<CustomDerivativeOp> rules;
+    getOperation().walk(
+        [&](CustomDerivativeOp rule) { rules.push_back(rule); });
+    for (CustomDerivativeOp rule : rules)
+      rule.erase();
   }
 
   template <typename OpTy> static ValueRange inputsOf(Operation *op) {
@@ -226,6 +253,18 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
         SymbolTable::getNearestSymbolTable(calleeInterface.getOperation());
     func::FuncOp derivative =
         findCustomRule(tableOp, calleeInterface.getName(), mode, args, rets);
+    // A rule that requests its own primal's derivative would call itself
+    // forever once the request is replaced by a call of the rule.
+    if (derivative) {
+      auto enclosing = request->getParentOfType<FunctionOpInterface>();
+      if (enclosing &&
+          reachesThroughCalls(derivative, enclosing.getOperation(), tableOp))
+        return request->emitOpError("requests the derivative of @")
+               << calleeInterface.getName() << " inside its own custom "
+               << "derivative @" << derivative.getName()
+               << ", which would call itself forever; compute the derivative "
+                  "in the rule without a request";
+    }
     if (!derivative) {
       auto callee = dyn_cast<func::FuncOp>(calleeInterface.getOperation());
       if (!callee || callee.isExternal())

@@ -86,6 +86,12 @@ LogicalResult GlobalOp::verify() {
   if (!isa<MemRefType, mlir::LLVM::LLVMPointerType>(type))
     return emitOpError("type must be a ranked memref or an !llvm.ptr, got ")
            << type;
+  // Host objects are loaded, patched and listed as plain numbers.
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && !memref.getElementType().isIntOrIndexOrFloat())
+    return emitOpError("memref elements must be integers, floats or index, "
+                       "got ")
+           << memref.getElementType();
 
   if (getKind() == RecordKind::Word && !getOffset())
     return emitOpError("a 'word' record requires an 'offset'");

@@ -1,0 +1,29 @@
+// The target check's options: an unknown chip (which reached instruction
+// selection), a toolkit directory that does not exist (an error printed, yet
+// exit 0) and an out-of-range workgroup size are located errors; an index
+// constant beyond 32 bits is named on SPIR-V.
+// RUN: not nabla-opt %s --nabla-check-target-support="target=rocdl chip=gfx9999" 2>&1 | FileCheck %s --check-prefix=GFX
+// RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_999" 2>&1 | FileCheck %s --check-prefix=SM
+// RUN: nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_90a" -o /dev/null
+// RUN: nabla-opt %s --nabla-check-target-support="target=rocdl chip=gfx942" -o /dev/null
+// RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm toolkit=/nonexistent" 2>&1 | FileCheck %s --check-prefix=TOOLKIT
+// RUN: not nabla-opt %s --nabla-to-nvvm="toolkit=/nonexistent" 2>&1 | FileCheck %s --check-prefix=TOOLKIT
+// RUN: not nabla-opt %s --nabla-to-spirv="workgroup-size=0" 2>&1 | FileCheck %s --check-prefix=WG
+// RUN: not nabla-opt %s --nabla-check-target-support="target=spirv" 2>&1 | FileCheck %s --check-prefix=INDEX
+
+// GFX: check-target-support-options.mlir:{{[0-9]+}}:1: error: unknown chip 'gfx9999': LLVM {{.*}}'s AMDGPU back end has no such processor
+// SM: error: unknown chip 'sm_999': LLVM {{.*}}'s NVPTX back end has no such processor
+// TOOLKIT: error: toolkit '/nonexistent' is not a directory
+// WG: error: workgroup size 0 is out of range (1 to 1024)
+// INDEX: check-target-support-options.mlir:[[@LINE+6]]:12: error: 'arith.constant' op has index value 4294967296, which does not fit the 32-bit index of the spirv target
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    func.func @f(%A: memref<?xf32>) {
+      %v = arith.constant 1.0 : f32
+      %c = arith.constant 4294967296 : index
+      memref.store %v, %A[%c] : memref<?xf32>
+      return
+    }
+  }
+}
