@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Launcher.h"
+#include "nabla/Support/Limits.h"
+
+#include "SPIRVCheck.h"
 
 #include <cctype>
 #include <cerrno>
@@ -18,6 +21,8 @@
 #include <sys/stat.h>
 
 using namespace nabla::runtime;
+using nabla::kMaxGridExtent;
+using nabla::kMaxWorkgroupExtent;
 
 Device::~Device() = default;
 
@@ -33,8 +38,8 @@ int64_t HostParam::scalarAsInteger() const {
   return value;
 }
 
-/// Parses "X[,Y[,Z]]" into `dim`; all extents must be positive.
-static bool parseDim3(const std::string &text, Dim3 &dim) {
+/// Parses "X[,Y[,Z]]" into `dim`; all extents must be in [1, max].
+static bool parseDim3(const std::string &text, Dim3 &dim, int64_t max) {
   uint32_t values[3] = {1, 1, 1};
   size_t start = 0;
   for (int i = 0; i < 3; ++i) {
@@ -43,7 +48,7 @@ static bool parseDim3(const std::string &text, Dim3 &dim) {
     char *end = nullptr;
     errno = 0;
     unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno || v == 0 || v > UINT32_MAX ||
+    if (item.empty() || *end != '\0' || errno || v == 0 || v > uint64_t(max) ||
         item[0] == '-')
       return false;
     values[i] = static_cast<uint32_t>(v);
@@ -91,14 +96,16 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
     if (value("--kernel", v)) {
       options.kernel = v;
     } else if (value("--grid", v)) {
-      if (!parseDim3(v, options.grid)) {
-        error = "malformed --grid '" + v + "' (expected X[,Y,Z], positive)";
+      if (!parseDim3(v, options.grid, kMaxGridExtent)) {
+        error = "malformed --grid '" + v + "' (expected X[,Y,Z], each 1 to " +
+                std::to_string(kMaxGridExtent) + ")";
         return false;
       }
       options.hasGrid = true;
     } else if (value("--block", v)) {
-      if (!parseDim3(v, options.block)) {
-        error = "malformed --block '" + v + "' (expected X[,Y,Z], positive)";
+      if (!parseDim3(v, options.block, kMaxWorkgroupExtent)) {
+        error = "malformed --block '" + v + "' (expected X[,Y,Z], each 1 to " +
+                std::to_string(kMaxWorkgroupExtent) + ")";
         return false;
       }
       options.hasBlock = true;
@@ -120,16 +127,19 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
       options.target = v;
     } else if (value("--device", v)) {
       char *end = nullptr;
+      errno = 0;
       long index = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || index < 0) {
+      if (v.empty() || *end != '\0' || errno || index < 0 || index > 4096) {
         error = "malformed --device '" + v + "'";
         return false;
       }
       options.device = static_cast<int>(index);
     } else if (value("--timeout", v)) {
       char *end = nullptr;
+      errno = 0;
       long seconds = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || seconds <= 0) {
+      if (v.empty() || *end != '\0' || errno || seconds <= 0 ||
+          seconds > 86400 * 365) {
         error = "malformed --timeout '" + v + "'";
         return false;
       }
@@ -357,6 +367,9 @@ int nabla::runtime::runKernel(
                 kernel->module + "' (the kernels were compiled for '" +
                 manifest.target + "', which the " + backend +
                 " back end cannot run)");
+  std::string invalid;
+  if (imageKind == "spv" && !validateSPIRV(*image, invalid))
+    return fail(kernel->module + ".spv: " + invalid);
   if (backend == "vulkan" && kernel->workgroupSize) {
     const std::vector<int64_t> &wg = *kernel->workgroupSize;
     Dim3 b = options.block;

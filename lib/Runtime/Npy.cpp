@@ -8,6 +8,9 @@
 
 #include "nabla/Runtime/Npy.h"
 
+#include "nabla/Runtime/Files.h"
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -15,6 +18,7 @@
 using namespace nabla::runtime;
 
 int64_t NpyArray::numElements() const {
+  // readNpy bounds the product, so it cannot overflow here.
   int64_t n = 1;
   for (int64_t extent : shape)
     n *= extent;
@@ -66,13 +70,15 @@ static bool findField(const std::string &header, const std::string &key,
 
 bool nabla::runtime::readNpy(const std::string &path, NpyArray &array,
                              std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
+  std::string bytes;
+  if (!readFile(path, bytes, error))
     return false;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+  return parseNpy(bytes, path, array, error);
+}
+
+bool nabla::runtime::parseNpy(const std::string &bytes,
+                              const std::string &path, NpyArray &array,
+                              std::string &error) {
   auto bad = [&](const std::string &why) {
     error = "'" + path + "' is not a supported .npy file: " + why;
     return false;
@@ -114,7 +120,10 @@ bool nabla::runtime::readNpy(const std::string &path, NpyArray &array,
     return bad("dtype '" + descr +
                "' (supported: float32, float64, int32, int64)");
 
+  // Extents are checked one by one so that the byte size cannot overflow
+  // (the data must then be in the file, which readFile bounds).
   array.shape.clear();
+  uint64_t elements = 1;
   std::stringstream dims(shape);
   std::string item;
   while (std::getline(dims, item, ',')) {
@@ -122,12 +131,19 @@ bool nabla::runtime::readNpy(const std::string &path, NpyArray &array,
     if (first == std::string::npos)
       continue;
     char *end = nullptr;
+    errno = 0;
     long long extent = std::strtoll(item.c_str() + first, &end, 10);
-    if (end == item.c_str() + first || extent < 0)
+    if (end == item.c_str() + first || extent < 0 || errno ||
+        item.find_first_not_of(" ", end - item.c_str()) != std::string::npos)
       return bad("bad shape '" + shape + "'");
+    if (extent && elements > kMaxInputFileBytes / uint64_t(extent))
+      return bad("shape '" + shape + "' is too large");
+    elements *= uint64_t(extent);
     array.shape.push_back(extent);
   }
-  size_t dataBytes = size_t(array.numElements()) * array.elementSize();
+  if (elements > kMaxInputFileBytes / array.elementSize())
+    return bad("shape '" + shape + "' is too large");
+  size_t dataBytes = size_t(elements) * array.elementSize();
   size_t dataStart = headerStart + headerLength;
   if (bytes.size() - dataStart != dataBytes)
     return bad("expected " + std::to_string(dataBytes) + " data bytes, found " +

@@ -8,21 +8,47 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Runtime/Files.h"
 #include "nabla/Runtime/Launcher.h"
 
-#include <fstream>
+#include <csignal>
+#include <cstring>
+#include <exception>
 #include <iostream>
-#include <iterator>
+#include <unistd.h>
 
 using namespace nabla::runtime;
 
-static bool readFile(const std::string &path, std::string &contents) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  contents.assign(std::istreambuf_iterator<char>(in),
-                  std::istreambuf_iterator<char>());
-  return true;
+/// The last line of defence (nabla-launch links no LLVM, so not
+/// nabla::installToolGuard): a crash or an uncaught exception ends as an
+/// internal error with exit status 1, never a core dump.
+[[noreturn]] static void exitInternalError(const char *reason) {
+  static const char prefix[] = "nabla-launch: internal error: ";
+  (void)!::write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
+  (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  ::_exit(1);
+}
+
+static void onCrashSignal(int) {
+  exitInternalError("the tool crashed; please report it with the input and "
+                    "command line that caused it");
+}
+
+static void installToolGuard() {
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    std::signal(signal, onCrashSignal);
+  std::set_terminate([] {
+    if (std::exception_ptr current = std::current_exception()) {
+      try {
+        std::rethrow_exception(current);
+      } catch (const std::exception &e) {
+        exitInternalError(e.what());
+      } catch (...) {
+      }
+    }
+    exitInternalError("uncaught exception");
+  });
 }
 
 static const char *const kUsage =
@@ -56,6 +82,7 @@ static int usage(const std::string &message) {
 }
 
 int main(int argc, char **argv) {
+  installToolGuard();
   LaunchOptions options;
   std::vector<std::string> positional, unknown;
   std::string error;
@@ -81,8 +108,8 @@ int main(int argc, char **argv) {
 
   const std::string &dir = positional.front();
   std::string text;
-  if (!readFile(dir + "/manifest.json", text)) {
-    std::cerr << "error: cannot read '" << dir << "/manifest.json'\n";
+  if (!readFile(dir + "/manifest.json", text, error)) {
+    std::cerr << "error: " << error << "\n";
     return 1;
   }
   Manifest manifest;
@@ -94,8 +121,8 @@ int main(int argc, char **argv) {
   for (const auto &[module, files] : manifest.modules)
     for (const std::string &file : files) {
       std::string bytes;
-      if (!readFile(dir + "/" + file, bytes)) {
-        std::cerr << "error: cannot read '" << dir << "/" << file << "'\n";
+      if (!readFile(dir + "/" + file, bytes, error)) {
+        std::cerr << "error: " << error << "\n";
         return 1;
       }
       artifacts[file].assign(bytes.begin(), bytes.end());

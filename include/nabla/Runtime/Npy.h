@@ -31,6 +31,11 @@ std::string dtypeForElementType(const std::string &elementType);
 /// Reads `path`; on failure returns false and sets `error`.
 bool readNpy(const std::string &path, NpyArray &array, std::string &error);
 
+/// Parses the contents of a .npy file held in memory: readNpy after reading
+/// the file, and the .npy fuzz target. `path` names the bytes in `error`.
+bool parseNpy(const std::string &bytes, const std::string &path,
+              NpyArray &array, std::string &error);
+
 /// Writes `array` to `path`; on failure returns false and sets `error`.
 bool writeNpy(const std::string &path, const NpyArray &array,
               std::string &error);

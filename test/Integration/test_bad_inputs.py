@@ -1,0 +1,105 @@
+# ===- test_bad_inputs.py - Hostile inputs to the runtime tools ----------=== #
+#
+# The runtime's readers and the launch path on input that crashed them or
+# was silently accepted (found by fuzzing the tools): every case is a
+# message and exit status 1 (2 for usage errors), never a signal or an
+# uncaught exception.
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from test_run_kernels import CORPUS, launch, run, tool
+
+SEED = os.path.join(CORPUS, "seed_primal.mlir")
+
+
+def write_npy(path, header, data=b""):
+    """A hand-made .npy file (version 1) with `header` as its dict."""
+    text = header.encode()
+    pad = (64 - (10 + len(text) + 1) % 64) % 64
+    text += b" " * pad + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + data)
+    return path
+
+
+def compile_spirv(tmp_path):
+    out = tmp_path / "compiled"
+    run([tool("nabla-compile"), SEED, "--target=spirv", "--block=4", "-o", str(out)])
+    return out
+
+
+def test_directory_given_as_npy(tmp_path):
+    folder = tmp_path / "a.npy"
+    folder.mkdir()
+    result = run([tool("nabla-run"), SEED, "--kernel=mul_kernel", "--grid=1", "--block=4",
+                  f"--arg={folder}", "--arg=index:4"], expect=1)
+    assert "is not a regular file" in result.stderr
+
+
+def test_directory_given_as_manifest(tmp_path):
+    (tmp_path / "out" / "manifest.json").mkdir(parents=True)
+    result = run([tool("nabla-launch"), str(tmp_path / "out"), "--kernel=k", "--grid=1",
+                  "--block=1"], expect=1)
+    assert "manifest.json' is not a regular file" in result.stderr
+
+
+def test_directory_given_as_spirv(tmp_path):
+    out = compile_spirv(tmp_path)
+    (out / "kernels.spv").unlink()
+    (out / "kernels.spv").mkdir()
+    result = run([tool("nabla-launch"), str(out), "--kernel=mul_kernel", "--grid=1",
+                  "--block=4", "--arg=index:4"], expect=1)
+    assert "kernels.spv' is not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize("shape", ["(4611686018427387904, 4)", "(99999999999999999999,)",
+                                   "(3, -1)", "(2 3,)"])
+def test_npy_shape_overflow_or_garbage(tmp_path, shape):
+    path = write_npy(tmp_path / "a.npy",
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape,
+                     b"\0" * 16)
+    result = run([tool("nabla-run"), SEED, "--kernel=mul_kernel", "--grid=1", "--block=4",
+                  f"--arg={path}", "--arg=index:4", "--print"], expect=1)
+    assert "is not a supported .npy file" in result.stderr
+
+
+@pytest.mark.parametrize("corruption", ["truncate", "flip", "odd-size"])
+def test_corrupted_spirv_is_rejected_before_the_driver(tmp_path, corruption):
+    out = compile_spirv(tmp_path)
+    spv = out / "kernels.spv"
+    words = bytearray(spv.read_bytes())
+    if corruption == "truncate":
+        words = words[: len(words) // 2]
+    elif corruption == "flip":
+        for at in range(40, len(words), 97):
+            words[at] ^= 0x5A
+    else:
+        words += b"\x01"
+    spv.write_bytes(bytes(words))
+    A = np.ones(4, np.float32)
+    result = launch(tmp_path / "run", "seed_primal.mlir", "mul_kernel", 1, 4,
+                    [A, "index:4"], expect=1,
+                    launcher=[tool("nabla-launch"), str(out)])
+    assert "kernels.spv: " in result.stderr
+    assert "SPIR-V" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--block=4294967300", "--block=2048", "--grid=4294967296",
+                                  "--grid=0", "--timeout=99999999999999999999",
+                                  "--device=99999999999"])
+def test_out_of_range_launch_flags(flag):
+    result = run([tool("nabla-run"), SEED, "--kernel=mul_kernel", "--grid=1", "--block=4",
+                  "--arg=index:4", flag], expect=2)
+    assert "malformed" in result.stderr
+
+
+@pytest.mark.parametrize("flags", [["--block=4294967297"], ["--block=0"], ["--opt-level=9"]])
+def test_compile_rejects_out_of_range_sizes(tmp_path, flags):
+    out = tmp_path / "out"
+    run([tool("nabla-compile"), SEED, "--target=spirv", "-o", str(out)] + flags, expect=2)
+    assert not out.exists()
