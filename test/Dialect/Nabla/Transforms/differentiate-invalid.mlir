@@ -251,3 +251,22 @@ module {
     return
   }
 }
+
+// -----
+
+// A custom rule that requests its own primal's derivative became a call of
+// itself (unbounded recursion, exit 0); also through a helper it calls.
+func.func @f(%x: f32) -> f32 {
+  %y = arith.mulf %x, %x : f32
+  return %y : f32
+}
+func.func @helper(%x: f32, %s: f32) -> (f32, f32) {
+  // expected-error @below {{'nabla.autodiff' op requests the derivative of @f inside its own custom derivative @f_vjp, which would call itself forever}}
+  %y, %g = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]} : (f32, f32) -> (f32, f32)
+  return %y, %g : f32, f32
+}
+func.func @f_vjp(%x: f32, %s: f32) -> (f32, f32) {
+  %y, %g = func.call @helper(%x, %s) : (f32, f32) -> (f32, f32)
+  return %y, %g : f32, f32
+}
+nabla.custom_derivative @f reverse @f_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}

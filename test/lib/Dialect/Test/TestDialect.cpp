@@ -56,4 +56,7 @@ struct TestLower : public PassWrapper<TestLower, OperationPass<>> {
 
 } // namespace
 
-void nabla::test::registerTestPasses() { PassRegistration<TestLower>(); }
+void nabla::test::registerTestPasses() {
+  PassRegistration<TestLower>();
+  registerTestInternalError();
+}

@@ -28,6 +28,9 @@ void registerTestDialect(mlir::DialectRegistry &registry);
 /// so that kernels using them can be compiled and run.
 void registerTestPasses();
 
+/// Registers nabla-test-internal-error (TestInternalError.cpp).
+void registerTestInternalError();
+
 } // namespace nabla::test
 
 #endif // NABLA_TEST_DIALECT_TESTDIALECT_H
