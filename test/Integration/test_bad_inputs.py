@@ -103,3 +103,30 @@ def test_compile_rejects_out_of_range_sizes(tmp_path, flags):
     out = tmp_path / "out"
     run([tool("nabla-compile"), SEED, "--target=spirv", "-o", str(out)] + flags, expect=2)
     assert not out.exists()
+
+
+def test_kernel_adjoints_with_a_rank0_parameter(tmp_path):
+    # Y[i] = W^2 for i < n, so dW = 2 W sum(dY); deterministic runs agree bit
+    # for bit, the atomic one up to rounding.
+    import subprocess
+    blocks, n = 4, 4 * 64 - 3
+    W = np.array(0.75, np.float32)
+    seed = np.random.default_rng(3).uniform(-1, 1, blocks * 64).astype(np.float32)
+    lowered = subprocess.run([tool("nabla-opt"), "--nabla-differentiate",
+                              os.path.join(CORPUS, "rank0_adjoint.mlir")],
+                             capture_output=True, text=True, timeout=300)
+    assert lowered.returncode == 0, lowered.stderr
+    line = next(l for l in lowered.stdout.splitlines()
+                if "gpu.func @broadcast_ordered(" in l)
+    words = int(line.split("nabla.scratch_words_per_block = ")[1].split(" ")[0])
+    expected = 2 * 0.75 * seed[:n].astype(np.float64).sum()
+    results = []
+    for k, kernel in enumerate(["broadcast_ordered", "broadcast_ordered", "broadcast_atomic"]):
+        args = [W, np.zeros((), np.float32), np.zeros(blocks * 64, np.float32), seed.copy(),
+                f"index:{n}"]
+        if kernel.endswith("ordered"):
+            args.append(np.zeros(1 + words * blocks, np.int32))
+        out = launch(tmp_path / f"r{k}", "rank0_adjoint.mlir", kernel, blocks, 64, args)
+        np.testing.assert_allclose(out[1], expected, rtol=1e-5)
+        results.append(out[1])
+    assert results[0].tobytes() == results[1].tobytes()
