@@ -11,10 +11,12 @@
 # Tolerances (per element; c32/c64 the host results in f32/f64, g the GPU's):
 # - integer buffers: exact;
 # - float buffers: |g - c64| <= RTOL (1 + |c64|) + COND |c32 - c64|, with
-#   RTOL = 2e-5 and COND = 16: a relative/absolute floor for values of
-#   magnitude up to FMAX (GPU math functions are a few ulp off glibc's) plus
-#   a multiple of the host's own f32 error, which measures the conditioning
-#   of this element's computation;
+#   RTOL = 1e-4 and COND = 16: a relative/absolute floor for values of
+#   magnitude up to FMAX plus a multiple of the host's own f32 error, which
+#   measures the conditioning of this element's computation. The floor
+#   comes from the device's math: lavapipe's atan and Nabla's atan2 are off
+#   by up to 2e-5 relative (cbrt 1e-6, others a few ulp; measured over their
+#   generated domains), and chains of contractions amplify that by a few;
 # - float atomic add buffers, on top of that: RTOL * sum of |added values|
 #   (the host sums those magnitudes; the GPU's order changes the rounding);
 # - gradients: |dk - fd| <= GRAD_RTOL (|fd| + max |fd| of the buffer) with
@@ -44,10 +46,15 @@ HOST_PIPELINE = ("builtin.module(func.func(convert-scf-to-cf),"
                  "convert-math-to-llvm,convert-math-to-libm,arith-expand,"
                  "expand-strided-metadata,convert-to-llvm,"
                  "reconcile-unrealized-casts)")
-RTOL = 2e-5
+RTOL = 1e-4
 COND = 16.0
 GRAD_RTOL = 1e-3
 TIMEOUT = 120
+# Located errors of nabla-differentiate that docs/AD.md lists as limits (not
+# bugs): such kernels count as 'ad-unsupported'.
+AD_LIMITS = [
+    "a static trip-count bound lets the loop be taped",
+]
 
 
 class Result:
@@ -296,6 +303,8 @@ def run_case(k, d, check_grad=True, gpu_only=None, inject=None):
         dk, err = run_gpu(k, d, inputs, kernel="dk", shadows=shadows)
         hinted = True
     timing["adjoint"] = time.time() - t2
+    if err and err[0] == "error" and any(p in err[1] for p in AD_LIMITS):
+        return Result("ad-unsupported", err[1], where="grad", **timing)
     if err:
         return Result("ad-" + err[0], err[1], where="grad", **timing)
     ok, msg = compare_grad(k, dk, host)

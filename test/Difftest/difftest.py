@@ -31,11 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from check import ROOT, run_case  # noqa: E402
 from gen import generate  # noqa: E402
-from kernel_ast import For, If, Atomic, Barrier, Load, to_json, walk  # noqa
+from kernel_ast import (Atomic, Barrier, For, If, from_json, to_json,  # noqa
+                        walk)
 from reduce import minimize, size_of  # noqa: E402
 
 FAILING = {"mismatch", "grad-mismatch", "gpu-error", "gpu-crash",
-           "gpu-timeout", "ad-crash", "ad-timeout", "host-error"}
+           "gpu-timeout", "ad-error", "ad-crash", "ad-timeout", "host-error"}
 REGRESSIONS = os.path.join(ROOT, "test", "Difftest", "regressions")
 
 
@@ -126,8 +127,28 @@ def main(argv=None):
     ap.add_argument("--minimize-budget", type=float, default=900,
                     help="seconds per minimization")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--validate", action="store_true",
+                    help="launch under the Vulkan validation layer "
+                    "(NABLA_VULKAN_VALIDATION=1; a message is a gpu-error)")
+    ap.add_argument("--add-regression", metavar="DIR",
+                    help="only add the case saved in DIR (e.g. a failure's "
+                    "min/ folder) to test/Difftest/regressions and exit")
+    ap.add_argument("--reason", default="",
+                    help="with --add-regression: why it is expected to fail "
+                    "(marks it xfail); empty: expected to pass")
     args = ap.parse_args(argv)
 
+    if args.add_regression:
+        with open(os.path.join(args.add_regression, "case.json")) as f:
+            k = from_json(json.load(f))
+        with tempfile.TemporaryDirectory(prefix="difftest-") as w:
+            r = run_case(k, w)
+        print(f"replayed: {r.cls}: {r.detail[:300]}")
+        print("kept as", keep_regression(k.seed, k, r, args.reason))
+        return 0
+
+    if args.validate:
+        os.environ["NABLA_VULKAN_VALIDATION"] = "1"
     os.makedirs(args.out, exist_ok=True)
     counts = {}
     feature_counts = {}
@@ -160,7 +181,7 @@ def main(argv=None):
                 print(f"seed {seed:6d} {kind:14s} {cls:18s} {dt:5.2f}s"
                       + (f"  {res.detail[:160]}" if res.cls != "ok" else ""),
                       flush=True)
-            if res.cls not in FAILING and res.cls != "ad-error":
+            if res.cls not in FAILING:
                 continue
             d = save_failure(args.out, seed, k, res, work)
             sig = normalized(res)
