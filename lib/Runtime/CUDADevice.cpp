@@ -3,12 +3,16 @@
 // libcuda.so.1 is opened at run time and the few driver API entry points used
 // here are declared locally, so builds need neither a GPU nor the CUDA
 // headers. The primary context of the device is used; completion is polled
-// with a timeout so that a hung kernel cannot hang the tool.
+// with a timeout so that a hung kernel cannot hang the tool. A timed launch
+// records an event before and after cuLaunchKernel on the default stream;
+// their elapsed time is the kernel's (the copies before and after are host
+// synchronous and outside it).
 //
 //===----------------------------------------------------------------------===//
 
 #include "LLVMArguments.h"
 
+#include <algorithm>
 #include <chrono>
 #include <dlfcn.h>
 #include <thread>
@@ -24,6 +28,7 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -53,6 +58,10 @@ struct Driver {
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
   CUresult (*cuStreamQuery)(CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuGetErrorString)(CUresult, const char **);
 
   bool load(std::string &error) {
@@ -88,6 +97,10 @@ struct Driver {
     get(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     get(cuLaunchKernel, "cuLaunchKernel");
     get(cuStreamQuery, "cuStreamQuery");
+    get(cuEventCreate, "cuEventCreate");
+    get(cuEventDestroy, "cuEventDestroy_v2");
+    get(cuEventRecord, "cuEventRecord");
+    get(cuEventElapsedTime, "cuEventElapsedTime");
     get(cuGetErrorString, "cuGetErrorString");
     return ok;
   }
@@ -176,7 +189,11 @@ public:
     }
     std::vector<CUdeviceptr> allocations(params.size(), 0);
     std::vector<uint64_t> patchAllocations, patchLocations;
+    CUevent events[2] = {nullptr, nullptr};
     auto release = [&] {
+      for (CUevent event : events)
+        if (event)
+          driver.cuEventDestroy(event);
       for (CUdeviceptr p : allocations)
         if (p)
           driver.cuMemFree(p);
@@ -184,12 +201,14 @@ public:
         driver.cuMemFree(p);
       driver.cuModuleUnload(module);
     };
+    if (spec.timing)
+      for (CUevent &event : events)
+        if (CUresult r = driver.cuEventCreate(&event, /*CU_EVENT_DEFAULT=*/0)) {
+          error = driver.describe("cuEventCreate", r);
+          release();
+          return false;
+        }
     GlobalPatcher patcher = makePatcher(module);
-    if (!writePatches(patcher, spec.patches, patchLocations, patchAllocations,
-                      error)) {
-      release();
-      return false;
-    }
     CUfunction function = nullptr;
     if (CUresult r = driver.cuModuleGetFunction(&function, module,
                                                 spec.kernel->name.c_str())) {
@@ -208,9 +227,6 @@ public:
         release();
         return false;
       }
-      if (!array.data.empty())
-        driver.cuMemcpyHtoD(allocations[k], array.data.data(),
-                            array.data.size());
       pointers[k] = allocations[k];
     }
     PackedArguments packed;
@@ -218,35 +234,96 @@ public:
       release();
       return false;
     }
-    if (CUresult r = driver.cuLaunchKernel(
-            function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
-            spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
-            nullptr)) {
-      error = driver.describe("cuLaunchKernel", r);
-      release();
-      return false;
-    }
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::seconds(spec.timeoutSeconds);
-    CUresult status;
-    while ((status = driver.cuStreamQuery(nullptr)) == CUDA_ERROR_NOT_READY) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        error = "kernel '" + spec.kernel->name + "' did not finish within " +
-                std::to_string(spec.timeoutSeconds) + " s";
-        return false; // The context is unusable; do not touch its memory.
+    // Polls the default stream until it is idle or the timeout passes; a
+    // timeout leaves the context unusable (do not touch its memory).
+    auto finish = [&](const std::string &what) {
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::seconds(spec.timeoutSeconds);
+      CUresult status;
+      while ((status = driver.cuStreamQuery(nullptr)) == CUDA_ERROR_NOT_READY) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          error = what + " did not finish within " +
+                  std::to_string(spec.timeoutSeconds) + " s";
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (status != CUDA_SUCCESS) {
+        error = driver.describe(what.c_str(), status);
+        release();
+        return false;
+      }
+      return true;
+    };
+    for (unsigned repeat = 0; repeat < std::max(1u, spec.repeat); ++repeat) {
+      // Every repeat starts from the host's inputs (the first upload, then
+      // restores outside the timed interval).
+      auto uploadStart = std::chrono::steady_clock::now();
+      if (!(repeat
+                ? restorePatches(patcher, spec.patches, patchLocations, error)
+                : writePatches(patcher, spec.patches, patchLocations,
+                               patchAllocations, error))) {
+        release();
+        return false;
+      }
+      for (size_t k = 0; k < params.size(); ++k) {
+        const NpyArray &array = params[k].buffer;
+        if (!params[k].info->isBuffer || array.data.empty())
+          continue;
+        if (CUresult r = driver.cuMemcpyHtoD(allocations[k], array.data.data(),
+                                             array.data.size())) {
+          error = driver.describe("cuMemcpyHtoD", r);
+          release();
+          return false;
+        }
+      }
+      if (spec.timing) {
+        // A copy from pageable memory may return before its DMA ends: the
+        // upload's time includes the wait for it.
+        if (!finish("the upload"))
+          return false;
+        spec.timing->uploadNs.push_back(elapsedNs(uploadStart));
+        if (CUresult r = driver.cuEventRecord(events[0], nullptr)) {
+          error = driver.describe("cuEventRecord", r);
+          release();
+          return false;
+        }
+      }
+      if (CUresult r = driver.cuLaunchKernel(
+              function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
+              spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
+              nullptr)) {
+        error = driver.describe("cuLaunchKernel", r);
+        release();
+        return false;
+      }
+      if (spec.timing)
+        if (CUresult r = driver.cuEventRecord(events[1], nullptr)) {
+          error = driver.describe("cuEventRecord", r);
+          release();
+          return false;
+        }
+      if (!finish("kernel '" + spec.kernel->name + "'"))
+        return false;
+      if (spec.timing) {
+        float milliseconds = 0;
+        if (CUresult r = driver.cuEventElapsedTime(&milliseconds, events[0],
+                                                   events[1])) {
+          error = driver.describe("cuEventElapsedTime", r);
+          release();
+          return false;
+        }
+        spec.timing->kernelNs.push_back(double(milliseconds) * 1e6);
+      }
     }
-    if (status != CUDA_SUCCESS) {
-      error = driver.describe("kernel execution", status);
-      release();
-      return false;
-    }
+    auto downloadStart = std::chrono::steady_clock::now();
     for (size_t k = 0; k < params.size(); ++k)
       if (params[k].info->isBuffer && !params[k].buffer.data.empty())
         driver.cuMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
                             params[k].buffer.data.size());
     bool read = readPatches(patcher, spec.patches, patchLocations, error);
+    if (spec.timing)
+      spec.timing->downloadNs = elapsedNs(downloadStart);
     release();
     return read;
   }

@@ -3,11 +3,14 @@
 // libamdhip64.so is opened at run time, like the CUDA driver. The chip to
 // compile for comes from $NABLA_HIP_CHIP (default gfx90a): reading it from
 // hipDeviceProp_t would tie the build to one HIP version's struct layout.
+// A timed launch records HIP events around hipModuleLaunchKernel on the null
+// stream, as the CUDA back end does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LLVMArguments.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -21,6 +24,7 @@ using hipError_t = int;
 using hipModule_t = struct ihipModule_t *;
 using hipFunction_t = struct ihipModuleSymbol_t *;
 using hipStream_t = struct ihipStream_t *;
+using hipEvent_t = struct ihipEvent_t *;
 constexpr hipError_t hipSuccess = 0;
 constexpr hipError_t hipErrorNotReady = 600;
 
@@ -44,6 +48,10 @@ struct Runtime {
                                       unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
   hipError_t (*hipStreamQuery)(hipStream_t);
+  hipError_t (*hipEventCreate)(hipEvent_t *);
+  hipError_t (*hipEventDestroy)(hipEvent_t);
+  hipError_t (*hipEventRecord)(hipEvent_t, hipStream_t);
+  hipError_t (*hipEventElapsedTime)(float *, hipEvent_t, hipEvent_t);
   const char *(*hipGetErrorString)(hipError_t);
 
   bool load(std::string &error) {
@@ -78,6 +86,10 @@ struct Runtime {
     get(hipMemcpyDtoH, "hipMemcpyDtoH");
     get(hipModuleLaunchKernel, "hipModuleLaunchKernel");
     get(hipStreamQuery, "hipStreamQuery");
+    get(hipEventCreate, "hipEventCreate");
+    get(hipEventDestroy, "hipEventDestroy");
+    get(hipEventRecord, "hipEventRecord");
+    get(hipEventElapsedTime, "hipEventElapsedTime");
     get(hipGetErrorString, "hipGetErrorString");
     return ok;
   }
@@ -138,7 +150,11 @@ public:
     }
     std::vector<void *> allocations(params.size(), nullptr);
     std::vector<uint64_t> patchAllocations, patchLocations;
+    hipEvent_t events[2] = {nullptr, nullptr};
     auto release = [&] {
+      for (hipEvent_t event : events)
+        if (event)
+          runtime.hipEventDestroy(event);
       for (void *p : allocations)
         if (p)
           runtime.hipFree(p);
@@ -146,12 +162,14 @@ public:
         runtime.hipFree(reinterpret_cast<void *>(p));
       runtime.hipModuleUnload(module);
     };
+    if (spec.timing)
+      for (hipEvent_t &event : events)
+        if (hipError_t r = runtime.hipEventCreate(&event)) {
+          error = runtime.describe("hipEventCreate", r);
+          release();
+          return false;
+        }
     GlobalPatcher patcher = makePatcher(module);
-    if (!writePatches(patcher, spec.patches, patchLocations, patchAllocations,
-                      error)) {
-      release();
-      return false;
-    }
     hipFunction_t function = nullptr;
     if (hipError_t r = runtime.hipModuleGetFunction(
             &function, module, spec.kernel->name.c_str())) {
@@ -170,9 +188,6 @@ public:
         release();
         return false;
       }
-      if (!array.data.empty())
-        runtime.hipMemcpyHtoD(allocations[k], array.data.data(),
-                              array.data.size());
       pointers[k] = reinterpret_cast<uint64_t>(allocations[k]);
     }
     PackedArguments packed;
@@ -180,35 +195,94 @@ public:
       release();
       return false;
     }
-    if (hipError_t r = runtime.hipModuleLaunchKernel(
-            function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
-            spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
-            nullptr)) {
-      error = runtime.describe("hipModuleLaunchKernel", r);
-      release();
-      return false;
-    }
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::seconds(spec.timeoutSeconds);
-    hipError_t status;
-    while ((status = runtime.hipStreamQuery(nullptr)) == hipErrorNotReady) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        error = "kernel '" + spec.kernel->name + "' did not finish within " +
-                std::to_string(spec.timeoutSeconds) + " s";
+    // Polls the null stream until it is idle or the timeout passes; a
+    // timeout leaves the device unusable (do not touch its memory).
+    auto finish = [&](const std::string &what) {
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::seconds(spec.timeoutSeconds);
+      hipError_t status;
+      while ((status = runtime.hipStreamQuery(nullptr)) == hipErrorNotReady) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          error = what + " did not finish within " +
+                  std::to_string(spec.timeoutSeconds) + " s";
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      if (status != hipSuccess) {
+        error = runtime.describe(what.c_str(), status);
+        release();
         return false;
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      return true;
+    };
+    for (unsigned repeat = 0; repeat < std::max(1u, spec.repeat); ++repeat) {
+      // Every repeat starts from the host's inputs (the first upload, then
+      // restores outside the timed interval).
+      auto uploadStart = std::chrono::steady_clock::now();
+      if (!(repeat
+                ? restorePatches(patcher, spec.patches, patchLocations, error)
+                : writePatches(patcher, spec.patches, patchLocations,
+                               patchAllocations, error))) {
+        release();
+        return false;
+      }
+      for (size_t k = 0; k < params.size(); ++k) {
+        const NpyArray &array = params[k].buffer;
+        if (!params[k].info->isBuffer || array.data.empty())
+          continue;
+        if (hipError_t r = runtime.hipMemcpyHtoD(
+                allocations[k], array.data.data(), array.data.size())) {
+          error = runtime.describe("hipMemcpyHtoD", r);
+          release();
+          return false;
+        }
+      }
+      if (spec.timing) {
+        if (!finish("the upload"))
+          return false;
+        spec.timing->uploadNs.push_back(elapsedNs(uploadStart));
+        if (hipError_t r = runtime.hipEventRecord(events[0], nullptr)) {
+          error = runtime.describe("hipEventRecord", r);
+          release();
+          return false;
+        }
+      }
+      if (hipError_t r = runtime.hipModuleLaunchKernel(
+              function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
+              spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
+              nullptr)) {
+        error = runtime.describe("hipModuleLaunchKernel", r);
+        release();
+        return false;
+      }
+      if (spec.timing)
+        if (hipError_t r = runtime.hipEventRecord(events[1], nullptr)) {
+          error = runtime.describe("hipEventRecord", r);
+          release();
+          return false;
+        }
+      if (!finish("kernel '" + spec.kernel->name + "'"))
+        return false;
+      if (spec.timing) {
+        float milliseconds = 0;
+        if (hipError_t r = runtime.hipEventElapsedTime(&milliseconds, events[0],
+                                                       events[1])) {
+          error = runtime.describe("hipEventElapsedTime", r);
+          release();
+          return false;
+        }
+        spec.timing->kernelNs.push_back(double(milliseconds) * 1e6);
+      }
     }
-    if (status != hipSuccess) {
-      error = runtime.describe("kernel execution", status);
-      release();
-      return false;
-    }
+    auto downloadStart = std::chrono::steady_clock::now();
     for (size_t k = 0; k < params.size(); ++k)
       if (params[k].info->isBuffer && !params[k].buffer.data.empty())
         runtime.hipMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
                               params[k].buffer.data.size());
     bool read = readPatches(patcher, spec.patches, patchLocations, error);
+    if (spec.timing)
+      spec.timing->downloadNs = elapsedNs(downloadStart);
     release();
     return read;
   }

@@ -102,6 +102,20 @@ bool nabla::runtime::writePatches(const GlobalPatcher &patcher,
   return true;
 }
 
+bool nabla::runtime::restorePatches(const GlobalPatcher &patcher,
+                                    const std::vector<PatchObject> &patches,
+                                    const std::vector<uint64_t> &locations,
+                                    std::string &error) {
+  for (size_t i = 0; i < patches.size(); ++i) {
+    const std::vector<uint8_t> &bytes = patches[i].object->data;
+    if (patches[i].constant || bytes.empty())
+      continue;
+    if (!patcher.copyToDevice(locations[i], bytes.data(), bytes.size(), error))
+      return false;
+  }
+  return true;
+}
+
 bool nabla::runtime::readPatches(const GlobalPatcher &patcher,
                                  const std::vector<PatchObject> &patches,
                                  const std::vector<uint64_t> &locations,

@@ -59,6 +59,13 @@ bool writePatches(const GlobalPatcher &patcher,
                   std::vector<uint64_t> &locations,
                   std::vector<uint64_t> &allocations, std::string &error);
 
+/// Writes the writable patch objects again to `locations` (where
+/// writePatches put them), so that a repeated launch starts from the same
+/// objects.
+bool restorePatches(const GlobalPatcher &patcher,
+                    const std::vector<PatchObject> &patches,
+                    const std::vector<uint64_t> &locations, std::string &error);
+
 /// Copies the writable patch objects back from `locations`.
 bool readPatches(const GlobalPatcher &patcher,
                  const std::vector<PatchObject> &patches,

@@ -2,7 +2,8 @@
 //
 // Flag parsing, loading and checking every argument against the kernel's
 // parameters (count, kind, type, dtype, rank and static extents), the launch
-// on the selected device and the DIR/arg<k>.npy outputs.
+// on the selected device (repeated and timed on request: --repeat, --time)
+// and the DIR/arg<k>.npy outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 
 using namespace nabla::runtime;
 using nabla::kMaxGridExtent;
+using nabla::kMaxLaunchRepeat;
 using nabla::kMaxWorkgroupExtent;
 
 Device::~Device() = default;
@@ -75,7 +78,12 @@ const char *nabla::runtime::launchFlagsHelp() {
          "  --out=DIR              where arg<k>.npy are written (default .)\n"
          "  --timeout=SECONDS      give up waiting after this long (default "
          "60)\n"
-         "  --print                print every buffer after the launch\n";
+         "  --print                print every buffer after the launch\n"
+         "  --repeat=N             launch N times on the same device objects, "
+         "each from the same inputs (default 1, at most 100000)\n"
+         "  --time[=text|json]     print the kernel's device-measured time "
+         "(min/median/max over the repeats, transfers excluded) and the "
+         "transfer times; json: one line\n";
 }
 
 bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
@@ -144,6 +152,27 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
         return false;
       }
       options.timeoutSeconds = static_cast<unsigned>(seconds);
+    } else if (value("--repeat", v)) {
+      char *end = nullptr;
+      errno = 0;
+      long long count = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno || count < 1 ||
+          count > kMaxLaunchRepeat) {
+        error = "malformed --repeat '" + v + "' (expected 1 to " +
+                std::to_string(kMaxLaunchRepeat) + ")";
+        return false;
+      }
+      options.repeat = static_cast<unsigned>(count);
+    } else if (arg == "--time") {
+      options.timeFormat = "text";
+    } else if (value("--time", v)) {
+      if (v != "text" && v != "json") {
+        error = "malformed --time=" + v +
+                " (expected --time, --time=text or "
+                "--time=json)";
+        return false;
+      }
+      options.timeFormat = v;
     } else if (arg == "--print") {
       options.print = true;
     } else if (arg.rfind("--", 0) == 0) {
@@ -499,9 +528,15 @@ int nabla::runtime::runKernel(
   spec.imageKind = imageKind;
   spec.timeoutSeconds = options.timeoutSeconds;
   spec.patches = patches;
+  spec.repeat = options.repeat;
+  LaunchTiming timing;
+  if (!options.timeFormat.empty())
+    spec.timing = &timing;
   std::string error;
+  auto launchStart = std::chrono::steady_clock::now();
   if (!device.launch(spec, params, error))
     return fail(error);
+  timing.launchWallNs = elapsedNs(launchStart);
 
   ::mkdir(options.outDir.c_str(), 0755);
   // Writable relocated objects go to DIR/reloc-<key>.npy.
@@ -527,6 +562,14 @@ int nabla::runtime::runKernel(
       return fail(error);
     if (options.print)
       printBuffer(param.info->index, param.buffer);
+  }
+  if (!options.timeFormat.empty()) {
+    TimingSubject subject{kernel->name, device.backend(), device.name()};
+    std::string text = options.timeFormat == "json"
+                           ? formatTimingJson(subject, timing) + "\n"
+                           : formatTimingText(subject, timing);
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
   }
   return 0;
 }

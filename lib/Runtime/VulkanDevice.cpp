@@ -11,6 +11,11 @@
 // are copied in and out of host-visible storage buffers, scalars and sizes
 // are one-element storage buffers.
 //
+// A timed launch brackets the dispatch with two timestamp queries in the
+// same command buffer (the compute-to-host barrier after it is outside);
+// repeats resubmit the one command buffer after restoring the inputs in the
+// mapped buffers from the host.
+//
 // $NABLA_VULKAN_VALIDATION=1 runs everything under the Khronos validation
 // layer (VulkanValidation.h): a message fails the open or the launch that
 // caused it, before a kernel is dispatched with a pipeline the layer rejected.
@@ -21,6 +26,7 @@
 
 #include "nabla/Runtime/Device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
 #include <functional>
@@ -74,8 +80,14 @@ namespace {
   X(vkCmdBindDescriptorSets)                                                   \
   X(vkCmdDispatch)                                                             \
   X(vkCmdPipelineBarrier)                                                      \
+  X(vkCmdResetQueryPool)                                                       \
+  X(vkCmdWriteTimestamp)                                                       \
+  X(vkCreateQueryPool)                                                         \
+  X(vkDestroyQueryPool)                                                        \
+  X(vkGetQueryPoolResults)                                                     \
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
+  X(vkResetFences)                                                             \
   X(vkQueueSubmit)                                                             \
   X(vkWaitForFences)
 
@@ -140,6 +152,8 @@ private:
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
+  /// Meaningful bits of the compute queue's timestamps; 0: no timestamps.
+  uint32_t timestampValidBits = 0;
   unsigned subgroupLanes = 32;
 
   bool createBuffer(VkDeviceSize size, VkBuffer &buffer, VkDeviceMemory &memory,
@@ -239,6 +253,7 @@ bool VulkanDevice::open(int index, std::string &error) {
   for (uint32_t i = 0; i < familyCount && !found; ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
       queueFamily = i;
+      timestampValidBits = families[i].timestampValidBits;
       found = true;
     }
   if (!found) {
@@ -448,18 +463,35 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
     error = "the SPIR-V object is not a whole number of words";
     return false;
   }
+  if (spec.timing && !timestampValidBits) {
+    error = std::string("Vulkan device '") + name() +
+            "' cannot time kernels: its compute queue has no timestamps "
+            "(timestampValidBits 0, timestampComputeAndGraphics " +
+            (limits.timestampComputeAndGraphics ? "true" : "false") + ")";
+    return false;
+  }
+  if (spec.timing && !(limits.timestampPeriod > 0)) {
+    error = std::string("Vulkan device '") + name() +
+            "' cannot time kernels: it reports timestampPeriod " +
+            std::to_string(limits.timestampPeriod);
+    return false;
+  }
 
   Cleanup cleanup;
   const std::vector<BindingInfo> &bindings = spec.kernel->bindings;
   std::vector<VkBuffer> buffers(bindings.size(), VK_NULL_HANDLE);
   std::vector<VkDeviceMemory> memories(bindings.size(), VK_NULL_HANDLE);
   std::vector<VkDeviceSize> sizes(bindings.size());
+  std::vector<void *> mapped(bindings.size(), nullptr);
+  // Each binding's bytes before the launch, written again before every
+  // repeat: host-visible coherent memory, so an upload is a copy into the
+  // mapping (the submission makes it visible to the device).
+  std::vector<std::vector<uint8_t>> initial(bindings.size());
   for (size_t i = 0; i < bindings.size(); ++i) {
-    std::vector<uint8_t> bytes;
-    if (!bindingBytes(bindings[i], params, bytes, error))
+    if (!bindingBytes(bindings[i], params, initial[i], error))
       return false;
     // Storage buffers may not be empty; keep 16-byte granules.
-    sizes[i] = std::max<VkDeviceSize>(16, (bytes.size() + 15) / 16 * 16);
+    sizes[i] = std::max<VkDeviceSize>(16, (initial[i].size() + 15) / 16 * 16);
     if (!createBuffer(sizes[i], buffers[i], memories[i], error))
       return false;
     VkBuffer buffer = buffers[i];
@@ -468,15 +500,21 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
       vkDestroyBuffer(device, buffer, nullptr);
       vkFreeMemory(device, memory, nullptr);
     });
-    void *mapped = nullptr;
-    if (VkResult r = vkMapMemory(device, memory, 0, sizes[i], 0, &mapped)) {
+    if (VkResult r = vkMapMemory(device, memory, 0, sizes[i], 0, &mapped[i])) {
       error = vkError("vkMapMemory", r);
       return false;
     }
-    std::memset(mapped, 0, sizes[i]);
-    std::memcpy(mapped, bytes.data(), bytes.size());
-    vkUnmapMemory(device, memory);
+    cleanup.add([this, memory] { vkUnmapMemory(device, memory); });
   }
+  auto upload = [&] {
+    auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      std::memset(mapped[i], 0, sizes[i]);
+      std::memcpy(mapped[i], initial[i].data(), initial[i].size());
+    }
+    if (spec.timing)
+      spec.timing->uploadNs.push_back(elapsedNs(start));
+  };
 
   VkShaderModuleCreateInfo shaderInfo{
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -609,13 +647,38 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
     error = vkError("vkAllocateCommandBuffers", r);
     return false;
   }
+  VkQueryPool queries = VK_NULL_HANDLE;
+  if (spec.timing) {
+    VkQueryPoolCreateInfo queryInfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    queryInfo.queryCount = 2;
+    if (VkResult r = vkCreateQueryPool(device, &queryInfo, nullptr, &queries)) {
+      error = vkError("vkCreateQueryPool", r);
+      return false;
+    }
+    cleanup.add(
+        [this, queries] { vkDestroyQueryPool(device, queries, nullptr); });
+  }
+  // Recorded once, submitted once per repeat.
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (spec.repeat <= 1)
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(commands, &begin);
   vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                           pipelineLayout, 0, 1, &set, 0, nullptr);
+  // The measured interval: from the start timestamp (top of pipe: the queue
+  // is idle, nothing earlier in it runs) to the end timestamp (bottom of
+  // pipe: written once every invocation of the dispatch has completed).
+  if (queries) {
+    vkCmdResetQueryPool(commands, queries, 0, 2);
+    vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries,
+                        0);
+  }
   vkCmdDispatch(commands, g.x, g.y, g.z);
+  if (queries)
+    vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries,
+                        1);
   // The fence makes the shader's writes available on the device only; this
   // barrier makes them visible to the host reads after the wait.
   VkMemoryBarrier toHost{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -636,39 +699,60 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
     return false;
   }
   cleanup.add([this, fence] { vkDestroyFence(device, fence, nullptr); });
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands;
-  if (VkResult r = vkQueueSubmit(queue, 1, &submit, fence)) {
-    error = vkError("vkQueueSubmit", r);
-    return false;
-  }
-  VkResult waited =
-      vkWaitForFences(device, 1, &fence, VK_TRUE,
-                      uint64_t(spec.timeoutSeconds) * 1000000000ull);
-  if (waited == VK_TIMEOUT) {
-    error = "kernel '" + spec.kernel->name + "' did not finish within " +
-            std::to_string(spec.timeoutSeconds) + " s";
-    return false;
-  }
-  if (waited != VK_SUCCESS) {
-    error = vkError("vkWaitForFences", waited);
-    return false;
+  // Timestamps count ticks of timestampPeriod ns in their valid bits (they
+  // may wrap there).
+  const uint64_t tickMask = timestampValidBits >= 64
+                                ? ~uint64_t(0)
+                                : (uint64_t(1) << timestampValidBits) - 1;
+  for (unsigned repeat = 0; repeat < std::max(1u, spec.repeat); ++repeat) {
+    if (repeat) {
+      if (VkResult r = vkResetFences(device, 1, &fence)) {
+        error = vkError("vkResetFences", r);
+        return false;
+      }
+    }
+    upload();
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commands;
+    if (VkResult r = vkQueueSubmit(queue, 1, &submit, fence)) {
+      error = vkError("vkQueueSubmit", r);
+      return false;
+    }
+    VkResult waited =
+        vkWaitForFences(device, 1, &fence, VK_TRUE,
+                        uint64_t(spec.timeoutSeconds) * 1000000000ull);
+    if (waited == VK_TIMEOUT) {
+      error = "kernel '" + spec.kernel->name + "' did not finish within " +
+              std::to_string(spec.timeoutSeconds) + " s";
+      return false;
+    }
+    if (waited != VK_SUCCESS) {
+      error = vkError("vkWaitForFences", waited);
+      return false;
+    }
+    if (queries) {
+      uint64_t ticks[2] = {};
+      if (VkResult r = vkGetQueryPoolResults(
+              device, queries, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT)) {
+        error = vkError("vkGetQueryPoolResults", r);
+        return false;
+      }
+      uint64_t elapsed = (ticks[1] - ticks[0]) & tickMask;
+      spec.timing->kernelNs.push_back(double(elapsed) * limits.timestampPeriod);
+    }
   }
 
+  auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < bindings.size(); ++i) {
     if (bindings[i].kind != "buffer")
       continue;
     NpyArray &array = params[bindings[i].param].buffer;
-    void *mapped = nullptr;
-    if (VkResult r =
-            vkMapMemory(device, memories[i], 0, sizes[i], 0, &mapped)) {
-      error = vkError("vkMapMemory", r);
-      return false;
-    }
-    std::memcpy(array.data.data(), mapped, array.data.size());
-    vkUnmapMemory(device, memories[i]);
+    std::memcpy(array.data.data(), mapped[i], array.data.size());
   }
+  if (spec.timing)
+    spec.timing->downloadNs = elapsedNs(start);
   return true;
 }
 

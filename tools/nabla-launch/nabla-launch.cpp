@@ -61,7 +61,9 @@ static void printHelp() {
       << kUsage
       << "\nRuns kernel NAME from DIR (a nabla-compile output directory: "
          "manifest.json and the\nartifacts it lists), then writes every "
-         "buffer parameter k to arg<k>.npy in the --out\ndirectory. Links "
+         "buffer parameter k to arg<k>.npy in the --out\ndirectory (--repeat: "
+         "N launches, each from the same inputs; --time: print the\nkernel's "
+         "device-measured time).\nLinks "
          "no MLIR or LLVM: it runs where only a GPU driver is installed.\n"
          "\nOPTIONS:\n"
       << launchFlagsHelp()
@@ -72,7 +74,9 @@ static void printHelp() {
          "  nabla-compile examples/mul_kernel.mlir --target=spirv --block=64 "
          "-o out\n"
          "  nabla-launch out --kernel=mul_kernel --grid=1 --block=64 "
-         "--arg=a.npy --arg=index:16 --out=result\n";
+         "--arg=a.npy --arg=index:16 --out=result\n"
+         "  nabla-launch out --kernel=mul_kernel --grid=1 --block=64 "
+         "--arg=a.npy --arg=index:16 --repeat=20 --time\n";
 }
 
 static int usage(const std::string &message) {

@@ -102,8 +102,9 @@ static void printHelp() {
       << "\nCompiles FILE for the device (SPIR-V with the launch's block "
          "size, or the device's\nsm_/gfx chip): only kernel NAME and what it "
          "needs, so errors elsewhere in FILE do not\nmatter. Launches it "
-         "once, then writes every buffer parameter k to arg<k>.npy in the\n"
-         "--out directory.\n"
+         "once (--repeat: N times, each from the same inputs; --time: "
+         "print\nthe kernel's device-measured time), then writes every "
+         "buffer parameter k to arg<k>.npy\nin the --out directory.\n"
          "\nOPTIONS:\n"
       << launchFlagsHelp()
       << "  --abi=v1|v2            relocation convention (default v2; v1 "
@@ -116,7 +117,9 @@ static void printHelp() {
          "error.\n"
          "\nEXAMPLE:\n"
          "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
-         "--block=64 --arg=a.npy --arg=index:16 --out=result\n";
+         "--block=64 --arg=a.npy --arg=index:16 --out=result\n"
+         "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
+         "--block=64 --arg=a.npy --arg=index:16 --repeat=20 --time=json\n";
 }
 
 static int usage(const std::string &message) {

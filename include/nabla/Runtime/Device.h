@@ -5,6 +5,10 @@
 // builds never need a GPU, a driver or their headers' libraries, and a
 // missing driver is an error message, not a failed start.
 //
+// A launch may be repeated on the same device objects; every repeat starts
+// from the same inputs (restored outside the timed interval), so the results
+// are those of one launch and every repeat computes the same thing.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef NABLA_RUNTIME_DEVICE_H
@@ -12,6 +16,7 @@
 
 #include "nabla/Runtime/Manifest.h"
 #include "nabla/Runtime/Npy.h"
+#include "nabla/Runtime/Timing.h"
 
 #include <cstdint>
 #include <memory>
@@ -59,8 +64,20 @@ struct LaunchSpec {
   std::string imageKind;
   /// Objects of `patch` records of the kernel's module.
   std::vector<PatchObject> patches;
-  /// Seconds to wait for completion before giving up.
+  /// Seconds to wait for each repeat's completion before giving up.
   unsigned timeoutSeconds = 60;
+  /// Times the kernel runs, on one set of device objects. Before each repeat
+  /// every buffer, table binding and writable patch object is written again
+  /// from the host data, so each repeat sees the same inputs (a kernel that
+  /// updates a buffer in place, or accumulates into it, does not see its own
+  /// output) and the buffers read back are those of the last repeat, equal to
+  /// a single launch's.
+  unsigned repeat = 1;
+  /// When set, the kernel time of every repeat is measured on the device's
+  /// clock (Vulkan timestamps, CUDA/HIP events) and the uploads and the
+  /// read-back on the host's; a device that cannot time kernels fails the
+  /// launch with a message saying so.
+  LaunchTiming *timing = nullptr;
 };
 
 class Device {
@@ -74,8 +91,9 @@ public:
   virtual std::string chip() const = 0;
   /// Lanes per subgroup (warp, wavefront).
   virtual unsigned subgroupSize() const = 0;
-  /// Runs the kernel; on failure returns false and sets `error`. All device
-  /// resources are released on every path.
+  /// Runs the kernel `spec.repeat` times (timing it when `spec.timing` is
+  /// set); on failure returns false and sets `error`. All device resources
+  /// are released on every path.
   virtual bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
                       std::string &error) = 0;
 };

@@ -36,6 +36,12 @@ struct LaunchOptions {
   /// Print every buffer's values after the launch.
   bool print = false;
   unsigned timeoutSeconds = 60;
+  /// Launches of the kernel on the same device objects, each from the same
+  /// inputs (see LaunchSpec::repeat).
+  unsigned repeat = 1;
+  /// "" (no timing), "text" or "json": how the kernel and transfer times are
+  /// printed to stdout after the launch.
+  std::string timeFormat;
 };
 
 /// Parses the shared flags; leaves other arguments in `positional`, and flags

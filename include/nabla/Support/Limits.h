@@ -40,6 +40,11 @@ constexpr int64_t kMaxInitializedBytes = int64_t(1) << 28;
 /// selection); SPIR-V allows at most 16.
 constexpr int64_t kMaxVectorElements = 1024;
 
+/// Most repeats of one launch (`--repeat`, `nabla.run(repeat=)`): enough for
+/// stable medians of microsecond kernels, few enough that a mistyped count
+/// does not occupy a device for hours.
+constexpr int64_t kMaxLaunchRepeat = 100000;
+
 } // namespace nabla
 
 #endif // NABLA_SUPPORT_LIMITS_H

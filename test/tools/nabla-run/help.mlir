@@ -14,6 +14,8 @@
 // CHECK-DAG: {{^  --out=DIR +[a-z].+}}
 // CHECK-DAG: {{^  --timeout=SECONDS +[a-z].+}}
 // CHECK-DAG: {{^  --print +[a-z].+}}
+// CHECK-DAG: {{^  --repeat=N +[a-z].+}}
+// CHECK-DAG: {{^  --time\[=text\|json\] +[a-z].+}}
 // CHECK-DAG: {{^  --abi=v1\|v2 +[a-z].+}}
 // CHECK-DAG: {{^  --emulate-float-atomics +[A-Za-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}
