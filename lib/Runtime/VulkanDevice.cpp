@@ -365,6 +365,37 @@ bool VulkanDevice::createBuffer(VkDeviceSize size, VkBuffer &buffer,
   return true;
 }
 
+/// An index buffer's bytes for SPIR-V, whose index is 32-bit: the host holds
+/// int64 elements (.npy 'i8'), the kernel reads int32 ones.
+bool narrowIndexBuffer(const NpyArray &array, std::vector<uint8_t> &bytes,
+                       std::string &error) {
+  size_t count = array.data.size() / 8;
+  bytes.resize(count * 4);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t wide;
+    std::memcpy(&wide, array.data.data() + 8 * k, 8);
+    if (wide < INT32_MIN || wide > INT32_MAX) {
+      error = "element " + std::to_string(k) + " (" + std::to_string(wide) +
+              ") of an index buffer does not fit the 32-bit SPIR-V index";
+      return false;
+    }
+    int32_t narrow = static_cast<int32_t>(wide);
+    std::memcpy(bytes.data() + 4 * k, &narrow, 4);
+  }
+  return true;
+}
+
+/// Reads an index buffer back from `mapped` (int32) into `array` (int64).
+void widenIndexBuffer(const void *mapped, NpyArray &array) {
+  size_t count = array.data.size() / 8;
+  for (size_t k = 0; k < count; ++k) {
+    int32_t narrow;
+    std::memcpy(&narrow, static_cast<const uint8_t *>(mapped) + 4 * k, 4);
+    int64_t wide = narrow;
+    std::memcpy(array.data.data() + 8 * k, &wide, 8);
+  }
+}
+
 /// The bytes a binding holds before the launch.
 bool bindingBytes(const BindingInfo &binding,
                   const std::vector<HostParam> &params,
@@ -375,6 +406,8 @@ bool bindingBytes(const BindingInfo &binding,
     return false;
   }
   const HostParam &param = params[binding.param];
+  if (binding.kind == "buffer" && param.info->element == "index")
+    return narrowIndexBuffer(param.buffer, bytes, error);
   if (binding.kind == "buffer") {
     bytes = param.buffer.data;
     return true;
@@ -749,7 +782,10 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
     if (bindings[i].kind != "buffer")
       continue;
     NpyArray &array = params[bindings[i].param].buffer;
-    std::memcpy(array.data.data(), mapped[i], array.data.size());
+    if (params[bindings[i].param].info->element == "index")
+      widenIndexBuffer(mapped[i], array);
+    else
+      std::memcpy(array.data.data(), mapped[i], array.data.size());
   }
   if (spec.timing)
     spec.timing->downloadNs = elapsedNs(start);

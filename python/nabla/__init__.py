@@ -11,12 +11,15 @@
 #                     args=[np.arange(8, dtype=np.float32), 8])
 #     square = m.kernel("mul_kernel")       # compiled once per target
 #     out = square(np.arange(8, dtype=np.float32), 8, grid=1, block=64)
+#     out, times = nabla.run(m, "mul_kernel", 1, 64, args, repeat=5,
+#                            times=True)     # times.median_ns: device clock
 #
 # Arguments are typed from the kernel's signature (_arguments.py).
 #
 # ===----------------------------------------------------------------------=== #
 import json
 import os
+import statistics
 
 import numpy as np
 
@@ -27,7 +30,7 @@ from ._arguments import (VULKAN_INDEX_MAX, Parameter, argument_names,
 
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
-           "Kernel", "Parameter"]
+           "Kernel", "Parameter", "KernelTimes"]
 
 
 class MLIRError(Exception):
@@ -165,6 +168,61 @@ def device(target=None, index=-1):
 _MAX_EXTENT = {"block": 1024, "grid": 2**31 - 1}
 
 
+# Most repeats of one launch (kMaxLaunchRepeat).
+_MAX_REPEAT = 100000
+
+
+class KernelTimes:
+    """The times of one launch repeated `repeat` times, in nanoseconds.
+
+    `kernel_ns`: the kernel's time in each repeat, from the device's clock
+    around the dispatch only (Vulkan timestamp queries, CUDA/HIP events);
+    `min_ns`, `median_ns`, `max_ns` summarize it. Transfers are apart, host
+    wall time: `upload_ns` (writing every input before each repeat),
+    `download_ns` (reading the buffers back after the last), and
+    `launch_wall_ns` the whole launch (device objects, pipeline or module,
+    uploads, repeats, read-back). `backend` and `device` name the device."""
+
+    def __init__(self, measured):
+        self.kernel_ns = [float(t) for t in measured["kernel_ns"]]
+        self.upload_ns = [float(t) for t in measured["upload_ns"]]
+        self.download_ns = float(measured["download_ns"])
+        self.launch_wall_ns = float(measured["launch_wall_ns"])
+        self.backend = measured["backend"]
+        self.device = measured["device"]
+
+    @property
+    def repeat(self):
+        return len(self.kernel_ns)
+
+    @property
+    def min_ns(self):
+        return min(self.kernel_ns)
+
+    @property
+    def median_ns(self):
+        return statistics.median(self.kernel_ns)
+
+    @property
+    def max_ns(self):
+        return max(self.kernel_ns)
+
+    def __repr__(self):
+        return (f"<nabla.KernelTimes {self.repeat} x on {self.backend}: "
+                f"kernel min {self.min_ns / 1e3:.3g} us, median "
+                f"{self.median_ns / 1e3:.3g} us, max {self.max_ns / 1e3:.3g} us>")
+
+
+def _repeat(repeat, times):
+    if (isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer))
+            or not 1 <= repeat <= _MAX_REPEAT):
+        raise ValueError(f"repeat must be an integer from 1 to {_MAX_REPEAT}, "
+                         f"got {repeat!r}")
+    if not isinstance(times, bool):
+        raise TypeError(f"times must be True or False, got {times!r}")
+    return int(repeat)
+
+
 def _dim3(value, what):
     dims = [value] if isinstance(value, (int, np.integer)) else list(value)
     limit = _MAX_EXTENT[what]
@@ -204,10 +262,6 @@ def _convert_args(kernel, params, args, target):
         if param.kind != "buffer":
             converted.append(pack_scalar(param, arg, what, index_max))
             continue
-        if target == "vulkan" and param.element == "index":
-            raise TypeError(f"{what}: index elements are 32-bit in SPIR-V "
-                            f"but the Vulkan runtime copies 64-bit ones; "
-                            f"use a memref of i64 or i32 (arith.index_cast)")
         converted.append(as_buffer(param, arg, what))
     return converted
 
@@ -292,10 +346,11 @@ def _final(source, out):
 
 
 def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
-            names, converted=None):
-    """Launches `kernel` of a compilation; `converted` holds the arguments
-    already checked against the kernel's signature (else `args` are checked
-    against the manifest's)."""
+            names, converted=None, repeat=1, times=False):
+    """Launches `kernel` of a compilation `repeat` times; `converted` holds
+    the arguments already checked against the kernel's signature (else
+    `args` are checked against the manifest's). Returns the outputs, and
+    with `times` also their KernelTimes."""
     kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
     if kernel not in kernels:
         raise ValueError(f"unknown kernel {kernel!r} (kernels: "
@@ -309,10 +364,10 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     packed, shapes, sources = _interleave(info, converted, objects)
     patches = {key: np.ascontiguousarray(objects[key]) for key, record in
                records.items() if key in objects and record["strategy"] == "patch"}
-    outputs, patched = _nabla.launch(compiled.manifest_text,
-                                     compiled.artifacts, kernel, grid, block,
-                                     packed, shapes, patches, target, -1,
-                                     timeout)
+    launched = _nabla.launch(compiled.manifest_text, compiled.artifacts,
+                             kernel, grid, block, packed, shapes, patches,
+                             target, -1, timeout, repeat=repeat, timing=times)
+    outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
         if "reloc" in param:
@@ -323,12 +378,13 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     for key, out in patched.items():
         if not records[key]["constant"]:
             objects[key][...] = _final(objects[key], out)
-    return results
+    return (results, KernelTimes(launched[2])) if times else results
 
 
 def run(module, kernel, grid, block, args, relocs=None, target=None,
-        timeout=60):
-    """Compiles `module` for the device and launches `kernel` once.
+        timeout=60, repeat=1, times=False):
+    """Compiles `module` for the device and launches `kernel` (`repeat`
+    times, on the same device objects, each repeat from the same inputs).
 
     `args`, one per kernel parameter, typed from the kernel's signature:
     buffers as numpy arrays, buffer-protocol objects (array.array,
@@ -338,7 +394,11 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     the key of each relocation record the kernels read to its object: a
     table binding on Vulkan, a patched global on CUDA/HIP (abi v2); writable
     relocated objects are updated in place. Returns the final contents of
-    the buffers as new numpy arrays (None for scalar parameters)."""
+    the buffers as new numpy arrays (None for scalar parameters); with
+    `times=True`, the pair (outputs, KernelTimes): the kernel's
+    device-measured time in each repeat and the transfers' host times.
+    Repeats do not change the outputs: every repeat starts from `args`."""
+    repeat = _repeat(repeat, times)
     target = _target(target)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     names = module._argument_names.get(kernel)
@@ -349,7 +409,7 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
                                target) if described else None)
     compiled = _compile_for(module, target, block, device(target), kernel)
     return _launch(compiled, kernel, grid, block, args, relocs, target,
-                   timeout, names, converted)
+                   timeout, names, converted, repeat, times)
 
 
 class Kernel:
@@ -361,7 +421,8 @@ class Kernel:
     Holds a snapshot of the module (later passes on `module` do not change
     it) and compiles it once per target and device (on Vulkan also per
     block size, which SPIR-V compiles in), on the first call that needs it.
-    Calls take the arguments `nabla.run` takes and return what it returns."""
+    Calls take the arguments `nabla.run` takes (`repeat`, `times` too) and
+    return what it returns."""
 
     def __init__(self, module, name):
         if not isinstance(module, Module):
@@ -392,7 +453,8 @@ class Kernel:
         return f"<nabla.Kernel {self.name}({signature})>"
 
     def __call__(self, *args, grid, block, target=None, relocs=None,
-                 timeout=60):
+                 timeout=60, repeat=1, times=False):
+        repeat = _repeat(repeat, times)
         target = _target(target)
         grid, block = _dim3(grid, "grid"), _dim3(block, "block")
         converted = _convert_args(self.name, self.parameters, args, target)
@@ -404,7 +466,8 @@ class Kernel:
             self._compiled[key] = _compile_for(self._module, target, block,
                                                info, self.name)
         return _launch(self._compiled[key], self.name, grid, block, args,
-                       relocs, target, timeout, self._names, converted)
+                       relocs, target, timeout, self._names, converted,
+                       repeat, times)
 
 
 def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,

@@ -130,3 +130,15 @@ def test_kernel_adjoints_with_a_rank0_parameter(tmp_path):
         np.testing.assert_allclose(out[1], expected, rtol=1e-5)
         results.append(out[1])
     assert results[0].tobytes() == results[1].tobytes()
+
+
+def test_index_buffers_round_trip(tmp_path):
+    A = np.array([0, -3, 5, 2**31 - 1, 7, 8, 9, 10], np.int64)
+    out = launch(tmp_path / "ok", "index_buffer.mlir", "k", 1, 8,
+                 [A, np.zeros(8, np.float32), "index:8"])
+    np.testing.assert_array_equal(out[0], (A * 3).astype(np.int32).astype(np.int64))
+    np.testing.assert_array_equal(out[1], A.astype(np.int32).astype(np.float32))
+    A[2] = 2**31
+    result = launch(tmp_path / "big", "index_buffer.mlir", "k", 1, 8,
+                    [A, np.zeros(8, np.float32), "index:8"], expect=1)
+    assert "does not fit the 32-bit SPIR-V index" in result.stderr
