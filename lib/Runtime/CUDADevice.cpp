@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <dlfcn.h>
 #include <thread>
 
@@ -313,7 +314,8 @@ public:
           release();
           return false;
         }
-        spec.timing->kernelNs.push_back(double(milliseconds) * 1e6);
+        // Whole nanoseconds: the float milliseconds carry about 7 digits.
+        spec.timing->kernelNs.push_back(std::round(double(milliseconds) * 1e6));
       }
     }
     auto downloadStart = std::chrono::steady_clock::now();

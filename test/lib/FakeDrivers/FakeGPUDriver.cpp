@@ -1,0 +1,365 @@
+//===- FakeGPUDriver.cpp - A CUDA driver / HIP runtime stand-in -----------===//
+//
+// Built twice for the tests: as libcuda.so.1 (NABLA_FAKE_CUDA) and as
+// libamdhip64.so (NABLA_FAKE_HIP). The runtime opens its driver with dlopen,
+// so a test that puts this library first on LD_LIBRARY_PATH runs the CUDA
+// and HIP back ends' host code (allocation, copies, argument packing,
+// repeats, restores, events, polling, clean-up) on a machine without a GPU.
+//
+// Device memory is host memory. A "kernel" does not run its code: it adds 1
+// to every f32 of the buffer its first argument points to (the memref's
+// allocated pointer), so a test can tell one launch from several. Time is a
+// fake clock that only a launch advances, by 10 ns per thread of the grid;
+// events read it when recorded, so an event pair around one launch measures
+// exactly grid * block * 10 ns. A stream is "not ready" once after each
+// launch, which exercises the callers' polling. At exit, a leaked
+// allocation, module or event is reported on stderr and the process exits
+// with status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidValue = 1;
+constexpr int kNotFound = 500;
+constexpr int kNotReady = 600;
+
+struct Module {};
+struct Function {
+  std::string name;
+};
+struct Event {
+  bool recorded = false;
+  uint64_t time = 0;
+};
+
+/// The whole fake device; one per process.
+struct FakeDevice {
+  std::mutex mutex;
+  std::map<uintptr_t, size_t> allocations;
+  std::set<Module *> modules;
+  std::set<Event *> events;
+  uint64_t clockNs = 0;
+  bool pendingWork = false;
+
+  ~FakeDevice() {
+    size_t leaks = allocations.size() + modules.size() + events.size();
+    if (!leaks)
+      return;
+    std::fprintf(stderr,
+                 "fake GPU driver: leaked %zu allocations, %zu modules, %zu "
+                 "events\n",
+                 allocations.size(), modules.size(), events.size());
+    _exit(1);
+  }
+
+  /// True if [address, address + bytes) lies in one allocation.
+  bool inAllocation(uintptr_t address, size_t bytes) {
+    auto it = allocations.upper_bound(address);
+    if (it == allocations.begin())
+      return false;
+    --it;
+    return address + bytes <= it->first + it->second;
+  }
+
+  int allocate(void **pointer, size_t bytes) {
+    if (!pointer || !bytes)
+      return kInvalidValue;
+    void *memory = std::calloc(1, bytes);
+    std::lock_guard<std::mutex> lock(mutex);
+    allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+    *pointer = memory;
+    return kSuccess;
+  }
+
+  int release(void *pointer) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!allocations.erase(reinterpret_cast<uintptr_t>(pointer)))
+      return kInvalidValue;
+    std::free(pointer);
+    return kSuccess;
+  }
+
+  int copy(void *to, const void *from, size_t bytes, bool toDevice) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const void *device = toDevice ? to : from;
+    if (!inAllocation(reinterpret_cast<uintptr_t>(device), bytes))
+      return kInvalidValue;
+    std::memcpy(to, from, bytes);
+    return kSuccess;
+  }
+
+  int launch(Function *function, uint64_t threads, void **params) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!function || !params || !params[0])
+      return kInvalidValue;
+    uintptr_t buffer = *static_cast<uintptr_t *>(params[0]);
+    auto it = allocations.find(buffer);
+    if (it != allocations.end()) {
+      float *values = reinterpret_cast<float *>(buffer);
+      for (size_t i = 0; i < it->second / sizeof(float); ++i)
+        values[i] += 1.0f;
+    }
+    clockNs += threads * 10;
+    pendingWork = true;
+    return kSuccess;
+  }
+
+  int query() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (pendingWork) {
+      pendingWork = false;
+      return kNotReady;
+    }
+    return kSuccess;
+  }
+
+  int createEvent(Event **event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    *event = new Event;
+    events.insert(*event);
+    return kSuccess;
+  }
+
+  int destroyEvent(Event *event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!events.erase(event))
+      return kInvalidValue;
+    delete event;
+    return kSuccess;
+  }
+
+  int record(Event *event, void *stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!events.count(event) || stream)
+      return kInvalidValue;
+    event->recorded = true;
+    event->time = clockNs;
+    return kSuccess;
+  }
+
+  int elapsed(float *milliseconds, Event *start, Event *stop) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!events.count(start) || !events.count(stop) || !start->recorded ||
+        !stop->recorded)
+      return kInvalidValue;
+    // Like the real drivers: the stop event must have completed.
+    if (pendingWork)
+      return kNotReady;
+    *milliseconds = float(double(stop->time - start->time) / 1e6);
+    return kSuccess;
+  }
+
+  int loadModule(Module **module, const void *image) {
+    if (!module || !image)
+      return kInvalidValue;
+    std::lock_guard<std::mutex> lock(mutex);
+    *module = new Module;
+    modules.insert(*module);
+    return kSuccess;
+  }
+
+  int unloadModule(Module *module) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!modules.erase(module))
+      return kInvalidValue;
+    delete module;
+    return kSuccess;
+  }
+
+  int function(Function **function, Module *module, const char *name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!modules.count(module) || !name)
+      return kInvalidValue;
+    // Never freed by the callers' API: kept for the process.
+    static std::map<std::string, Function> functions;
+    Function &f = functions[name];
+    f.name = name;
+    *function = &f;
+    return kSuccess;
+  }
+};
+
+/// Destroyed when the library is unloaded (the runtime's dlclose) or the
+/// process exits: that is when leaks are checked.
+FakeDevice &fake() {
+  static FakeDevice device;
+  return device;
+}
+
+const char *errorString(int result) {
+  switch (result) {
+  case kSuccess:
+    return "no error (fake)";
+  case kInvalidValue:
+    return "invalid value (fake driver)";
+  case kNotFound:
+    return "not found (fake driver)";
+  case kNotReady:
+    return "not ready (fake driver)";
+  }
+  return "unknown error (fake driver)";
+}
+
+} // namespace
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+#ifdef NABLA_FAKE_CUDA
+using CUdeviceptr = unsigned long long;
+
+EXPORT int cuInit(unsigned) { return kSuccess; }
+EXPORT int cuDeviceGetCount(int *count) {
+  *count = 1;
+  return kSuccess;
+}
+EXPORT int cuDeviceGet(int *device, int index) {
+  *device = index;
+  return index == 0 ? kSuccess : kInvalidValue;
+}
+EXPORT int cuDeviceGetName(char *name, int length, int) {
+  std::snprintf(name, length, "Nabla fake CUDA device");
+  return kSuccess;
+}
+EXPORT int cuDeviceGetAttribute(int *value, int attribute, int) {
+  // 75/76: compute capability 9.0; 1: max threads per block.
+  *value = attribute == 75 ? 9 : attribute == 76 ? 0 : 1024;
+  return kSuccess;
+}
+EXPORT int cuDevicePrimaryCtxRetain(void **context, int) {
+  static int primary;
+  *context = &primary;
+  return kSuccess;
+}
+EXPORT int cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
+EXPORT int cuCtxSetCurrent(void *) { return kSuccess; }
+EXPORT int cuModuleLoadData(Module **module, const void *image) {
+  return fake().loadModule(module, image);
+}
+EXPORT int cuModuleUnload(Module *module) {
+  return fake().unloadModule(module);
+}
+EXPORT int cuModuleGetFunction(Function **function, Module *module,
+                               const char *name) {
+  return fake().function(function, module, name);
+}
+EXPORT int cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, Module *,
+                                const char *) {
+  return kNotFound;
+}
+EXPORT int cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  void *memory = nullptr;
+  int result = fake().allocate(&memory, bytes);
+  *pointer = reinterpret_cast<uintptr_t>(memory);
+  return result;
+}
+EXPORT int cuMemFree_v2(CUdeviceptr pointer) {
+  return fake().release(reinterpret_cast<void *>(pointer));
+}
+EXPORT int cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
+  return fake().copy(reinterpret_cast<void *>(to), from, bytes, true);
+}
+EXPORT int cuMemcpyDtoH_v2(void *to, CUdeviceptr from, size_t bytes) {
+  return fake().copy(to, reinterpret_cast<void *>(from), bytes, false);
+}
+EXPORT int cuLaunchKernel(Function *function, unsigned gx, unsigned gy,
+                          unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          unsigned, void *stream, void **params, void **) {
+  if (stream)
+    return kInvalidValue;
+  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz,
+                       params);
+}
+EXPORT int cuStreamQuery(void *stream) {
+  return stream ? kInvalidValue : fake().query();
+}
+EXPORT int cuEventCreate(Event **event, unsigned) {
+  return fake().createEvent(event);
+}
+EXPORT int cuEventDestroy_v2(Event *event) {
+  return fake().destroyEvent(event);
+}
+EXPORT int cuEventRecord(Event *event, void *stream) {
+  return fake().record(event, stream);
+}
+EXPORT int cuEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
+  return fake().elapsed(milliseconds, start, stop);
+}
+EXPORT int cuGetErrorString(int result, const char **text) {
+  *text = errorString(result);
+  return kSuccess;
+}
+#endif // NABLA_FAKE_CUDA
+
+#ifdef NABLA_FAKE_HIP
+EXPORT int hipInit(unsigned) { return kSuccess; }
+EXPORT int hipGetDeviceCount(int *count) {
+  *count = 1;
+  return kSuccess;
+}
+EXPORT int hipSetDevice(int index) {
+  return index == 0 ? kSuccess : kInvalidValue;
+}
+EXPORT int hipDeviceGetName(char *name, int length, int) {
+  std::snprintf(name, length, "Nabla fake HIP device");
+  return kSuccess;
+}
+EXPORT int hipModuleLoadData(Module **module, const void *image) {
+  return fake().loadModule(module, image);
+}
+EXPORT int hipModuleUnload(Module *module) {
+  return fake().unloadModule(module);
+}
+EXPORT int hipModuleGetFunction(Function **function, Module *module,
+                                const char *name) {
+  return fake().function(function, module, name);
+}
+EXPORT int hipModuleGetGlobal(void **, size_t *, Module *, const char *) {
+  return kNotFound;
+}
+EXPORT int hipMalloc(void **pointer, size_t bytes) {
+  return fake().allocate(pointer, bytes);
+}
+EXPORT int hipFree(void *pointer) { return fake().release(pointer); }
+EXPORT int hipMemcpyHtoD(void *to, const void *from, size_t bytes) {
+  return fake().copy(to, from, bytes, true);
+}
+EXPORT int hipMemcpyDtoH(void *to, void *from, size_t bytes) {
+  return fake().copy(to, from, bytes, false);
+}
+EXPORT int hipModuleLaunchKernel(Function *function, unsigned gx, unsigned gy,
+                                 unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned, void *stream,
+                                 void **params, void **) {
+  if (stream)
+    return kInvalidValue;
+  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz,
+                       params);
+}
+EXPORT int hipStreamQuery(void *stream) {
+  return stream ? kInvalidValue : fake().query();
+}
+EXPORT int hipEventCreate(Event **event) { return fake().createEvent(event); }
+EXPORT int hipEventDestroy(Event *event) { return fake().destroyEvent(event); }
+EXPORT int hipEventRecord(Event *event, void *stream) {
+  return fake().record(event, stream);
+}
+EXPORT int hipEventElapsedTime(float *milliseconds, Event *start,
+                               Event *stop) {
+  return fake().elapsed(milliseconds, start, stop);
+}
+EXPORT const char *hipGetErrorString(int result) {
+  return errorString(result);
+}
+#endif // NABLA_FAKE_HIP
