@@ -14,6 +14,7 @@
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/Launcher.h"
+#include "nabla/Support/Limits.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +32,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <unistd.h>
@@ -242,14 +244,22 @@ py::tuple deviceInfo(const std::string &target, int index) {
 /// strategy's relocation parameters), a C-contiguous buffer (numpy array or
 /// bytes): the buffer's data or the scalar's little-endian value; `shapes`
 /// the buffers' shapes. `patches` maps the key of each patch record of the
-/// kernel's module to its object's bytes. Returns the buffers' final bytes
-/// as numpy uint8 arrays that own them (None for scalars) and the patch
-/// objects' final bytes likewise.
+/// kernel's module to its object's bytes. The kernel runs `repeat` times,
+/// each from the same inputs. Returns the buffers' final bytes as numpy
+/// uint8 arrays that own them (None for scalars) and the patch objects'
+/// final bytes likewise; with `timing`, also a dict of the times in
+/// nanoseconds (kernel_ns, upload_ns, download_ns, launch_wall_ns) and the
+/// device (backend, device).
 py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
                  const std::string &kernelName, std::vector<uint32_t> grid,
                  std::vector<uint32_t> block, py::list args,
                  std::vector<std::vector<int64_t>> shapes, py::dict patches,
-                 const std::string &target, int index, unsigned timeout) {
+                 const std::string &target, int index, unsigned timeout,
+                 int64_t repeat, bool timing) {
+  if (repeat < 1 || repeat > kMaxLaunchRepeat)
+    throw py::value_error("repeat must be 1 to " +
+                          std::to_string(kMaxLaunchRepeat) + ", got " +
+                          std::to_string(repeat));
   runtime::Manifest manifest;
   std::string error;
   if (!runtime::parseManifest(manifestText, manifest, error))
@@ -308,6 +318,10 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
     }
   runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
   spec.timeoutSeconds = timeout;
+  spec.repeat = static_cast<unsigned>(repeat);
+  runtime::LaunchTiming times;
+  if (timing)
+    spec.timing = &times;
   for (size_t i = 0; i < patched.size(); ++i)
     spec.patches.push_back({patched[i]->key, patched[i]->symbol,
                             patched[i]->pointer, patched[i]->constant,
@@ -315,7 +329,9 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   bool ok;
   {
     py::gil_scoped_release release;
+    auto start = std::chrono::steady_clock::now();
     ok = device->launch(spec, params, error);
+    times.launchWallNs = runtime::elapsedNs(start);
   }
   if (!ok)
     throw std::runtime_error(error);
@@ -329,7 +345,16 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   for (size_t i = 0; i < patched.size(); ++i)
     patchOutputs[py::str(patched[i]->key)] =
         takeBytes(std::move(objects[i].data));
-  return py::make_tuple(outputs, patchOutputs);
+  if (!timing)
+    return py::make_tuple(outputs, patchOutputs);
+  py::dict measured;
+  measured["kernel_ns"] = times.kernelNs;
+  measured["upload_ns"] = times.uploadNs;
+  measured["download_ns"] = times.downloadNs;
+  measured["launch_wall_ns"] = times.launchWallNs;
+  measured["backend"] = device->backend();
+  measured["device"] = device->name();
+  return py::make_tuple(outputs, patchOutputs, measured);
 }
 
 /// The text `mlir-opt --help` would show for registered passes.
@@ -395,6 +420,10 @@ PYBIND11_MODULE(_nabla, m) {
   m.def("compile", &compile);
   m.def("describe_kernels", &describeModuleKernels);
   m.def("device_info", &deviceInfo);
-  m.def("launch", &launch);
+  m.def("launch", &launch, py::arg("manifest_text"), py::arg("artifacts"),
+        py::arg("kernel"), py::arg("grid"), py::arg("block"), py::arg("args"),
+        py::arg("shapes"), py::arg("patches"), py::arg("target"),
+        py::arg("index"), py::arg("timeout"), py::arg("repeat") = 1,
+        py::arg("timing") = false);
   m.def("registered_passes", &registeredPasses);
 }
