@@ -186,11 +186,17 @@ def main(argv=None):
             d = save_failure(args.out, seed, k, res, work)
             sig = normalized(res)
             failures.append((seed, res, d))
-            if args.no_minimize or sig in seen:
-                if sig in seen:
-                    print(f"  same failure as seed {seen[sig]}: not minimized")
+            # Errors: one minimization per message; mismatches (which the
+            # class alone does not tell apart): up to 3 per run.
+            repeat = sig in seen and (sig[0] not in ("mismatch",
+                                                     "grad-mismatch")
+                                      or len(seen[sig]) >= 3)
+            if args.no_minimize or repeat:
+                if repeat:
+                    print(f"  same failure as seed {seen[sig][0]}: "
+                          f"not minimized")
                 continue
-            seen[sig] = seed
+            seen.setdefault(sig, []).append(seed)
         print(f"  minimizing seed {seed} ({size_of(k)} statements) ...",
               flush=True)
 
