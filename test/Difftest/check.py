@@ -81,8 +81,9 @@ def make_inputs(k):
                 a = rng.uniform(-1, 1, n)
             else:
                 a = rng.uniform(-2, 2, n)
-            inputs[b.name] = a.astype(np.float32)
-            weights[b.name] = rng.standard_normal(n).astype(np.float32)
+            dtype = np.float64 if k.fty == "f64" else np.float32
+            inputs[b.name] = a.astype(dtype)
+            weights[b.name] = rng.standard_normal(n).astype(dtype)
         else:
             a = rng.integers(-1000, 1000, n)
             big = rng.random(n) < 0.1
@@ -97,9 +98,9 @@ def launch_args(k):
     return [f"--grid={grid}", f"--block={block}"]
 
 
-def scalar_spec(p):
+def scalar_spec(k, p):
     if p.ty == "f":
-        return f"--arg=f32:{float(p.value)!r}"
+        return f"--arg={k.fty}:{float(p.value)!r}"
     return f"--arg={p.ty}:{int(p.value)}"
 
 
@@ -135,7 +136,7 @@ def run_gpu(k, d, inputs, kernel="k", shadows=None):
                 index_of["d" + p.name] = len(args)
                 args.append(f"--arg={path}")
         else:
-            args.append(scalar_spec(p))
+            args.append(scalar_spec(k, p))
     out = os.path.join(d, f"out_{kernel}")
     cmd = [os.path.join(BIN, "nabla-run"), os.path.join(d, "kernel.mlir"),
            f"--kernel={kernel}", f"--out={out}"] + launch_args(k) + args
@@ -179,10 +180,10 @@ def run_host(k, d, inputs, weights):
         return None, ("host-error", f"expected {len(printed)} prints, got "
                                     f"{len(arrays)}")
     out = {}
-    for (tag, name), a in zip(printed, arrays):
-        if tag == "f64" or tag == "fd":
+    for (tag, name, ty), a in zip(printed, arrays):
+        if ty == "f64":
             v = a.astype(np.int64).view(np.float64)
-        elif tag == "i32" or k.buffer(name).elem == "i32":
+        elif ty == "i32":
             v = a.astype(np.int32)
         else:
             v = a.astype(np.int32).view(np.float32)
@@ -196,14 +197,14 @@ def compare_primal(k, gpu, host):
     for b in k.buffers():
         g = gpu[b.name]
         if b.elem == "i32":
-            c = host[("f32", b.name)]
+            c = host[("lo", b.name)]
             if not np.array_equal(g, c):
                 i = np.flatnonzero(g != c)
                 bad.append(f"{b.name}: {len(i)} of {g.size} differ, first "
                            f"[{i[0]}] gpu {g[i[0]]} host {c[i[0]]}")
             continue
-        c32 = host[("f32", b.name)].astype(np.float64)
-        c64 = host[("f64", b.name)]
+        c32 = host[("lo", b.name)].astype(np.float64)
+        c64 = host[("hi", b.name)]
         tol = RTOL * (1 + np.abs(c64)) + COND * np.abs(c32 - c64)
         if ("mag", b.name) in host:
             tol = tol + RTOL * host[("mag", b.name)].astype(np.float64)
@@ -240,7 +241,7 @@ def compare_grad(k, dk, host):
 
 def host_finite(k, host):
     for (tag, name), v in host.items():
-        if tag in ("f32", "f64", "fd") and k.buffer(name).elem == "f" and \
+        if tag in ("lo", "hi", "fd") and k.buffer(name).elem == "f" and \
                 not np.all(np.isfinite(v)):
             return f"{tag} {name} not finite"
     return None

@@ -201,19 +201,19 @@ class Printer:
         self.line(d, "}" + hint)
 
 
-def gpu_signature(k, shadows=False):
+def gpu_signature(k):
     out = []
     for p in k.params:
         if isinstance(p, Buffer):
-            t = f"memref<?x{'f32' if p.elem == 'f' else 'i32'}>"
+            t = f"memref<?x{k.fty if p.elem == 'f' else 'i32'}>"
         else:
-            t = "f32" if p.ty == "f" else p.ty
+            t = k.fty if p.ty == "f" else p.ty
         out.append(f"{p.name}: {t}")
     return out
 
 
 def gpu_module(k, kernel_name="k"):
-    p = Printer(k, "gpu")
+    p = Printer(k, "gpu", k.fty)
     params = ", ".join(gpu_signature(k))
     wg = ""
     if k.wg:
@@ -455,9 +455,12 @@ def dense(arr):
 
 def host_module(k, inputs, weights=None):
     """The host program. `inputs`: initial contents of every buffer parameter
-    (numpy f32/i32 arrays by name); `weights`: the cotangents w of the float
-    buffers (given for differentiable kernels: main then prints the finite
-    differences). Returns (text, list of printed outputs in order)."""
+    (numpy arrays of the kernel's float type or i32, by name); `weights`: the
+    cotangents w of the float buffers (given for differentiable kernels:
+    main then prints the finite differences). Returns (text, list of printed
+    outputs in order as (tag, buffer, element type)): tag 'lo' is the run in
+    the kernel's float type, 'hi' the run in f64, 'mag' the magnitudes of
+    float atomic adds, 'fd' the finite differences."""
     lines = ["module {",
              "  func.func private @printMemrefI32(memref<*xi32>)",
              "  func.func private @printMemrefI64(memref<*xi64>)"]
@@ -465,41 +468,42 @@ def host_module(k, inputs, weights=None):
     for b in bufs:
         a = inputs[b.name]
         lines.append(f'  memref.global "private" constant @in_{b.name[1:]} : '
-                     f"memref<{a.size}x{'f32' if b.elem == 'f' else 'i32'}> = "
+                     f"memref<{a.size}x{k.fty if b.elem == 'f' else 'i32'}> = "
                      f"{dense(a)}")
     if weights:
         for name, w in weights.items():
             lines.append(f'  memref.global "private" constant @w_{name[1:]} : '
-                         f"memref<{w.size}xf32> = {dense(w)}")
-    for F in ("f32", "f64"):
+                         f"memref<{w.size}x{k.fty}> = {dense(w)}")
+    runs = (("lo", k.fty), ("hi", "f64"))
+    for tag, F in runs:
         hp = HostPrinter(k, F)
-        hp.compute(f"compute_{F}")
+        hp.compute(f"compute_{tag}")
         lines += hp.lines
     lines += HELPERS.splitlines()
     printed = []
     main = ["  func.func @main() {",
             "    %czero = arith.constant 0 : index",
             "    %cone = arith.constant 1 : index"]
-    for F in ("f32", "f64"):
-        names = load_buffers(main, k, inputs, F, F)
+    for tag, F in runs:
+        names = load_buffers(main, k, inputs, F, tag)
         margs = []
         for b in mag_buffers(k):
-            n = f"%MAG{F}_{b.name[1:]}"
+            n = f"%MAG{tag}_{b.name[1:]}"
             main.append(f"    {n}_n = arith.constant {inputs[b.name].size} "
                         f": index")
             main.append(f"    {n} = call @zeros_{F}({n}_n) : (index) -> "
                         f"memref<?x{F}>")
             margs.append(n)
-        call_compute(main, k, names, margs, F)
+        call_compute(main, k, names, margs, F, tag)
         for b in bufs:
-            main.append(f"    call @print_{F if b.elem == 'f' else 'i32'}"
-                        f"({names[b.name]}) : "
-                        f"(memref<?x{F if b.elem == 'f' else 'i32'}>) -> ()")
-            printed.append((F, b.name))
-        if F == "f32":
+            E = F if b.elem == "f" else "i32"
+            main.append(f"    call @print_{E}({names[b.name]}) : "
+                        f"(memref<?x{E}>) -> ()")
+            printed.append((tag, b.name, E))
+        if tag == "lo":
             for b, n in zip(mag_buffers(k), margs):
-                main.append(f"    call @print_f32({n}) : (memref<?xf32>) -> ()")
-                printed.append(("mag", b.name))
+                main.append(f"    call @print_{F}({n}) : (memref<?x{F}>) -> ()")
+                printed.append(("mag", b.name, F))
     if weights:
         lines += objective(k, inputs, weights)
         fbufs = [b for b in bufs if b.elem == "f"]
@@ -524,11 +528,16 @@ def host_module(k, inputs, weights=None):
                      f"      memref.store %q, {g}[%i] : memref<?xf64>",
                      "    }",
                      f"    call @print_f64({g}) : (memref<?xf64>) -> ()"]
-            printed.append(("fd", b.name))
+            printed.append(("fd", b.name, "f64"))
     main += ["    return", "  }"]
     lines += main
     lines.append("}")
     return "\n".join(lines) + "\n", printed
+
+
+def init_helper(src, dst):
+    """The helper copying a global of type src into a new buffer of dst."""
+    return f"copy_{src}" if src == dst else f"ext_{src}_{dst}"
 
 
 def load_buffers(out, k, inputs, F, tag, indent="    "):
@@ -537,26 +546,26 @@ def load_buffers(out, k, inputs, F, tag, indent="    "):
     for b in k.buffers():
         a = inputs[b.name]
         g = f"%G{tag}_{b.name[1:]}"
-        elem = "f32" if b.elem == "f" else "i32"
+        elem = k.fty if b.elem == "f" else "i32"
         out.append(f"{indent}{g}_s = memref.get_global @in_{b.name[1:]} : "
                    f"memref<{a.size}x{elem}>")
         out.append(f"{indent}{g}_d = memref.cast {g}_s : memref<{a.size}x"
                    f"{elem}> to memref<?x{elem}>")
         init = F if b.elem == "f" else "i32"
-        out.append(f"{indent}{g} = call @init_{init}({g}_d) : "
+        out.append(f"{indent}{g} = call @{init_helper(elem, init)}({g}_d) : "
                    f"(memref<?x{elem}>) -> memref<?x{init}>")
         names[b.name] = g
     return names
 
 
-def call_compute(out, k, names, margs, F, indent="    "):
+def call_compute(out, k, names, margs, F, tag, indent="    "):
     args, tys = [], []
     for p in k.params:
         if isinstance(p, Buffer):
             args.append(names[p.name])
             tys.append(f"memref<?x{F if p.elem == 'f' else 'i32'}>")
         else:
-            c = f"%SC{F}_{p.name[1:]}"
+            c = f"%SC{tag}_{p.name[1:]}"
             T = F if p.ty == "f" else p.ty
             v = fmt_float(p.value) if p.ty == "f" else str(int(p.value))
             out.append(f"{indent}{c} = arith.constant {v} : {T}")
@@ -565,7 +574,7 @@ def call_compute(out, k, names, margs, F, indent="    "):
     for n in margs:
         args.append(n)
         tys.append(f"memref<?x{F}>")
-    out.append(f"{indent}call @compute_{F}({', '.join(args)}) : "
+    out.append(f"{indent}call @compute_{tag}({', '.join(args)}) : "
                f"({', '.join(tys)}) -> ()")
 
 
@@ -595,17 +604,17 @@ def objective(k, inputs, weights):
         out.append(f"    {m} = call @zeros_f64({m}_n) : (index) -> "
                    f"memref<?xf64>")
         margs.append(m)
-    call_compute(out, k, names, margs, "f64")
+    call_compute(out, k, names, margs, "f64", "hi")
     total = "%total0"
     for j, b in enumerate(fbufs):
         w = f"%W_{b.name[1:]}"
         size = weights[b.name].size
         out += [f"    {w}_s = memref.get_global @w_{b.name[1:]} : "
-                f"memref<{size}xf32>",
-                f"    {w}_d = memref.cast {w}_s : memref<{size}xf32> to "
-                f"memref<?xf32>",
-                f"    {w} = call @init_f64({w}_d) : (memref<?xf32>) -> "
-                f"memref<?xf64>",
+                f"memref<{size}x{k.fty}>",
+                f"    {w}_d = memref.cast {w}_s : memref<{size}x{k.fty}> to "
+                f"memref<?x{k.fty}>",
+                f"    {w} = call @{init_helper(k.fty, 'f64')}({w}_d) : "
+                f"(memref<?x{k.fty}>) -> memref<?xf64>",
                 f"    %dot{j} = call @dot({names[b.name]}, {w}) : "
                 f"(memref<?xf64>, memref<?xf64>) -> f64",
                 f"    %total{j + 1} = arith.addf {total}, %dot{j} : f64",
@@ -621,21 +630,28 @@ def objective(k, inputs, weights):
 
 
 HELPERS = """
-  func.func @init_f32(%g: memref<?xf32>) -> memref<?xf32> {
+  func.func @copy_f64(%g: memref<?xf64>) -> memref<?xf64> {
+    %c0 = arith.constant 0 : index
+    %n = memref.dim %g, %c0 : memref<?xf64>
+    %b = memref.alloc(%n) : memref<?xf64>
+    memref.copy %g, %b : memref<?xf64> to memref<?xf64>
+    return %b : memref<?xf64>
+  }
+  func.func @copy_f32(%g: memref<?xf32>) -> memref<?xf32> {
     %c0 = arith.constant 0 : index
     %n = memref.dim %g, %c0 : memref<?xf32>
     %b = memref.alloc(%n) : memref<?xf32>
     memref.copy %g, %b : memref<?xf32> to memref<?xf32>
     return %b : memref<?xf32>
   }
-  func.func @init_i32(%g: memref<?xi32>) -> memref<?xi32> {
+  func.func @copy_i32(%g: memref<?xi32>) -> memref<?xi32> {
     %c0 = arith.constant 0 : index
     %n = memref.dim %g, %c0 : memref<?xi32>
     %b = memref.alloc(%n) : memref<?xi32>
     memref.copy %g, %b : memref<?xi32> to memref<?xi32>
     return %b : memref<?xi32>
   }
-  func.func @init_f64(%g: memref<?xf32>) -> memref<?xf64> {
+  func.func @ext_f32_f64(%g: memref<?xf32>) -> memref<?xf64> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %n = memref.dim %g, %c0 : memref<?xf32>

@@ -54,8 +54,14 @@ INT_ACC_INIT = {"addi": 0, "maxs": -1000, "mins": 1000, "maxu": 0,
 # "int-atomic-in-loop": integer atomics inside scf.for bodies, which lavapipe
 # runs wrongly when the trip count differs between subgroups (a known open
 # bug, regressions/mismatch-5054).
+# "f64-fpowi": math.fpowi on f64 (an exponent known only at run time, or the
+# derivative's n - 1) becomes an invalid spirv.GL.Pow on f64.
+# "ad-const-empty-loop": in differentiable kernels, an scf.for with constant
+# bounds lb > ub, which reverse mode tapes with a negative trip count
+# (regressions/ad-error-5019).
 KNOWN_UNSUPPORTED = {"ceildivsi", "floordivsi", "ceildivui", "math.trunc",
-                     "dim", "int-atomic-in-loop"}
+                     "dim", "int-atomic-in-loop", "f64-fpowi",
+                     "ad-const-empty-loop"}
 
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 CMPF = ["oeq", "one", "olt", "ole", "ogt", "oge", "ueq", "une", "ult", "ule",
@@ -98,6 +104,7 @@ class Generator:
         self.out = []
         self.force_diff = diff
         self.ctx = Ctx({})
+        self.f64 = False
         self.budget_scale = {"small": 0.5, "normal": 1.0}[size]
 
     # ---------------------------------------------------------------- basics
@@ -166,7 +173,7 @@ class Generator:
         """v with magnitude at most target (exactness kept by scaling)."""
         if v.bound <= target:
             return v
-        if v.exact or self.chance(0.6):
+        if v.exact or self.f64 or self.chance(0.6):
             scale = pow2_at_least(v.bound / target)
             c = self.const("f", 1.0 / scale)
             return self.op("bin", [v, c], "f", "mulf", v.bound / scale,
@@ -268,10 +275,18 @@ class Generator:
 
     def new_math1(self, a):
         r = self.r
-        name = r.choice(["sin", "cos", "tanh", "erf", "atan", "exp", "exp2",
-                         "expm1", "sinh", "cosh", "log", "log2", "log10",
-                         "log1p", "sqrt", "rsqrt", "cbrt", "asinh", "acosh",
-                         "atanh", "asin", "acos", "tan", "erfc", "fpowi"])
+        if self.f64:
+            # SPIR-V has no f64 transcendentals (GLSL.std.450 is 32-bit).
+            name = self.choose(["sqrt", "rsqrt", "f64-fpowi", "absf"])
+            name = "fpowi" if name == "f64-fpowi" else name
+            if name == "absf":
+                return self.op("un", [a], "f", "math.absf", a.bound, a.exact)
+        else:
+            name = r.choice(["sin", "cos", "tanh", "erf", "atan", "exp",
+                             "exp2", "expm1", "sinh", "cosh", "log", "log2",
+                             "log10", "log1p", "sqrt", "rsqrt", "cbrt",
+                             "asinh", "acosh", "atanh", "asin", "acos", "tan",
+                             "erfc", "fpowi"])
         un = lambda x, b, n=name: self.op("un", [x], "f", "math." + n, b)
         if name in ("sin", "cos"):
             return un(self.squash(a, 8.0), 1.0)
@@ -320,7 +335,8 @@ class Generator:
                                    max(1.0, x.bound) ** 3), FMAX)
 
     def new_math2(self, a, b):
-        name = self.r.choice(["atan2", "powf", "copysign"])
+        name = self.r.choice(["copysign"] if self.f64 else
+                             ["atan2", "powf", "copysign"])
         if name == "atan2":
             ab = self.op("un", [b], "f", "math.absf", b.bound, keep=False)
             half = self.const("f", 0.5)
@@ -733,14 +749,19 @@ class Generator:
     def trip_bounds(self, ctx, uniform):
         """lb, ub, step values and a bound on the trip count."""
         r = self.r
-        lb = self.const("index", r.choice([0, 0, 0, 0, 0, 0, 1, 2, 5]))
+        lb_value = r.choice([0, 0, 0, 0, 0, 0, 1, 2, 5])
         step = self.const("index", r.choice([1, 1, 1, 2, 3]))
         ms = [v for v in self.scope if v.uniform and v.ty == "index"
               and v.name.startswith("%m")]
         choice = r.random()
         if uniform or choice < 0.4:
-            ub = r.choice(ms) if ms and self.chance(0.8) else \
-                self.const("index", r.choice([0, 1, 2, 3, 4]))
+            if ms and self.chance(0.8):
+                ub = r.choice(ms)
+            else:
+                ub = self.const("index", r.choice([0, 1, 2, 3, 4]))
+                if (self.diff and "ad-const-empty-loop" in self.avoid
+                        and lb_value > ub.bound):
+                    lb_value = 0
         elif choice < 0.7:
             base = self.r.choice([self.lt, self.lg] + self.ids)
             c = self.const("index", r.choice([2, 3, 4, 5]))
@@ -752,6 +773,7 @@ class Generator:
             m = self.op("bin", [i, mask], "i32", "andi", keep=False)
             ub = self.op("cast", [m], "index", ["index_cast", "i32"], 7,
                          keep=False)
+        lb = self.const("index", lb_value)
         trips = max(0, int(ub.bound))
         return lb, ub, step, trips
 
@@ -810,7 +832,8 @@ class Generator:
                 yields.append(y.name)
                 continue
             v = self.fval()
-            form = self.r.choice(["affine", "max", "tanh", "replace"])
+            form = self.r.choice(["affine", "max", "replace"] if self.f64
+                                 else ["affine", "max", "tanh", "replace"])
             if form == "affine":
                 half = self.const("f", 0.5)
                 a = self.op("bin", [carried, half], "f", "mulf", 2.0,
@@ -902,6 +925,7 @@ class Generator:
         r = self.r
         self.diff = (self.force_diff if self.force_diff is not None
                      else self.chance(0.35))
+        self.f64 = self.chance(0.15)
         grid, block = self.choose_launch()
         self.K = r.choice([1, 2, 2, 3, 4])
         B = block[0] * block[1] * block[2]
@@ -993,7 +1017,8 @@ class Generator:
         if self.diff and wg and not isinstance(body[-1], Barrier):
             self.emit(Barrier())
         return Kernel(params, wg, grid, block, self.K, body, self.diff,
-                      r.randrange(2 ** 31), self.seed)
+                      r.randrange(2 ** 31), self.seed,
+                      "f64" if self.f64 else "f32")
 
     def random_modes(self, wg):
         modes = {}

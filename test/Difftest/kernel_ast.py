@@ -115,6 +115,7 @@ class Kernel:
     diff: bool = False           # also checked in reverse mode
     input_seed: int = 0
     seed: int = 0
+    fty: str = "f32"             # the GPU's float type: f32 or f64
 
     @property
     def threads_per_block(self):
