@@ -4,15 +4,17 @@
 # For a loop of N iterations per thread (N from a kernel parameter, inside the
 # bounds check: `if (i < n) for k < N: a = 0.5 a + 0.4 x a / (1 + a^2)`):
 #
-# 1. Launch time of the reverse-mode gradient next to the primal on the
+# 1. Kernel time of the reverse-mode gradient next to the primal on the
 #    default device (lavapipe without a GPU), interleaved in one run, for
 #    N in {1, 10, 100, 1000, 10000}, per strategy: binomial checkpointing
 #    with 8 and 16 snapshots, and a tape (nabla.max_trip_count = 100, so
 #    only for N <= 100; a larger hint would exceed the default tape-budget
-#    and the cost model would checkpoint the loop instead). Medians and gradient/primal ratios. Times are whole
-#    launches (upload and read-back of the buffers included; the gradient has
-#    twice the buffers): until the runtime measures kernel time, an upper
-#    bound on the kernel-time ratio for small N and close to it for large N.
+#    and the cost model would checkpoint the loop instead). Medians and
+#    gradient/primal ratios. Times are kernel-only, from the device's clock
+#    around the dispatch (docs/Runtime.md, "Kernel time"): each launch runs
+#    its kernel LAUNCH_REPEATS times from the same inputs and counts the
+#    median of the repeats after the first (which holds lavapipe's shader
+#    compilation).
 # 2. The forward steps the emitted checkpointing schedule recomputes (the
 #    same splitting rule simulated here) against revolve's optimum
 #    r*N - C(K+r+1, r-1) for K snapshots. Goal: within 1.5x at N = 10^4 with
@@ -33,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -44,6 +45,8 @@ STRATEGIES = {  # name -> loop attribute
     "ckpt16": "{nabla.checkpoints = 16 : i64}",
     "tape100": "{nabla.max_trip_count = 100 : i64}",
 }
+# Dispatches per launch; the first of each is dropped (see above).
+LAUNCH_REPEATS = 3
 
 
 def kernels():
@@ -170,13 +173,14 @@ def main():
 
     def launch(kernel, launch_args):
         packed, shapes, _ = nabla._pack_args(manifest[kernel], launch_args, {})
-        start = time.perf_counter()
-        _nabla.launch(compiled.manifest_text, compiled.artifacts, kernel,
-                      [grid], [64], packed, shapes, {}, "vulkan", -1, 600)
-        return time.perf_counter() - start
+        launched = _nabla.launch(compiled.manifest_text, compiled.artifacts,
+                                 kernel, [grid], [64], packed, shapes, {},
+                                 "vulkan", -1, 600, repeat=LAUNCH_REPEATS,
+                                 timing=True)
+        return statistics.median(launched[2]["kernel_ns"][1:]) * 1e-9
 
     print(f"device: {name}; {n} threads; medians of {args.repeat} interleaved launches")
-    print("1. launch time, gradient / primal (transfers included)")
+    print("1. kernel time, gradient / primal (device clock, transfers excluded)")
     print(f"{'N':>6}{'primal ms':>11}" + "".join(f"{s + ' ms':>12}{'ratio':>7}" for s in STRATEGIES))
     for trips in (1, 10, 100, 1000, 10000):
         times = {s: [] for s in ["primal"] + list(STRATEGIES)}
