@@ -21,7 +21,7 @@
 import numpy as np
 
 from kernel_ast import (Atomic, Barrier, Buffer, For, If, Load, Op, Scalar,
-                        Store, children, defs, walk)
+                        Store, defs, uses, walk)
 
 HOST_ATOMIC = {"addf": "addf", "maximumf": "maximumf", "minimumf": "minimumf",
                "addi": "addi", "maxs": "maxsi", "mins": "minsi",
@@ -213,27 +213,113 @@ def gpu_signature(k):
 
 
 def gpu_module(k, kernel_name="k"):
+    """The kernel (and, if k.diff, its gradient kernel d<name>) for Nabla.
+    k.ad_form 'kernel_adjoint': `nabla.kernel_adjoint @k -> @dk`; 'autodiff':
+    the body is a device function @f (workgroup buffers as parameters),
+    @k calls it, and @dk zeroes shadow attributions for the float workgroup
+    buffers, then requests `nabla.autodiff @f`."""
     p = Printer(k, "gpu", k.fty)
-    params = ", ".join(gpu_signature(k))
+    params = gpu_signature(k)
+    wg_params = [f"{b.name}: {p.mt(b.name)}" for b in k.wg]
     wg = ""
     if k.wg:
-        wg = " workgroup(" + ", ".join(f"{b.name}: {p.mt(b.name)}"
-                                       for b in k.wg) + ")"
+        wg = " workgroup(" + ", ".join(wg_params) + ")"
+    autodiff = k.diff and k.ad_form == "autodiff"
     p.line(0, "module attributes {gpu.container_module} {")
     p.line(1, "gpu.module @m {")
-    p.line(2, f"gpu.func @{kernel_name}({params}){wg} kernel {{")
-    prelude(p, 3)
-    p.stmts(k.body, 3)
-    p.line(3, "gpu.return")
-    p.line(2, "}")
-    if k.diff:
-        acts = ", ".join("#nabla.activity<dup>" if is_dup(q)
-                         else "#nabla.activity<const>" for q in k.params)
-        p.line(2, f"nabla.kernel_adjoint @{kernel_name} -> @d{kernel_name} "
-                  f"{{activity = [{acts}]}}")
+    if autodiff:
+        p.line(2, f"func.func @f({', '.join(params + wg_params)}) {{")
+        prelude(p, 3)
+        p.stmts(k.body, 3)
+        p.line(3, "return")
+        p.line(2, "}")
+        names = [q.name for q in k.params] + [b.name for b in k.wg]
+        types = [x.split(": ", 1)[1] for x in params + wg_params]
+        p.line(2, f"gpu.func @{kernel_name}({', '.join(params)}){wg} kernel {{")
+        p.line(3, f"func.call @f({', '.join(names)}) : "
+                  f"({', '.join(types)}) -> ()")
+        p.line(3, "gpu.return")
+        p.line(2, "}")
+        autodiff_kernel(p, k, kernel_name)
+    else:
+        p.line(2, f"gpu.func @{kernel_name}({', '.join(params)}){wg} kernel {{")
+        prelude(p, 3)
+        p.stmts(k.body, 3)
+        p.line(3, "gpu.return")
+        p.line(2, "}")
+        if k.diff:
+            acts = ", ".join("#nabla.activity<dup>" if is_dup(q)
+                             else "#nabla.activity<const>" for q in k.params)
+            p.line(2, f"nabla.kernel_adjoint @{kernel_name} -> "
+                      f"@d{kernel_name} {{activity = [{acts}]}}")
     p.line(1, "}")
     p.line(0, "}")
     return "\n".join(p.lines) + "\n"
+
+
+def autodiff_kernel(p, k, kernel_name):
+    """@dk: zeroes the workgroup shadows, then nabla.autodiff @f."""
+    params, args, types, acts = [], [], [], []
+    for q, sig in zip(k.params, gpu_signature(k)):
+        ty = sig.split(": ", 1)[1]
+        params.append(sig)
+        args.append(q.name)
+        types.append(ty)
+        if is_dup(q):
+            params.append(f"%d{q.name[1:]}: {ty}")
+            args.append(f"%d{q.name[1:]}")
+            types.append(ty)
+            acts.append("#nabla.activity<dup>")
+        else:
+            acts.append("#nabla.activity<const>")
+    attributions = []
+    for b in k.wg:
+        ty = p.mt(b.name)
+        attributions.append(f"{b.name}: {ty}")
+        args.append(b.name)
+        types.append(ty)
+        if b.elem == "f":
+            attributions.append(f"%d{b.name[1:]}: {ty}")
+            args.append(f"%d{b.name[1:]}")
+            types.append(ty)
+            acts.append("#nabla.activity<dup>")
+        else:
+            acts.append("#nabla.activity<const>")
+    wg = f" workgroup({', '.join(attributions)})" if attributions else ""
+    p.line(2, f"gpu.func @d{kernel_name}({', '.join(params)}){wg} kernel {{")
+    shadows = [b for b in k.wg if b.elem == "f"]
+    if shadows:
+        # Thread t zeroes elements t, t + T, ... of every shadow (T threads
+        # in the block), then a barrier.
+        d = 3
+        p.line(d, "%zero_z = arith.constant 0.0 : " + k.fty)
+        p.line(d, "%zero_tx = gpu.thread_id x")
+        p.line(d, "%zero_ty = gpu.thread_id y")
+        p.line(d, "%zero_tz = gpu.thread_id z")
+        p.line(d, "%zero_bx = gpu.block_dim x")
+        p.line(d, "%zero_by = gpu.block_dim y")
+        p.line(d, "%zero_bz = gpu.block_dim z")
+        p.line(d, "%zero_t0 = arith.muli %zero_by, %zero_tz : index")
+        p.line(d, "%zero_t1 = arith.addi %zero_ty, %zero_t0 : index")
+        p.line(d, "%zero_t2 = arith.muli %zero_bx, %zero_t1 : index")
+        p.line(d, "%zero_t = arith.addi %zero_tx, %zero_t2 : index")
+        p.line(d, "%zero_n0 = arith.muli %zero_bx, %zero_by : index")
+        p.line(d, "%zero_n = arith.muli %zero_n0, %zero_bz : index")
+        for b in shadows:
+            short = b.name[1:]
+            p.line(d, f"%zero_size_{short} = arith.constant {k.size(b)} "
+                      f": index")
+            p.line(d, f"scf.for %zero_i_{short} = %zero_t to "
+                      f"%zero_size_{short} step %zero_n {{")
+            p.line(d + 1, f"memref.store %zero_z, %d{short}[%zero_i_{short}] "
+                          f": {p.mt(b.name)}")
+            p.line(d, "}")
+        p.line(d, "gpu.barrier")
+    p.line(3, f"nabla.autodiff @f({', '.join(args)}) {{activity = "
+              f"[{', '.join(acts)}], ret_activity = []}} : "
+              f"({', '.join(types)}) -> ()")
+    p.line(3, "gpu.return")
+    p.line(2, "}")
 
 
 def is_dup(param):
@@ -297,7 +383,6 @@ def phase_free_vars(stmts):
         if isinstance(s, For):
             defined.add(s.iv)
             defined.update(it[0] for it in s.iters)
-        from kernel_ast import uses
         used.update(uses(s))
     return used - defined
 
@@ -320,6 +405,13 @@ class HostPrinter(Printer):
         self.spilled = set()
         for ph in all_phases(kernel.body):
             self.spilled |= phase_free_vars(ph) - uniform
+        # Values a uniform loop carries across its barriers live in spills
+        # too: its inits, yields, iter_args and results.
+        for s in walk(kernel.body):
+            if isinstance(s, For) and s.phase and s.iters:
+                self.spilled |= ({it[2] for it in s.iters} | set(s.yields)
+                                 | {it[0] for it in s.iters}
+                                 | set(s.results)) - uniform
         self.spilled = sorted(self.spilled)
         self.consts = {s.res: s for s in walk(kernel.body)
                        if isinstance(s, Op) and s.kind == "const"}
@@ -396,23 +488,59 @@ class HostPrinter(Printer):
                                      f": index")
                         name = fresh
                     bounds.append(name)
+                # Carried values: inits into the iter_args' spills before the
+                # loop, yields after each iteration, results after the loop.
+                self.copy_spills(d, [(it[0], it[2]) for it in item.iters])
                 self.line(d, f"scf.for {item.iv} = {bounds[0]} to {bounds[1]} "
                              f"step {bounds[2]} {{")
                 self.items(item.body, d + 1)
+                self.copy_spills(d + 1, [(it[0], y) for it, y in
+                                         zip(item.iters, item.yields)])
                 self.line(d, "}")
+                self.copy_spills(d, [(r, it[0]) for r, it in
+                                     zip(item.results, item.iters)])
 
-    def phase(self, stmts, d):
-        k = self.k
-        B = k.threads_per_block
+    def copy_spills(self, d, pairs):
+        """For every thread: spill[dst] = value of src (a spill or a
+        uniform name)."""
+        if not pairs:
+            return
+        B = self.k.threads_per_block
+        d = self.open_threads(d)
+        for dst, src in pairs:
+            t = self.spill_ty(dst)
+            value = src
+            if src in self.spilled:
+                value = self.fresh("cp")
+                self.line(d, f"{value} = memref.load %S{src[1:]}[%H_lt] : "
+                             f"memref<{B}x{t}>")
+            elif self.types.get(src) == "i1":
+                raise ValueError("uniform i1 carried value")
+            self.line(d, f"memref.store {value}, %S{dst[1:]}[%H_lt] : "
+                         f"memref<{B}x{t}>")
+        self.close_threads(d)
+
+    def open_threads(self, d):
         for dim in "zyx":
             self.line(d, f"scf.for %H_thread_id_{dim} = %czero to "
                          f"%H_block_dim_{dim} step %H_one {{")
             d += 1
-        # Linear thread id in the block and global id x, as the GPU has them.
         self.line(d, "%H_t0 = arith.muli %H_block_dim_y, %H_thread_id_z : index")
         self.line(d, "%H_t1 = arith.addi %H_thread_id_y, %H_t0 : index")
         self.line(d, "%H_t2 = arith.muli %H_block_dim_x, %H_t1 : index")
         self.line(d, "%H_lt = arith.addi %H_thread_id_x, %H_t2 : index")
+        return d
+
+    def close_threads(self, d):
+        for _ in range(3):
+            d -= 1
+            self.line(d, "}")
+
+    def phase(self, stmts, d):
+        k = self.k
+        B = k.threads_per_block
+        d = self.open_threads(d)
+        # Global id x, as the GPU has it.
         self.line(d, "%H_g0 = arith.muli %H_block_id_x, %H_block_dim_x : index")
         self.line(d, "%H_global_id_x = arith.addi %H_g0, %H_thread_id_x : index")
         free = phase_free_vars(stmts)

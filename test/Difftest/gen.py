@@ -781,7 +781,9 @@ class Generator:
         r = self.r
         lb, ub, step, trips = self.trip_bounds(ctx, phase_items is not None)
         iv = self.fresh("iv")
-        niters = 0 if phase_items is not None else r.choice([0, 1, 1, 2])
+        # A uniform loop holding barriers may carry values across them too.
+        niters = r.choice([0, 0, 1, 2] if phase_items is not None
+                          else [0, 1, 1, 2])
         tys = [r.choice(["f", "f", "i32"]) for _ in range(niters)]
         inits = []
         for ty in tys:
@@ -1018,7 +1020,8 @@ class Generator:
             self.emit(Barrier())
         return Kernel(params, wg, grid, block, self.K, body, self.diff,
                       r.randrange(2 ** 31), self.seed,
-                      "f64" if self.f64 else "f32")
+                      "f64" if self.f64 else "f32",
+                      r.choice(["kernel_adjoint", "autodiff"]))
 
     def random_modes(self, wg):
         modes = {}

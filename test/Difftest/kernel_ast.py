@@ -116,6 +116,7 @@ class Kernel:
     input_seed: int = 0
     seed: int = 0
     fty: str = "f32"             # the GPU's float type: f32 or f64
+    ad_form: str = "kernel_adjoint"  # or "autodiff" (of a device function)
 
     @property
     def threads_per_block(self):
