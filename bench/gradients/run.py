@@ -20,8 +20,12 @@
 #    functions of 10^2, 10^3, 10^4 ops, per op. Goal: per-op time flat within
 #    2x.
 #
-# Launch times include uploading and reading back every buffer (the gradient
-# has twice the buffers): an upper bound on the kernel-time ratio.
+# Times are kernel-only, from the device's clock around the dispatch (Vulkan
+# timestamp queries; docs/Runtime.md, "Kernel time"): uploads and read-back
+# are excluded. Each launch runs its kernel LAUNCH_REPEATS times on the same
+# device objects (every repeat from the same inputs) and counts the median of
+# the repeats after the first, which holds lavapipe's shader compilation;
+# the table shows the median of those over the interleaved launches.
 #
 # Usage: PYTHONPATH=build/python bench/gradients/run.py [BUILD] [--repeat N]
 #        [--n ELEMENTS]
@@ -33,13 +37,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNELS = os.path.join(ROOT, "bench", "gradients", "kernels.mlir")
 NAMES = ["saxpy", "seed", "poly", "stencil", "loop", "branchy"]
+# Dispatches per launch; the first of each is dropped (see above).
+LAUNCH_REPEATS = 3
+
+
+def kernel_seconds(launched):
+    """The kernel time of one `_nabla.launch(..., timing=True)`: the median
+    device-measured time of its repeats after the first, in seconds."""
+    return statistics.median(launched[2]["kernel_ns"][1:]) * 1e-9
 
 
 def primal_args(name, n, rng):
@@ -101,12 +112,13 @@ def main():
 
     def launch(kernel, launch_args):
         packed, shapes, _ = nabla._pack_args(kernels[kernel], launch_args, {})
-        start = time.perf_counter()
-        _nabla.launch(compiled.manifest_text, compiled.artifacts, kernel,
-                      [grid], [64], packed, shapes, {}, "vulkan", -1, 600)
-        return time.perf_counter() - start
+        return kernel_seconds(_nabla.launch(
+            compiled.manifest_text, compiled.artifacts, kernel, [grid], [64],
+            packed, shapes, {}, "vulkan", -1, 600, repeat=LAUNCH_REPEATS,
+            timing=True))
 
-    print(f"device: {name}; n = {args.n}; medians of {args.repeat} interleaved launches")
+    print(f"device: {name}; n = {args.n}; medians of {args.repeat} interleaved launches"
+          f" (kernel time, device clock)")
     print(f"{'kernel':<10}{'primal ms':>11}{'gradient ms':>13}{'ratio':>8}{'atomics':>9}")
     ratios = []
     for kernel in NAMES:
@@ -133,10 +145,10 @@ def main():
 
         def launch_rows(kernel, launch_args):
             packed, shapes, _ = nabla._pack_args(entries[kernel], launch_args, {})
-            start = time.perf_counter()
-            _nabla.launch(compiled_file.manifest_text, compiled_file.artifacts,
-                          kernel, [rows], [64], packed, shapes, {}, "vulkan", -1, 600)
-            return time.perf_counter() - start
+            return kernel_seconds(_nabla.launch(
+                compiled_file.manifest_text, compiled_file.artifacts, kernel,
+                [rows], [64], packed, shapes, {}, "vulkan", -1, 600,
+                repeat=LAUNCH_REPEATS, timing=True))
 
         for label, primal_kernel, grad_kernel, primal, grad in cases:
             p, g = [], []
@@ -178,10 +190,10 @@ def main():
 
     def launch_det(kernel, launch_args):
         packed, shapes, _ = nabla._pack_args(det_entries[kernel], launch_args, {})
-        start = time.perf_counter()
-        outs, _ = _nabla.launch(det.manifest_text, det.artifacts, kernel, [rows],
-                                [64], packed, shapes, {}, "vulkan", -1, 600)
-        return time.perf_counter() - start, outs
+        launched = _nabla.launch(det.manifest_text, det.artifacts, kernel, [rows],
+                                 [64], packed, shapes, {}, "vulkan", -1, 600,
+                                 repeat=LAUNCH_REPEATS, timing=True)
+        return kernel_seconds(launched), launched[0]
 
     scratch = np.zeros(1 + 2 * rows, np.int32)
     common = [xs, np.zeros_like(xs), ws, np.zeros_like(ws), np.zeros_like(xs), sd,
