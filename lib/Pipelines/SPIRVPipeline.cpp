@@ -15,6 +15,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -52,6 +53,9 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   device.addPass(nabla::createLinearizeKernelMemRefs());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());
+  // Ceil/floor divisions in terms of ops the SPIR-V conversion has patterns
+  // for (found by difftest: "failed to legalize").
+  device.addPass(arith::createArithExpandOpsPass());
   // opt-level 0 keeps the kernels' own operations (for debugging the
   // lowering); 1 simplifies before conversion; 2+ also the SPIR-V.
   if (optLevel >= 1) {

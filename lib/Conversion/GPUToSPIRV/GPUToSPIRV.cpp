@@ -313,6 +313,84 @@ struct AtomicAddFToSPIRV final
   }
 };
 
+/// Lowers integer `memref.atomic_rmw` kinds to their SPIR-V atomics with
+/// relaxed semantics, like the float add above. memref.atomic_rmw promises
+/// atomicity, not ordering; upstream's AcquireRelease semantics also trip
+/// lavapipe, which skips the code after a subgroup-divergent loop holding
+/// such an atomic (found by difftest, test/Difftest/regressions).
+struct AtomicIntegerToSPIRV final
+    : public OpConversionPattern<memref::AtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  template <typename SPIRVOp>
+  static Value create(ConversionPatternRewriter &rewriter, Location loc,
+                      Type type, Value pointer, spirv::Scope scope,
+                      Value value) {
+    return SPIRVOp::create(rewriter, loc, type, pointer, scope,
+                           spirv::MemorySemantics::None, value);
+  }
+
+  LogicalResult
+  matchAndRewrite(memref::AtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const auto &converter = *getTypeConverter<SPIRVTypeConverter>();
+    auto valueType =
+        dyn_cast_or_null<IntegerType>(converter.convertType(op.getType()));
+    if (!valueType)
+      return rewriter.notifyMatchFailure(op, "not an integer atomic");
+    MemRefType memrefType = op.getMemRefType();
+    std::optional<spirv::Scope> scope = getAtomicScope(memrefType);
+    if (!scope)
+      return rewriter.notifyMatchFailure(op, "memref has no storage class");
+    Value pointer =
+        spirv::getElementPtr(converter, memrefType, adaptor.getMemref(),
+                             adaptor.getIndices(), op.getLoc(), rewriter);
+    if (!pointer)
+      return rewriter.notifyMatchFailure(op, "cannot compute the address");
+    Location loc = op.getLoc();
+    Value value = adaptor.getValue();
+    Value result;
+    switch (op.getKind()) {
+    case arith::AtomicRMWKind::addi:
+      result = create<spirv::AtomicIAddOp>(rewriter, loc, valueType, pointer,
+                                           *scope, value);
+      break;
+    case arith::AtomicRMWKind::maxs:
+      result = create<spirv::AtomicSMaxOp>(rewriter, loc, valueType, pointer,
+                                           *scope, value);
+      break;
+    case arith::AtomicRMWKind::maxu:
+      result = create<spirv::AtomicUMaxOp>(rewriter, loc, valueType, pointer,
+                                           *scope, value);
+      break;
+    case arith::AtomicRMWKind::mins:
+      result = create<spirv::AtomicSMinOp>(rewriter, loc, valueType, pointer,
+                                           *scope, value);
+      break;
+    case arith::AtomicRMWKind::minu:
+      result = create<spirv::AtomicUMinOp>(rewriter, loc, valueType, pointer,
+                                           *scope, value);
+      break;
+    case arith::AtomicRMWKind::andi:
+      result = create<spirv::AtomicAndOp>(rewriter, loc, valueType, pointer,
+                                          *scope, value);
+      break;
+    case arith::AtomicRMWKind::ori:
+      result = create<spirv::AtomicOrOp>(rewriter, loc, valueType, pointer,
+                                         *scope, value);
+      break;
+    case arith::AtomicRMWKind::assign:
+      result = create<spirv::AtomicExchangeOp>(rewriter, loc, valueType,
+                                               pointer, *scope, value);
+      break;
+    default:
+      return rewriter.notifyMatchFailure(op, "kind left to upstream");
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers `memref.generic_atomic_rmw` on an integer buffer to a
 /// compare-exchange loop: load the current value, compute the new one with
 /// the op's body, `spirv.AtomicCompareExchange`, and retry with the value
@@ -388,11 +466,34 @@ struct GenericAtomicRMWToSPIRV final
 
 } // namespace
 
+namespace {
+/// math.trunc as floor (x >= 0) or ceil (x < 0): GLSL.std.450 has Trunc but
+/// upstream's MathToSPIRV does not lower math.trunc.
+struct TruncToFloorOrCeil : public OpRewritePattern<math::TruncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::TruncOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(x.getType())));
+    Value negative = arith::CmpFOp::create(rewriter, loc,
+                                           arith::CmpFPredicate::OLT, x, zero);
+    Value up = math::CeilOp::create(rewriter, loc, x);
+    Value down = math::FloorOp::create(rewriter, loc, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, up, down);
+    return success();
+  }
+};
+} // namespace
+
 void nabla::populateAtomicRMWFloatToSPIRVPatterns(
     const SPIRVTypeConverter &typeConverter, RewritePatternSet &patterns) {
   patterns.add<AtomicAddFToSPIRV>(typeConverter, patterns.getContext(),
                                   /*benefit=*/2);
   patterns.add<GenericAtomicRMWToSPIRV>(typeConverter, patterns.getContext());
+  patterns.add<AtomicIntegerToSPIRV>(typeConverter, patterns.getContext(),
+                                     /*benefit=*/2);
 }
 
 //===----------------------------------------------------------------------===//
@@ -523,12 +624,14 @@ struct ConvertGPUToSPIRV
   }
 
   /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
-  /// expansions for exp2 and fpowi, polynomial approximations (as on the
-  /// CPU back ends) for erf, erfc, atan2 and cbrt. erfc has its own
-  /// approximation: 1 - erf(x) loses every digit in the tail (x > ~3).
+  /// expansions for exp2, fpowi and trunc (found by difftest), polynomial
+  /// approximations (as on the CPU back ends) for erf, erfc, atan2 and cbrt.
+  /// erfc has its own approximation: 1 - erf(x) loses every digit in the tail
+  /// (x > ~3).
   LogicalResult expandUnsupportedMath(gpu::GPUModuleOp module) {
     RewritePatternSet patterns(&getContext());
     math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
+    patterns.add<TruncToFloorOrCeil>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {

@@ -209,8 +209,16 @@ VJPEmitter::inLocalSweep(Operation *loop,
 static std::optional<int64_t> staticTripCount(scf::ForOp op) {
   if (auto l = getConstantIntValue(op.getLowerBound()))
     if (auto u = getConstantIntValue(op.getUpperBound()))
-      if (auto s = getConstantIntValue(op.getStep()); s && *s > 0)
-        return std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+      if (auto s = getConstantIntValue(op.getStep()); s && *s > 0) {
+        // divideCeil is unsigned: an upper bound below the lower one (zero
+        // trips) would read as a huge count (found by difftest).
+        if (*u <= *l)
+          return 0;
+        int64_t span;
+        if (llvm::SubOverflow(*u, *l, span))
+          return std::nullopt;
+        return llvm::divideCeilSigned(span, *s);
+      }
   return std::nullopt;
 }
 
