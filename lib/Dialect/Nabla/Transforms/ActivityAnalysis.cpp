@@ -96,10 +96,16 @@ void nabla::Activities::propagate(func::FuncOp func) {
         return;
       }
       if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        for (auto [init, arg] :
-             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-          if (isVaried(init))
+        // A loop that runs zero times returns its inits: a varied init makes
+        // the result varied even if the body never uses it (found by
+        // difftest).
+        for (auto [init, arg, result] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                       loop.getResults()))
+          if (isVaried(init)) {
             mark(varied, arg);
+            mark(varied, result);
+          }
         return;
       }
       if (auto loop = dyn_cast<scf::WhileOp>(op)) {
