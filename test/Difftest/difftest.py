@@ -160,7 +160,7 @@ def main(argv=None):
     for seed in range(args.seed, args.seed + args.n):
         k = generate(seed, diff=True if args.diff_only else None,
                      known_failures=args.known_failures)
-        kind = "differentiable" if k.diff else "primal"
+        kind = ("differentiable" if k.diff else "primal") + " " + k.fty
         with tempfile.TemporaryDirectory(prefix="difftest-") as work:
             t = time.time()
             res = run_case(k, work)
@@ -178,7 +178,7 @@ def main(argv=None):
                                   "detail": res.detail[:300]}) + "\n")
             log.flush()
             if not args.quiet:
-                print(f"seed {seed:6d} {kind:14s} {cls:18s} {dt:5.2f}s"
+                print(f"seed {seed:6d} {kind:18s} {cls:18s} {dt:5.2f}s"
                       + (f"  {res.detail[:160]}" if res.cls != "ok" else ""),
                       flush=True)
             if res.cls not in FAILING:
@@ -224,7 +224,7 @@ def main(argv=None):
           f" in {time.time() - started:.0f}s ==")
     for kind in sorted(counts):
         row = ", ".join(f"{c}: {n}" for c, n in sorted(counts[kind].items()))
-        print(f"  {kind:14s} {row}")
+        print(f"  {kind:18s} {row}")
     if times:
         print(f"  time per kernel: mean {statistics.mean(times):.2f}s, median "
               f"{statistics.median(times):.2f}s, max {max(times):.2f}s")

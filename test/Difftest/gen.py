@@ -48,20 +48,17 @@ IMAX = 4096     # bound on index values (32-bit index on SPIR-V)
 INT_ACC_KINDS = ["addi", "maxs", "mins", "maxu", "minu", "andi", "ori"]
 INT_ACC_INIT = {"addi": 0, "maxs": -1000, "mins": 1000, "maxu": 0,
                 "minu": -1, "andi": -1, "ori": 0}
-# Ops Nabla's SPIR-V pipeline does not lower yet ("failed to legalize"): left
-# out of generated kernels unless Generator(known_failures=True); each has a
-# minimized xfail regression in regressions/.
-# "int-atomic-in-loop": integer atomics inside scf.for bodies, which lavapipe
-# runs wrongly when the trip count differs between subgroups (a known open
-# bug, regressions/mismatch-5054).
-# "f64-fpowi": math.fpowi on f64 (an exponent known only at run time, or the
-# derivative's n - 1) becomes an invalid spirv.GL.Pow on f64.
-# "ad-const-empty-loop": in differentiable kernels, an scf.for with constant
-# bounds lb > ub, which reverse mode tapes with a negative trip count
-# (regressions/ad-error-5019).
-KNOWN_UNSUPPORTED = {"ceildivsi", "floordivsi", "ceildivui", "math.trunc",
-                     "dim", "int-atomic-in-loop", "f64-fpowi",
-                     "ad-const-empty-loop"}
+# Known failures, left out of generated kernels unless
+# Generator(known_failures=True); each has a minimized regression in
+# regressions/ (xfail while open):
+# "dim": memref.dim of a memref<?xT> parameter has no SPIR-V lowering (a
+# documented limit, Targets.md); "f64-fpowi": math.fpowi on f64 with an
+# exponent known only at run time (also the derivative's n - 1) becomes an
+# invalid spirv.GL.Pow on f64.
+# Fixed since, and generated again: ceildivsi/floordivsi/ceildivui and
+# math.trunc on SPIR-V, integer atomics in subgroup-divergent loops on
+# lavapipe (relaxed semantics), the reverse mode of constant empty loops.
+KNOWN_UNSUPPORTED = {"dim", "f64-fpowi"}
 
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 CMPF = ["oeq", "one", "olt", "ole", "ogt", "oge", "ueq", "une", "ult", "ule",
@@ -631,8 +628,7 @@ class Generator:
 
     def gen_atomic(self, ctx):
         cands = [b for b in self.kernel_buffers if b.role == "acc" and
-                 (b.space == "global" or ctx.modes.get(b.name) == "atomic")
-                 and self.atomic_allowed(b, ctx)]
+                 (b.space == "global" or ctx.modes.get(b.name) == "atomic")]
         if not cands:
             return
         buf = self.r.choice(cands)
@@ -647,10 +643,6 @@ class Generator:
         idx = self.addr_any(buf)
         self.emit(Atomic(self.fresh("a"), buf.acc, val.name, buf.name,
                          idx.name, buf.elem))
-
-    def atomic_allowed(self, buf, ctx):
-        return not (buf.elem == "i32" and ctx.loops > 0
-                    and "int-atomic-in-loop" in self.avoid)
 
     def gen_if(self, ctx, budget):
         cond = self.new_cond()
@@ -737,8 +729,8 @@ class Generator:
                   and (b.space == "global" or ctx.modes.get(b.name) == "write")]
         atomics = [b for b in self.kernel_buffers if b.role == "acc"
                    and b.elem == val.ty and not (b.elem == "f" and b.exact)
-                   and (b.space == "global" or ctx.modes.get(b.name) == "atomic")
-                   and self.atomic_allowed(b, ctx)]
+                   and (b.space == "global"
+                        or ctx.modes.get(b.name) == "atomic")]
         if stores and (not atomics or self.chance(0.7)):
             self.store_own(self.r.choice(stores), val)
         elif atomics:
@@ -759,9 +751,6 @@ class Generator:
                 ub = r.choice(ms)
             else:
                 ub = self.const("index", r.choice([0, 1, 2, 3, 4]))
-                if (self.diff and "ad-const-empty-loop" in self.avoid
-                        and lb_value > ub.bound):
-                    lb_value = 0
         elif choice < 0.7:
             base = self.r.choice([self.lt, self.lg] + self.ids)
             c = self.const("index", r.choice([2, 3, 4, 5]))

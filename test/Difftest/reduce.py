@@ -122,8 +122,11 @@ def structural_edits(k, path, i, races_ok=False):
     types = types_table(k)
     protected = set() if races_ok else protected_names(k)
     if isinstance(s, Op) and s.kind not in ("const", "alias") and \
-            s.res not in protected:
+            s.res not in protected and s.ty == "f":
         # Bypass: the result becomes one of its operands of the same type.
+        # Floats only: integer ops guard shifts, divisors and addresses
+        # (x & 31, (b & 15) | 1, x % size), and a bypass would leave
+        # undefined behaviour that a later replay could not compare.
         for a in dict.fromkeys(s.args):
             if types.get(a) == s.ty:
                 k2 = copy.deepcopy(k)
