@@ -21,7 +21,10 @@
 #   (the host sums those magnitudes; the GPU's order changes the rounding);
 # - gradients: |dk - fd| <= GRAD_RTOL (|fd| + max |fd| of the buffer) with
 #   GRAD_RTOL = 1e-3, fd central differences in f64 with eps = 1e-6 (their
-#   own error is ~1e-9 relative), dk the f32 gradient from the GPU.
+#   own error is ~1e-9 relative), dk the f32 gradient from the GPU; the same
+#   for tangents (forward mode, kernels with the nabla.autodiff form: @tk
+#   runs nabla.fwddiff with tangents v, against central differences of the
+#   final state along v).
 # A host result that is not finite means the generator broke its own rules:
 # the case is 'invalid', never a mismatch.
 # ===----------------------------------------------------------------------=== #
@@ -54,6 +57,8 @@ TIMEOUT = 120
 # bugs): such kernels count as 'ad-unsupported'.
 AD_LIMITS = [
     "a static trip-count bound lets the loop be taped",
+    # Forward mode of a workgroup min/max atomic (AD.md, the tie rule).
+    "needs a gpu.barrier after it in the same block for forward mode",
 ]
 
 
@@ -90,6 +95,20 @@ def make_inputs(k):
             a[big] = rng.integers(-2 ** 31, 2 ** 31 - 1, int(big.sum()))
             inputs[b.name] = a.astype(np.int32)
     return inputs, weights
+
+
+def make_tangents(k):
+    """Tangents v of the float buffers for forward mode (their own random
+    stream, so that adding them left every case's inputs unchanged)."""
+    rng = np.random.default_rng(k.input_seed + 1)
+    dtype = np.float64 if k.fty == "f64" else np.float32
+    return {b.name: rng.standard_normal(max(1, k.size(b))).astype(dtype)
+            for b in k.buffers() if b.elem == "f"}
+
+
+def forward_mode(k):
+    """Kernels whose module also holds @tk (nabla.fwddiff)."""
+    return k.diff and k.ad_form == "autodiff"
 
 
 def launch_args(k):
@@ -158,7 +177,8 @@ def parse_prints(stdout):
 
 
 def run_host(k, d, inputs, weights):
-    text, printed = host_module(k, inputs, weights if k.diff else None)
+    text, printed = host_module(k, inputs, weights if k.diff else None,
+                                make_tangents(k) if forward_mode(k) else None)
     path = os.path.join(d, "host.mlir")
     with open(path, "w") as f:
         f.write(text)
@@ -220,13 +240,15 @@ def compare_primal(k, gpu, host):
     return (not bad), "; ".join(bad)
 
 
-def compare_grad(k, dk, host):
+def compare_grad(k, dk, host, tag="fd"):
+    """Shadows after @dk (J^T w) against 'fd', or after @tk (J v) against
+    'jvp'."""
     bad = []
     for b in k.buffers():
         if not is_dup(b):
             continue
         ad = dk["d" + b.name].astype(np.float64)
-        fd = host[("fd", b.name)]
+        fd = host[(tag, b.name)]
         scale = np.abs(fd).max() if fd.size else 0.0
         tol = GRAD_RTOL * (np.abs(fd) + scale) + 1e-6
         err = np.abs(ad - fd)
@@ -241,7 +263,7 @@ def compare_grad(k, dk, host):
 
 def host_finite(k, host):
     for (tag, name), v in host.items():
-        if tag in ("lo", "hi", "fd") and k.buffer(name).elem == "f" and \
+        if tag in ("lo", "hi", "fd", "jvp") and k.buffer(name).elem == "f" and \
                 not np.all(np.isfinite(v)):
             return f"{tag} {name} not finite"
     return None
@@ -274,6 +296,10 @@ def run_case(k, d, check_grad=True, gpu_only=None, inject=None):
         shadows = {b.name: weights[b.name] for b in k.buffers() if is_dup(b)}
         _, err = run_gpu(k, d, inputs, kernel="dk", shadows=shadows)
         return Result("ad-" + err[0], err[1], where="grad") if err \
+            else Result("ok")
+    if gpu_only == "tangent":
+        _, err = run_gpu(k, d, inputs, kernel="tk", shadows=make_tangents(k))
+        return Result("fwd-" + err[0], err[1], where="tangent") if err \
             else Result("ok")
     host, err = run_host(k, d, inputs, weights)
     t1 = time.time()
@@ -311,6 +337,18 @@ def run_case(k, d, check_grad=True, gpu_only=None, inject=None):
     ok, msg = compare_grad(k, dk, host)
     if not ok:
         return Result("grad-mismatch", msg, where="grad", **timing)
+    if forward_mode(k):
+        t3 = time.time()
+        tk, err = run_gpu(k, d, inputs, kernel="tk", shadows=make_tangents(k))
+        timing["tangent"] = time.time() - t3
+        if err and err[0] == "error" and any(p in err[1] for p in AD_LIMITS):
+            return Result("ok", graded=True, hinted=hinted,
+                          fwd_unsupported=err[1], **timing)
+        if err:
+            return Result("fwd-" + err[0], err[1], where="tangent", **timing)
+        ok, msg = compare_grad(k, tk, host, "jvp")
+        if not ok:
+            return Result("tangent-mismatch", msg, where="tangent", **timing)
     return Result("ok", graded=True, hinted=hinted, **timing)
 
 

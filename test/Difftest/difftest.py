@@ -35,8 +35,9 @@ from kernel_ast import (Atomic, Barrier, For, If, from_json, to_json,  # noqa
                         walk)
 from reduce import minimize, size_of  # noqa: E402
 
-FAILING = {"mismatch", "grad-mismatch", "gpu-error", "gpu-crash",
-           "gpu-timeout", "ad-error", "ad-crash", "ad-timeout", "host-error"}
+FAILING = {"mismatch", "grad-mismatch", "tangent-mismatch", "gpu-error",
+           "gpu-crash", "gpu-timeout", "ad-error", "ad-crash", "ad-timeout",
+           "fwd-error", "fwd-crash", "fwd-timeout", "host-error"}
 REGRESSIONS = os.path.join(ROOT, "test", "Difftest", "regressions")
 
 
@@ -44,7 +45,7 @@ def normalized(res):
     """A failure's signature: class, where, and for errors the message
     without locations and SSA names."""
     msg = ""
-    if res.cls not in ("mismatch", "grad-mismatch"):
+    if res.cls not in ("mismatch", "grad-mismatch", "tangent-mismatch"):
         m = re.search(r"error: (.*)", res.detail)
         msg = m.group(1) if m else res.detail[:80]
         msg = re.sub(r"%[\w#]+", "%_", msg)
@@ -58,6 +59,8 @@ def gpu_only_for(sig):
         return "primal"
     if sig[0] in ("ad-error", "ad-crash", "ad-timeout"):
         return "grad"
+    if sig[0] in ("fwd-error", "fwd-crash", "fwd-timeout"):
+        return "tangent"
     return None
 
 
@@ -66,9 +69,10 @@ def features(k):
     f = set()
     for s in walk(k.body):
         if isinstance(s, For):
-            f.add("phase loop (barriers)" if s.phase else "scf.for")
+            f.add("uniform loop with barriers" if s.phase else "scf.for")
             if s.iters:
-                f.add("iter_args")
+                f.add("iter_args across barriers" if s.phase
+                      else "iter_args")
         elif isinstance(s, If):
             f.add("scf.if with results" if s.results else "scf.if")
         elif isinstance(s, Atomic):
@@ -82,6 +86,10 @@ def features(k):
         f.add("2-D/3-D launch")
     if k.blocks > 1:
         f.add("several blocks")
+    if k.fty == "f64":
+        f.add("f64")
+    if k.diff:
+        f.add("gradient via nabla." + k.ad_form)
     return f
 
 
@@ -169,6 +177,8 @@ def main(argv=None):
             cls = res.cls
             if cls == "ok" and res.info.get("hinted"):
                 cls = "ok (loops hinted)"
+            if cls.startswith("ok") and res.info.get("fwd_unsupported"):
+                cls += " (no forward mode)"
             counts.setdefault(kind, {}).setdefault(cls, 0)
             counts[kind][cls] += 1
             for f in features(k):
@@ -188,9 +198,9 @@ def main(argv=None):
             failures.append((seed, res, d))
             # Errors: one minimization per message; mismatches (which the
             # class alone does not tell apart): up to 3 per run.
-            repeat = sig in seen and (sig[0] not in ("mismatch",
-                                                     "grad-mismatch")
-                                      or len(seen[sig]) >= 3)
+            repeat = sig in seen and (
+                sig[0] not in ("mismatch", "grad-mismatch",
+                               "tangent-mismatch") or len(seen[sig]) >= 3)
             if args.no_minimize or repeat:
                 if repeat:
                     print(f"  same failure as seed {seen[sig][0]}: "

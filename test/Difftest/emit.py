@@ -217,7 +217,8 @@ def gpu_module(k, kernel_name="k"):
     k.ad_form 'kernel_adjoint': `nabla.kernel_adjoint @k -> @dk`; 'autodiff':
     the body is a device function @f (workgroup buffers as parameters),
     @k calls it, and @dk zeroes shadow attributions for the float workgroup
-    buffers, then requests `nabla.autodiff @f`."""
+    buffers, then requests `nabla.autodiff @f`; @tk likewise with
+    `nabla.fwddiff @f` (forward mode)."""
     p = Printer(k, "gpu", k.fty)
     params = gpu_signature(k)
     wg_params = [f"{b.name}: {p.mt(b.name)}" for b in k.wg]
@@ -240,7 +241,8 @@ def gpu_module(k, kernel_name="k"):
                   f"({', '.join(types)}) -> ()")
         p.line(3, "gpu.return")
         p.line(2, "}")
-        autodiff_kernel(p, k, kernel_name)
+        autodiff_kernel(p, k, kernel_name, "autodiff", "d")
+        autodiff_kernel(p, k, kernel_name, "fwddiff", "t")
     else:
         p.line(2, f"gpu.func @{kernel_name}({', '.join(params)}){wg} kernel {{")
         prelude(p, 3)
@@ -257,8 +259,9 @@ def gpu_module(k, kernel_name="k"):
     return "\n".join(p.lines) + "\n"
 
 
-def autodiff_kernel(p, k, kernel_name):
-    """@dk: zeroes the workgroup shadows, then nabla.autodiff @f."""
+def autodiff_kernel(p, k, kernel_name, op, prefix):
+    """@dk (op 'autodiff') or @tk ('fwddiff'): zeroes the workgroup shadows,
+    then nabla.<op> @f."""
     params, args, types, acts = [], [], [], []
     for q, sig in zip(k.params, gpu_signature(k)):
         ty = sig.split(": ", 1)[1]
@@ -286,7 +289,8 @@ def autodiff_kernel(p, k, kernel_name):
         else:
             acts.append("#nabla.activity<const>")
     wg = f" workgroup({', '.join(attributions)})" if attributions else ""
-    p.line(2, f"gpu.func @d{kernel_name}({', '.join(params)}){wg} kernel {{")
+    p.line(2, f"gpu.func @{prefix}{kernel_name}({', '.join(params)}){wg} "
+              f"kernel {{")
     shadows = [b for b in k.wg if b.elem == "f"]
     if shadows:
         # Thread t zeroes elements t, t + T, ... of every shadow (T threads
@@ -315,7 +319,7 @@ def autodiff_kernel(p, k, kernel_name):
                           f": {p.mt(b.name)}")
             p.line(d, "}")
         p.line(d, "gpu.barrier")
-    p.line(3, f"nabla.autodiff @f({', '.join(args)}) {{activity = "
+    p.line(3, f"nabla.{op} @f({', '.join(args)}) {{activity = "
               f"[{', '.join(acts)}], ret_activity = []}} : "
               f"({', '.join(types)}) -> ()")
     p.line(3, "gpu.return")
@@ -581,14 +585,15 @@ def dense(arr):
     return f'dense<"0x{arr.tobytes().hex().upper()}">'
 
 
-def host_module(k, inputs, weights=None):
+def host_module(k, inputs, weights=None, tangents=None):
     """The host program. `inputs`: initial contents of every buffer parameter
     (numpy arrays of the kernel's float type or i32, by name); `weights`: the
     cotangents w of the float buffers (given for differentiable kernels:
     main then prints the finite differences). Returns (text, list of printed
     outputs in order as (tag, buffer, element type)): tag 'lo' is the run in
     the kernel's float type, 'hi' the run in f64, 'mag' the magnitudes of
-    float atomic adds, 'fd' the finite differences."""
+    float atomic adds, 'fd' the finite differences of <M(x), w>, 'jvp'
+    those of M(x) along the tangents v (given for forward mode)."""
     lines = ["module {",
              "  func.func private @printMemrefI32(memref<*xi32>)",
              "  func.func private @printMemrefI64(memref<*xi64>)"]
@@ -602,6 +607,10 @@ def host_module(k, inputs, weights=None):
         for name, w in weights.items():
             lines.append(f'  memref.global "private" constant @w_{name[1:]} : '
                          f"memref<{w.size}x{k.fty}> = {dense(w)}")
+    if tangents:
+        for name, v in tangents.items():
+            lines.append(f'  memref.global "private" constant @v_{name[1:]} : '
+                         f"memref<{v.size}x{k.fty}> = {dense(v)}")
     runs = (("lo", k.fty), ("hi", "f64"))
     for tag, F in runs:
         hp = HostPrinter(k, F)
@@ -657,6 +666,8 @@ def host_module(k, inputs, weights=None):
                      "    }",
                      f"    call @print_f64({g}) : (memref<?xf64>) -> ()"]
             printed.append(("fd", b.name, "f64"))
+    if tangents:
+        main += jvp(k, inputs, printed)
     main += ["    return", "  }"]
     lines += main
     lines.append("}")
@@ -686,7 +697,48 @@ def load_buffers(out, k, inputs, F, tag, indent="    "):
     return names
 
 
-def call_compute(out, k, names, margs, F, tag, indent="    "):
+def jvp(k, inputs, printed):
+    """main's lines printing (M(x + eps v) - M(x - eps v)) / (2 eps) in f64
+    for every float buffer."""
+    out = [f"    %jeps = arith.constant {fmt_float(FD_EPS)} : f64",
+           f"    %jneps = arith.constant {fmt_float(-FD_EPS)} : f64",
+           f"    %jtwoeps = arith.constant {fmt_float(2 * FD_EPS)} : f64"]
+    fbufs = [b for b in k.buffers() if b.elem == "f"]
+    runs = {}
+    for tag, eps in (("jp", "%jeps"), ("jm", "%jneps")):
+        names = load_buffers(out, k, inputs, "f64", tag)
+        for b in fbufs:
+            v = f"%V{tag}_{b.name[1:]}"
+            size = inputs[b.name].size
+            out += [f"    {v}_s = memref.get_global @v_{b.name[1:]} : "
+                    f"memref<{size}x{k.fty}>",
+                    f"    {v}_d = memref.cast {v}_s : memref<{size}x{k.fty}> "
+                    f"to memref<?x{k.fty}>",
+                    f"    {v} = call @{init_helper(k.fty, 'f64')}({v}_d) : "
+                    f"(memref<?x{k.fty}>) -> memref<?xf64>",
+                    f"    call @axpy({names[b.name]}, {v}, {eps}) : "
+                    f"(memref<?xf64>, memref<?xf64>, f64) -> ()"]
+        margs = []
+        for b in mag_buffers(k):
+            m = f"%MAG{tag}_{b.name[1:]}"
+            out.append(f"    {m}_n = arith.constant {inputs[b.name].size} "
+                       f": index")
+            out.append(f"    {m} = call @zeros_f64({m}_n) : (index) -> "
+                       f"memref<?xf64>")
+            margs.append(m)
+        call_compute(out, k, names, margs, "f64", tag, fn="hi")
+        runs[tag] = names
+    for b in fbufs:
+        out.append(f"    call @central({runs['jp'][b.name]}, "
+                   f"{runs['jm'][b.name]}, %jtwoeps) : (memref<?xf64>, "
+                   f"memref<?xf64>, f64) -> ()")
+        out.append(f"    call @print_f64({runs['jp'][b.name]}) : "
+                   f"(memref<?xf64>) -> ()")
+        printed.append(("jvp", b.name, "f64"))
+    return out
+
+
+def call_compute(out, k, names, margs, F, tag, indent="    ", fn=None):
     args, tys = [], []
     for p in k.params:
         if isinstance(p, Buffer):
@@ -702,7 +754,7 @@ def call_compute(out, k, names, margs, F, tag, indent="    "):
     for n in margs:
         args.append(n)
         tys.append(f"memref<?x{F}>")
-    out.append(f"{indent}call @compute_{tag}({', '.join(args)}) : "
+    out.append(f"{indent}call @compute_{fn or tag}({', '.join(args)}) : "
                f"({', '.join(tys)}) -> ()")
 
 
@@ -810,6 +862,32 @@ HELPERS = """
       memref.store %z, %b[%i] : memref<?xf64>
     }
     return %b : memref<?xf64>
+  }
+  func.func @axpy(%x: memref<?xf64>, %v: memref<?xf64>, %a: f64) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %x, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %n step %c1 {
+      %xi = memref.load %x[%i] : memref<?xf64>
+      %vi = memref.load %v[%i] : memref<?xf64>
+      %p = arith.mulf %a, %vi : f64
+      %s = arith.addf %xi, %p : f64
+      memref.store %s, %x[%i] : memref<?xf64>
+    }
+    return
+  }
+  func.func @central(%p: memref<?xf64>, %m: memref<?xf64>, %h: f64) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %p, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %n step %c1 {
+      %a = memref.load %p[%i] : memref<?xf64>
+      %b = memref.load %m[%i] : memref<?xf64>
+      %d = arith.subf %a, %b : f64
+      %q = arith.divf %d, %h : f64
+      memref.store %q, %p[%i] : memref<?xf64>
+    }
+    return
   }
   func.func @dot(%a: memref<?xf64>, %b: memref<?xf64>) -> f64 {
     %c0 = arith.constant 0 : index
