@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check import ROOT, run_case  # noqa: E402
+from check import ROOT, Result, run_case  # noqa: E402
 from gen import generate  # noqa: E402
 from kernel_ast import (Atomic, Barrier, For, If, from_json, to_json,  # noqa
                         walk)
@@ -37,7 +37,8 @@ from reduce import minimize, size_of  # noqa: E402
 
 FAILING = {"mismatch", "grad-mismatch", "tangent-mismatch", "gpu-error",
            "gpu-crash", "gpu-timeout", "ad-error", "ad-crash", "ad-timeout",
-           "fwd-error", "fwd-crash", "fwd-timeout", "host-error"}
+           "fwd-error", "fwd-crash", "fwd-timeout", "host-error",
+           "tester-error"}
 REGRESSIONS = os.path.join(ROOT, "test", "Difftest", "regressions")
 
 
@@ -171,7 +172,11 @@ def main(argv=None):
         kind = ("differentiable" if k.diff else "primal") + " " + k.fty
         with tempfile.TemporaryDirectory(prefix="difftest-") as work:
             t = time.time()
-            res = run_case(k, work)
+            try:
+                res = run_case(k, work)
+            except Exception as e:  # the tester's own bug: report, go on
+                res = Result("tester-error", f"{type(e).__name__}: {e}",
+                             where="tester")
             dt = time.time() - t
             times.append(dt)
             cls = res.cls

@@ -506,22 +506,22 @@ class HostPrinter(Printer):
 
     def copy_spills(self, d, pairs):
         """For every thread: spill[dst] = value of src (a spill or a
-        uniform name)."""
+        uniform name), all at once (yields may swap iter_args)."""
         if not pairs:
             return
         B = self.k.threads_per_block
         d = self.open_threads(d)
+        values = []
         for dst, src in pairs:
-            t = self.spill_ty(dst)
             value = src
             if src in self.spilled:
                 value = self.fresh("cp")
                 self.line(d, f"{value} = memref.load %S{src[1:]}[%H_lt] : "
-                             f"memref<{B}x{t}>")
-            elif self.types.get(src) == "i1":
-                raise ValueError("uniform i1 carried value")
+                             f"memref<{B}x{self.spill_ty(dst)}>")
+            values.append(value)
+        for (dst, src), value in zip(pairs, values):
             self.line(d, f"memref.store {value}, %S{dst[1:]}[%H_lt] : "
-                         f"memref<{B}x{t}>")
+                         f"memref<{B}x{self.spill_ty(dst)}>")
         self.close_threads(d)
 
     def open_threads(self, d):

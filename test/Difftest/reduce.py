@@ -147,7 +147,11 @@ def structural_edits(k, path, i, races_ok=False):
         k2 = copy.deepcopy(k)
         lst = get_list(k2, path)
         s2 = lst[i]
-        lst[i:i + 1] = [alias(s2.iv, s2.lb, "index")] + s2.body
+        head = [alias(s2.iv, s2.lb, "index")] + [
+            alias(it[0], it[2], it[1]) for it in s2.iters]
+        tail = [alias(r, y, it[1]) for r, y, it in zip(s2.results, s2.yields,
+                                                       s2.iters)]
+        lst[i:i + 1] = head + s2.body + tail
         out.append(k2)
     elif isinstance(s, For):
         # Zero trips: the results are the initial values.
@@ -371,7 +375,11 @@ def minimize(k, interesting, deadline_s=900, log=print, races_ok=False):
         if cand is None or time.time() - start > deadline_s:
             return False
         tries[0] += 1
-        return interesting(cand)
+        try:
+            return interesting(cand)
+        except Exception as e:  # an edit the printers cannot handle
+            log(f"edit skipped ({type(e).__name__}: {e})")
+            return False
 
     for cand in (dead_code(k),):
         if attempt(cand):
