@@ -15,8 +15,12 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test -f "$work/prefix/lib/cmake/nabla/NablaConfig.cmake"
 env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-opt" --version | tee "$work/version.txt"
 grep -q '^nabla-opt (Nabla) [0-9]' "$work/version.txt"
+# The compiler Nabla was built with: its static libraries may carry its
+# sanitizer instrumentation (NABLA_SANITIZE), which only its runtimes satisfy.
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 cmake -G Ninja -S "$src/examples/consumer" -B "$work/build" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
+  ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
 "$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" | tee "$work/out.txt"
 grep -qx 'nabla.autodiff of @mul in @grad_mul_kernel' "$work/out.txt"
