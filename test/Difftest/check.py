@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 
-from emit import gpu_module, host_module, is_dup, mag_buffers
-from kernel_ast import Buffer, For, Scalar, to_json, walk
+from emit import gpu_module, host_module, is_dup
+from kernel_ast import Buffer, For, to_json, walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))

@@ -18,10 +18,8 @@
 # kernels central finite differences in f64 of <M(x), w> for every element
 # of every float buffer.
 # ===----------------------------------------------------------------------=== #
-import numpy as np
-
-from kernel_ast import (Atomic, Barrier, Buffer, For, If, Load, Op, Scalar,
-                        Store, defs, uses, walk)
+from kernel_ast import (Atomic, Barrier, Buffer, For, If, Load, Op, Store,
+                        defs, uses, walk)
 
 HOST_ATOMIC = {"addf": "addf", "maximumf": "maximumf", "minimumf": "minimumf",
                "addi": "addi", "maxs": "maxsi", "mins": "minsi",
@@ -80,7 +78,8 @@ class Printer:
         T = self.ty(o.ty)
         a = o.args
         if o.kind == "const":
-            self.line(d, f"{o.res} = arith.constant {self.const_value(o)} : {T}")
+            self.line(d, f"{o.res} = arith.constant {self.const_value(o)} "
+                         f": {T}")
         elif o.kind == "bin":
             self.line(d, f"{o.res} = arith.{o.attr} {a[0]}, {a[1]} : {T}")
         elif o.kind == "un":
@@ -150,7 +149,8 @@ class Printer:
             return
         old, new = s.res + "_old", s.res + "_new"
         self.line(d, f"{old} = memref.load {s.buf}[{s.idx}] : {mt}")
-        self.line(d, f"{new} = arith.{HOST_ATOMIC[s.kind]} {old}, {s.val} : {E}")
+        self.line(d, f"{new} = arith.{HOST_ATOMIC[s.kind]} {old}, {s.val} "
+                     f": {E}")
         self.line(d, f"memref.store {new}, {s.buf}[{s.idx}] : {mt}")
         buf = self.k.buffer(s.buf)
         if buf.space == "global" and s.kind == "addf":
@@ -529,7 +529,8 @@ class HostPrinter(Printer):
             self.line(d, f"scf.for %H_thread_id_{dim} = %czero to "
                          f"%H_block_dim_{dim} step %H_one {{")
             d += 1
-        self.line(d, "%H_t0 = arith.muli %H_block_dim_y, %H_thread_id_z : index")
+        self.line(d, "%H_t0 = arith.muli %H_block_dim_y, %H_thread_id_z "
+                     ": index")
         self.line(d, "%H_t1 = arith.addi %H_thread_id_y, %H_t0 : index")
         self.line(d, "%H_t2 = arith.muli %H_block_dim_x, %H_t1 : index")
         self.line(d, "%H_lt = arith.addi %H_thread_id_x, %H_t2 : index")
@@ -546,7 +547,8 @@ class HostPrinter(Printer):
         d = self.open_threads(d)
         # Global id x, as the GPU has it.
         self.line(d, "%H_g0 = arith.muli %H_block_id_x, %H_block_dim_x : index")
-        self.line(d, "%H_global_id_x = arith.addi %H_g0, %H_thread_id_x : index")
+        self.line(d, "%H_global_id_x = arith.addi %H_g0, %H_thread_id_x "
+                     ": index")
         free = phase_free_vars(stmts)
         for name in self.spilled:
             if name not in free:

@@ -37,8 +37,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from kernel_ast import (all_uses, Atomic, Barrier, Buffer, For, If, Kernel, Load, Op,
-                        Scalar, Store)
+from kernel_ast import (Atomic, Barrier, Buffer, For, If, Kernel, Load, Op,
+                        Scalar, Store, all_uses)
 
 FMAX = 32.0     # bound on every float value
 STB = 4.0       # bound on values stored to buffers

@@ -9,7 +9,7 @@
 # Types: 'f' is the float type (f32 on the GPU, f32 or f64 on the host),
 # 'i32', 'index' and 'i1'.
 # ===----------------------------------------------------------------------=== #
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import List, Optional
 
 

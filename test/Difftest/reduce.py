@@ -25,7 +25,7 @@ import copy
 import time
 
 from kernel_ast import (Atomic, Barrier, Buffer, For, If, Load, Op, Scalar,
-                        Store, all_uses, buffers_used, children, defs, walk)
+                        Store, all_uses, buffers_used, defs, walk)
 
 
 def protected_names(k):

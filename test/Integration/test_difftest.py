@@ -9,7 +9,8 @@
 # them) checks that the generator, both executions and the comparison still
 # agree. See docs/Reliability.md.
 #
-# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration/test_difftest.py
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest \
+#        test/Integration/test_difftest.py
 # ===----------------------------------------------------------------------=== #
 import json
 import os
