@@ -27,27 +27,23 @@ def timed(cmd, env):
     return elapsed if result.returncode == 0 else None
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--chip", default="sm_80", choices=sorted(PTX))
-    args = parser.parse_args()
-
-    nabla_opt = os.path.join(args.build, "bin", "nabla-opt")
+def compare(build, repeat, chip):
+    """Prints, per corpus kernel, the median wall times of nabla-to-nvvm and
+    upstream's pipeline and their ratio; returns the median ratio."""
+    nabla_opt = os.path.join(build, "bin", "nabla-opt")
     mlir_opt = "/usr/lib/llvm-22/bin/mlir-opt"
     corpus = os.path.join(ROOT, "test", "Integration", "corpus")
     env = dict(os.environ, CUDA_HOME=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-    ours = ["--pass-pipeline=builtin.module(nabla-to-nvvm{chip=%s cubin=false})" % args.chip]
+    ours = ["--pass-pipeline=builtin.module(nabla-to-nvvm{chip=%s cubin=false})" % chip]
     theirs = ["--gpu-lower-to-nvvm-pipeline=cubin-chip=%s cubin-features=%s cubin-format=isa"
-              % (args.chip, PTX[args.chip])]
+              % (chip, PTX[chip])]
 
     print(f"{'kernel':<22}{'nabla-to-nvvm ms':>18}{'upstream ms':>14}{'ratio':>8}")
     ratios = []
     for name in sorted(os.listdir(corpus)):
         path = os.path.join(corpus, name)
         a, b = [], []
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             a.append(timed([nabla_opt, path] + ours, env))
             b.append(timed([mlir_opt, path] + theirs, env))
         if None in a:
@@ -64,6 +60,17 @@ def main():
         ratios.append(ma / mb)
         print(f"{name:<22}{ma * 1e3:>18.1f}{mb * 1e3:>14.1f}{ma / mb:>8.2f}")
     print(f"median ratio over {len(ratios)} kernels: {statistics.median(ratios):.2f} (goal <= 1.2)")
+    return statistics.median(ratios)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--chip", default="sm_80", choices=sorted(PTX))
+    args = parser.parse_args()
+
+    compare(args.build, args.repeat, args.chip)
 
 
 if __name__ == "__main__":

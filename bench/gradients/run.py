@@ -73,6 +73,95 @@ def with_shadows(args, dup, rng):
     return out
 
 
+def deterministic_mode(nabla, _nabla, rows, repeat, rng, subgroup):
+    """Prints the deterministic mode's cost (ordered vs atomic kernel adjoint
+    of Y = w0 X + w1 on `rows` blocks of 64); returns the medians in seconds
+    by kernel and the distinct dW bit patterns of each adjoint."""
+    gradients = os.path.join(ROOT, "test", "Integration", "gradients")
+    # Deterministic mode: the ordered kernel adjoint of Y = w0 X + w1 against
+    # the atomic one (every thread adds into dW[0] and dW[1]), side by side;
+    # distinct dW bit patterns over the repeats show what the order buys.
+    det = nabla.compile(
+        nabla.Module.parse(open(os.path.join(gradients, "deterministic.mlir")).read()),
+        "spirv", workgroup_size=[64], subgroup_size=subgroup)
+    det_entries = {k["name"]: k for k in det.manifest["kernels"]}
+    n = rows * 64
+    xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    ws = np.array([0.7, -1.3], np.float32)
+    sd = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+
+    def launch_det(kernel, launch_args):
+        packed, shapes, _ = nabla._pack_args(det_entries[kernel], launch_args, {})
+        launched = _nabla.launch(det.manifest_text, det.artifacts, kernel, [rows],
+                                 [64], packed, shapes, {}, "vulkan", -1, 600,
+                                 repeat=LAUNCH_REPEATS, timing=True)
+        return kernel_seconds(launched), launched[0]
+
+    scratch = np.zeros(1 + 2 * rows, np.int32)
+    common = [xs, np.zeros_like(xs), ws, np.zeros_like(ws), np.zeros_like(xs), sd,
+              ("index", n)]
+    timings = {"scale": [], "scale_atomic": [], "scale_ordered": []}
+    patterns = {"scale_atomic": set(), "scale_ordered": set()}
+    for _ in range(repeat):
+        timings["scale"].append(launch_det("scale", [xs, ws, np.zeros_like(xs),
+                                                     ("index", n)])[0])
+        for kernel in patterns:
+            t, outs = launch_det(kernel, common + ([scratch] if kernel.endswith("ordered")
+                                                   else []))
+            timings[kernel].append(t)
+            patterns[kernel].add(bytes(outs[3]))
+    med = {k: statistics.median(v) for k, v in timings.items()}
+    print(f"\ndeterministic mode ({rows} blocks of 64, Y = w0 X + w1, dW from every thread):")
+    print(f"{'kernel':<15}{'ms':>9}{'/primal':>9}{'distinct dW':>13}")
+    print(f"{'primal':<15}{med['scale'] * 1e3:>9.2f}{1:>9.2f}{'-':>13}")
+    for kernel in patterns:
+        print(f"{kernel:<15}{med[kernel] * 1e3:>9.2f}{med[kernel] / med['scale']:>9.2f}"
+              f"{len(patterns[kernel]):>13}")
+    print(f"ordered/atomic adjoint: {med['scale_ordered'] / med['scale_atomic']:.2f}")
+    return med, {k: len(v) for k, v in patterns.items()}
+
+
+def differentiate_scaling(build, repeat, sizes=(100, 1000, 10000)):
+    """Prints nabla-differentiate's own time on chains of `sizes` float ops;
+    returns [(ops, milliseconds, microseconds per op)]."""
+    # nabla-differentiate scaling on a chain of N float ops.
+    print()
+    print(f"{'ops':>7}{'differentiate ms':>18}{'us/op':>8}")
+    per_op, measured = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for ops in sizes:
+            lines = ["module {", "  func.func @f(%x: f32) -> f32 {"]
+            prev = "%x"
+            for k in range(ops):
+                op = ("arith.mulf", "math.sin", "arith.addf")[k % 3]
+                operands = f"{prev}, %x" if op != "math.sin" else prev
+                lines.append(f"    %v{k} = {op} {operands} : f32")
+                prev = f"%v{k}"
+            lines += [f"    return {prev} : f32", "  }",
+                      "  func.func @g(%x: f32, %s: f32) -> f32 {",
+                      "    %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>],"
+                      " ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32",
+                      "    return %d : f32", "  }", "}"]
+            path = os.path.join(tmp, f"chain{ops}.mlir")
+            open(path, "w").write("\n".join(lines))
+            times = []
+            for _ in range(max(3, repeat // 3)):
+                # The pass's own wall time, from MLIR's timing report.
+                report = subprocess.run(
+                    [os.path.join(build, "bin", "nabla-opt"), path,
+                     "--pass-pipeline=builtin.module(nabla-differentiate)",
+                     "--mlir-timing", "--mlir-timing-display=list", "-o", os.devnull],
+                    check=True, capture_output=True, text=True).stderr
+                line = next(l for l in report.splitlines() if l.strip().endswith("Differentiate"))
+                times.append(float(line.split()[0]))
+            ms = statistics.median(times) * 1e3
+            per_op.append(ms * 1e3 / ops)
+            measured.append((ops, ms, per_op[-1]))
+            print(f"{ops:>7}{ms:>18.1f}{per_op[-1]:>8.2f}")
+    print(f"per-op time max/min over sizes: {max(per_op) / min(per_op):.2f} (goal <= 2)")
+    return measured
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
@@ -176,46 +265,7 @@ def main():
     print(f"median gradient/primal: {statistics.median(ratios):.2f} "
           f"(max {max(ratios):.2f}; goal: median <= 3, none above 5)")
 
-    # Deterministic mode: the ordered kernel adjoint of Y = w0 X + w1 against
-    # the atomic one (every thread adds into dW[0] and dW[1]), side by side;
-    # distinct dW bit patterns over the repeats show what the order buys.
-    det = nabla.compile(
-        nabla.Module.parse(open(os.path.join(gradients, "deterministic.mlir")).read()),
-        "spirv", workgroup_size=[64], subgroup_size=subgroup)
-    det_entries = {k["name"]: k for k in det.manifest["kernels"]}
-    n = rows * 64
-    xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
-    ws = np.array([0.7, -1.3], np.float32)
-    sd = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
-
-    def launch_det(kernel, launch_args):
-        packed, shapes, _ = nabla._pack_args(det_entries[kernel], launch_args, {})
-        launched = _nabla.launch(det.manifest_text, det.artifacts, kernel, [rows],
-                                 [64], packed, shapes, {}, "vulkan", -1, 600,
-                                 repeat=LAUNCH_REPEATS, timing=True)
-        return kernel_seconds(launched), launched[0]
-
-    scratch = np.zeros(1 + 2 * rows, np.int32)
-    common = [xs, np.zeros_like(xs), ws, np.zeros_like(ws), np.zeros_like(xs), sd,
-              ("index", n)]
-    timings = {"scale": [], "scale_atomic": [], "scale_ordered": []}
-    patterns = {"scale_atomic": set(), "scale_ordered": set()}
-    for _ in range(args.repeat):
-        timings["scale"].append(launch_det("scale", [xs, ws, np.zeros_like(xs),
-                                                     ("index", n)])[0])
-        for kernel in patterns:
-            t, outs = launch_det(kernel, common + ([scratch] if kernel.endswith("ordered")
-                                                   else []))
-            timings[kernel].append(t)
-            patterns[kernel].add(bytes(outs[3]))
-    med = {k: statistics.median(v) for k, v in timings.items()}
-    print(f"\ndeterministic mode ({rows} blocks of 64, Y = w0 X + w1, dW from every thread):")
-    print(f"{'kernel':<15}{'ms':>9}{'/primal':>9}{'distinct dW':>13}")
-    print(f"{'primal':<15}{med['scale'] * 1e3:>9.2f}{1:>9.2f}{'-':>13}")
-    for kernel in patterns:
-        print(f"{kernel:<15}{med[kernel] * 1e3:>9.2f}{med[kernel] / med['scale']:>9.2f}"
-              f"{len(patterns[kernel]):>13}")
-    print(f"ordered/atomic adjoint: {med['scale_ordered'] / med['scale_atomic']:.2f}")
+    deterministic_mode(nabla, _nabla, rows, args.repeat, rng, subgroup)
 
     # Registers and shared memory on sm_90.
     ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
@@ -242,40 +292,7 @@ def main():
                     if m and name:
                         print(f"{name:<24}{m.group(1):>10}{m.group(2) or '0':>8}{spills:>9}")
 
-    # nabla-differentiate scaling on a chain of N float ops.
-    print()
-    print(f"{'ops':>7}{'differentiate ms':>18}{'us/op':>8}")
-    per_op = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for ops in (100, 1000, 10000):
-            lines = ["module {", "  func.func @f(%x: f32) -> f32 {"]
-            prev = "%x"
-            for k in range(ops):
-                op = ("arith.mulf", "math.sin", "arith.addf")[k % 3]
-                operands = f"{prev}, %x" if op != "math.sin" else prev
-                lines.append(f"    %v{k} = {op} {operands} : f32")
-                prev = f"%v{k}"
-            lines += [f"    return {prev} : f32", "  }",
-                      "  func.func @g(%x: f32, %s: f32) -> f32 {",
-                      "    %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>],"
-                      " ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32",
-                      "    return %d : f32", "  }", "}"]
-            path = os.path.join(tmp, f"chain{ops}.mlir")
-            open(path, "w").write("\n".join(lines))
-            times = []
-            for _ in range(max(3, args.repeat // 3)):
-                # The pass's own wall time, from MLIR's timing report.
-                report = subprocess.run(
-                    [os.path.join(args.build, "bin", "nabla-opt"), path,
-                     "--pass-pipeline=builtin.module(nabla-differentiate)",
-                     "--mlir-timing", "--mlir-timing-display=list", "-o", os.devnull],
-                    check=True, capture_output=True, text=True).stderr
-                line = next(l for l in report.splitlines() if l.strip().endswith("Differentiate"))
-                times.append(float(line.split()[0]))
-            ms = statistics.median(times) * 1e3
-            per_op.append(ms * 1e3 / ops)
-            print(f"{ops:>7}{ms:>18.1f}{per_op[-1]:>8.2f}")
-    print(f"per-op time max/min over sizes: {max(per_op) / min(per_op):.2f} (goal <= 2)")
+    differentiate_scaling(args.build, args.repeat)
 
 
 if __name__ == "__main__":
