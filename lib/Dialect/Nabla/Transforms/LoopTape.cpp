@@ -1,10 +1,13 @@
 //===- LoopTape.cpp - Reversing loops with per-thread tapes ---------------===//
 //
 // The tape strategy: the forward loop stores every value an iteration
-// defines (induction variable, iter_args, body results, values its scf.ifs
-// yield) into per-thread slots allocated at function entry; the reverse loop
-// runs the iterations backwards, reloading them. Cheap values (pure ops,
-// loads of buffers the function never writes) are recomputed instead. A
+// defines (iter_args, body results, values its scf.ifs yield) into
+// per-thread slots allocated at function entry; the reverse loop runs the
+// iterations backwards, reloading them. Cheap values (pure ops, loads of
+// buffers the function never writes; inside the body's scf.ifs, pure and
+// speculatable ops) are recomputed instead, and the induction variable is
+// computed from the slot (lb + slot * step): a tree reduction's level loop
+// then keeps nothing but the float values its adjoint needs. A
 // nested loop's slots are linearized over the enclosing taped loops. The
 // number of slots is a static bound: the trip count, or the hint
 // `nabla.max_trip_count`; with the hint, the forward loop stores only the
@@ -18,6 +21,8 @@
 #include "ReverseEmitter.h"
 
 #include "GPUDerivatives.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace nabla;
@@ -146,10 +151,11 @@ Value VJPEmitter::emitTripCount(Location loc, Value lb, Value ub, Value step) {
 
 void VJPEmitter::collectTaped(scf::ForOp op, SmallVector<Value> &taped,
                               SmallVector<Operation *> &recomputed) {
-  // The induction variable, the iter_args, body results, and the values
-  // defined inside the body's scf.ifs (which the forward if yields, so they
-  // exist at body level). Values inside nested loops are theirs to keep.
-  taped = {op.getInductionVar()};
+  // The iter_args, body results, and the values defined inside the body's
+  // scf.ifs (which the forward if yields, so they exist at body level).
+  // Values inside nested loops are theirs to keep. The induction variable is
+  // not taped: reverseTapedFor computes it from the slot.
+  taped.clear();
   llvm::append_range(taped, op.getRegionIterArgs());
   auto tapeResults = [&](Operation *inner) {
     for (Value r : inner->getResults())
@@ -166,6 +172,16 @@ void VJPEmitter::collectTaped(scf::ForOp op, SmallVector<Value> &taped,
       inner.walk<WalkOrder::PreOrder>([&](Operation *nested) {
         if (nested == &inner)
           return WalkResult::advance();
+        // Index arithmetic on the induction variable and thread ids (a tree
+        // level's partner `t + s`) is recomputed before the reverse if, not
+        // taped: pure and speculatable, it may run outside its branch. Its
+        // operands are taped or recomputed earlier (pre-order is program
+        // order), or defined outside the loop.
+        if (!nested->hasTrait<OpTrait::IsTerminator>() &&
+            isRecomputable(nested) && isSpeculatable(nested)) {
+          recomputed.push_back(nested);
+          return WalkResult::advance();
+        }
         tapeResults(nested);
         return isa<scf::ForOp>(nested) ? WalkResult::skip()
                                        : WalkResult::advance();
@@ -309,12 +325,19 @@ LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op, AdjointScope &outer) {
     clearTerminator(*body);
     b.setInsertionPointToEnd(body);
     Value last = arith::SubIOp::create(b, loc, count, one);
-    Value iteration =
-        arith::SubIOp::create(b, loc, last, loop.getInductionVar());
-    iteration = linearize(loc, reverseIterations, iteration, tape.bound);
+    Value local = arith::SubIOp::create(b, loc, last, loop.getInductionVar());
+    Value iteration = linearize(loc, reverseIterations, local, tape.bound);
     reverseIterations.push_back({iteration, 0});
-    // Reload this iteration's values; remember the mappings to restore.
+    // Reload this iteration's values; remember the mappings to restore. The
+    // induction variable is the forward loop's at this iteration.
     SmallVector<std::pair<Value, Value>> saved;
+    Value inductionVar = op.getInductionVar();
+    saved.push_back({inductionVar, fwd.lookupOrNull(inductionVar)});
+    fwd.map(inductionVar,
+            arith::AddIOp::create(
+                b, loc, fwd.lookup(op.getLowerBound()),
+                arith::MulIOp::create(b, loc, local,
+                                      fwd.lookup(op.getStep()))));
     for (auto [src, memref] : tape.tapes) {
       saved.push_back({src, fwd.lookupOrNull(src)});
       fwd.map(src, loadPrivateSlot(b, loc, memref, iteration, src.getType()));
