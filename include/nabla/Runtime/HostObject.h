@@ -1,0 +1,39 @@
+//===- HostObject.h - SPIR-V objects carrying their launch ABI --*- C++ -*-===//
+//
+// The object that host programs embed for a SPIR-V gpu.binary (written by
+// the nabla-wrap-host-objects pass, read by libnabla_mgpu.so): Vulkan binds
+// kernel arguments as descriptors, so `mgpuLaunchKernel`, which receives the
+// flat LLVM arguments of a launch (memref descriptor fields and scalars),
+// needs each kernel's parameter list to rebuild its bindings.
+//
+//   offset 0   8 bytes  magic "NBLAHOST"
+//   offset 8   u32 LE   format version (1)
+//   offset 12  u32 LE   byte length N of the JSON description
+//   offset 16  N bytes  {"kernels": [{"name": K, "params": [P...]}...]}
+//              zero bytes up to a multiple of 4
+//   then       the SPIR-V module's words, to the end of the object
+//
+// A parameter P is {"kind": "buffer", "element": T, "shape": [E...]} (E is
+// -1 for a dynamic extent) or {"kind": "scalar", "type": T}, T an MLIR type
+// name (f32, i8, index...). The bindings follow docs/Targets.md: binding k for
+// parameter k, then one i32 size binding per dynamic extent of each dynamic
+// memref of rank >= 2, in parameter order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_HOSTOBJECT_H
+#define NABLA_RUNTIME_HOSTOBJECT_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nabla::runtime {
+
+inline constexpr char kHostObjectMagic[8] = {'N', 'B', 'L', 'A',
+                                             'H', 'O', 'S', 'T'};
+inline constexpr uint32_t kHostObjectVersion = 1;
+inline constexpr size_t kHostObjectHeaderBytes = 16;
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_HOSTOBJECT_H
