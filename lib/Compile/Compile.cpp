@@ -20,10 +20,12 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Host/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -262,6 +264,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     if (!options.chip.empty())
       nvvm.chip = options.chip;
     nvvm.abi = options.abi;
+    nvvm.hostLowering = false;
     nvvm.relocStrategy = options.relocStrategy;
     nvvm.optLevel = options.optLevel;
     buildNablaToNVVMPipeline(pm, nvvm);
@@ -272,6 +275,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     if (!options.chip.empty())
       rocdl.chip = options.chip;
     rocdl.abi = options.abi;
+    rocdl.hostLowering = false;
     rocdl.relocStrategy = options.relocStrategy;
     rocdl.optLevel = options.optLevel;
     buildNablaToROCDLPipeline(pm, rocdl);
@@ -280,6 +284,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   case CompileTarget::SPIRV: {
     NablaToSPIRVOptions spirv;
     spirv.abi = options.abi;
+    spirv.hostLowering = false;
     spirv.relocStrategy = options.relocStrategy;
     spirv.optLevel = options.optLevel;
     spirv.workgroupSize = options.workgroupSize;
@@ -291,6 +296,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   case CompileTarget::Metal: {
     NablaToMetalOptions metal;
     metal.abi = options.abi;
+    metal.hostLowering = false;
     metal.relocStrategy = options.relocStrategy;
     metal.optLevel = options.optLevel;
     metal.workgroupSize = options.workgroupSize;
@@ -330,6 +336,11 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   // The pipeline's first passes, run here to describe what they produce;
   // when the pipeline runs them again they find nothing left to do.
   PassManager prepare(module.getContext());
+  // Host programs: kernels outlined from gpu.launch and sized by their
+  // launches are described like the others. Host code is not lowered: only
+  // the kernels' objects become files.
+  prepare.addPass(createGpuKernelOutliningPass());
+  prepare.addPass(createAnnotateLaunchSizes());
   prepare.addPass(createCheckInput());
   prepare.addPass(createValidate());
   prepare.addPass(createDifferentiate());

@@ -11,6 +11,7 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocDialect.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Host/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -27,12 +28,14 @@ void nabla::registerUpstreamDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
+  mlir::registerAllFromLLVMIRTranslations(registry);
 }
 
 void nabla::registerAllPasses() {
   registerNablaConversionPasses();
   registerNablaDialectPasses();
   reloc::registerRelocTransformsPasses();
+  registerNablaHostPasses();
   registerNablaTransformsPasses();
   registerNablaPipelines();
 }

@@ -68,7 +68,6 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   std::string toolkit = findCUDAToolkit(options.toolkit);
   addFrontendPasses(pm, "nvvm", options.chip, options.abi,
                     options.relocStrategy, options.toolkit);
-  pm.addPass(createGpuKernelOutliningPass());
   pm.nest<gpu::GPUModuleOp>().addPass(
       createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,
                             /*maxWorkgroupSize=*/1024}));
@@ -100,4 +99,5 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
 
   if (options.cubin)
     pm.addPass(createAssembleCubin({toolkit, options.optLevel.getValue()}));
+  addHostPasses(pm, "nvvm", options.hostLowering);
 }

@@ -9,8 +9,11 @@
 
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Conversion/Passes.h"
+#include "nabla/Host/Passes.h"
 #include "nabla/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
@@ -28,6 +31,12 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               StringRef chip, StringRef abi,
                               StringRef relocStrategy, StringRef toolkit,
                               ArrayRef<int64_t> workgroupSize) {
+  // Host programs: gpu.launch bodies become kernels, and kernels launched
+  // with constant sizes are compiled for them.
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createAnnotateLaunchSizes());
+  pm.addPass(createRaiseLLVM());
+  pm.addPass(createSetAsideHostCode());
   pm.addPass(createCheckInput());
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
@@ -41,6 +50,13 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
   check.toolkit = toolkit.str();
   check.workgroupSize = llvm::to_vector(workgroupSize);
   pm.addPass(createCheckTargetSupport(check));
+}
+
+void nabla::addHostPasses(OpPassManager &pm, StringRef target,
+                          bool lowerHostCode) {
+  pm.addPass(createRestoreHostCode());
+  if (lowerHostCode)
+    pm.addPass(createLowerHostToLLVM({target.str()}));
 }
 
 void nabla::registerNablaPipelines() {

@@ -64,4 +64,5 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                                                : options.toolkit.getValue();
   binary.compilationTarget = "bin";
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  addHostPasses(pm, "rocdl", options.hostLowering);
 }

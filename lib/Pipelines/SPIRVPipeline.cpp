@@ -86,6 +86,7 @@ void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
                      options.workgroupSize, options.subgroupSize,
                      options.emulateFloatAtomics, options.optLevel, "vulkan");
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
+  addHostPasses(pm, "spirv", options.hostLowering);
 }
 
 void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
@@ -94,4 +95,5 @@ void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
                      options.workgroupSize, options.subgroupSize,
                      options.emulateFloatAtomics, options.optLevel, "metal");
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
+  addHostPasses(pm, "metal", options.hostLowering);
 }

@@ -33,6 +33,12 @@ struct CommonPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("reloc-lower strategy overriding the ABI's default "
                      "(v1: bake-or-materialize; v2: patch for nvvm/rocdl, "
                      "table for spirv/metal)")};
+  mlir::detail::PassOptions::Option<bool> hostLowering{
+      *this, "host-lowering",
+      llvm::cl::desc("Also lower host code that uses the GPU to LLVM calling "
+                     "the mgpu* API of libnabla_mgpu.so (a no-op for "
+                     "kernel-only modules)"),
+      llvm::cl::init(true)};
 };
 
 struct NablaToNVVMOptions : public CommonPipelineOptions<NablaToNVVMOptions> {
@@ -113,7 +119,9 @@ void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
 std::string getRelocStrategy(llvm::StringRef target, llvm::StringRef abi,
                              llvm::StringRef override);
 
-/// The passes every pipeline starts with: nabla-check-input,
+/// The passes every pipeline starts with: gpu-kernel-outlining,
+/// nabla-annotate-launch-sizes and nabla-set-aside-host-code (host
+/// programs), nabla-check-input,
 /// nabla-validate, nabla-differentiate, reloc-link, reloc-lower with the
 /// ABI's strategy, and the target check (which also rejects an unknown `abi`,
 /// chip, a missing `toolkit` directory or a workgroup size out of range).
@@ -122,6 +130,11 @@ void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef relocStrategy,
                        llvm::StringRef toolkit = "",
                        llvm::ArrayRef<int64_t> workgroupSize = {});
+
+/// The passes every pipeline ends with: nabla-restore-host-code and, if
+/// `lowerHostCode`, nabla-lower-host-to-llvm for `target`.
+void addHostPasses(mlir::OpPassManager &pm, llvm::StringRef target,
+                   bool lowerHostCode);
 
 /// The lowest PTX feature (e.g. "+ptx78") that supports `chip`.
 std::string getDefaultPTXFeatures(llvm::StringRef chip);
