@@ -14,6 +14,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -43,6 +44,11 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(nabla::createLowerSubgroupReduce({lanes}));
+  // math.tanh would become llvm.intr.tanh, which the AMDGPU back end cannot
+  // select ("no libcall available for ftanh"): expand it into exp first.
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"tanh"};
+  device.addPass(math::createMathExpandOpsPass(expand));
   ConvertGpuOpsToROCDLOpsOptions rocdl;
   rocdl.chipset = options.chip.getValue();
   rocdl.indexBitwidth = 64;

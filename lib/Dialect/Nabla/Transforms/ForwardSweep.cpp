@@ -42,6 +42,45 @@ void VJPEmitter::defined(Value src, Value forward) {
     branchScopes.back().push_back(src);
 }
 
+/// True if every use of `memref` (through views) writes it without reading:
+/// a store into it, an atomic add whose old value is unused, `memref.dim`.
+static bool isOnlyWritten(Value memref) {
+  for (OpOperand &use : memref.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto store = dyn_cast<memref::StoreOp>(user);
+        store && use.get() == store.getMemRef() && use.get() != store.getValue())
+      continue;
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user);
+        atomic && atomic.getKind() == arith::AtomicRMWKind::addf &&
+        atomic.getResult().use_empty())
+      continue;
+    if (isa<memref::DimOp>(user))
+      continue;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+        view && view.getViewSource() == use.get() &&
+        llvm::all_of(user->getResults(), isOnlyWritten))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+void VJPEmitter::collectUnneededBuffers(Block &body, ArrayRef<Activity> args) {
+  for (auto [arg, activity] : llvm::zip(body.getArguments(), args))
+    if (activity == Activity::DupNoNeed && isa<BaseMemRefType>(arg.getType()) &&
+        isOnlyWritten(arg))
+      unneededBuffers.insert(arg);
+}
+
+bool VJPEmitter::writesOnlyUnneeded(Operation *op) {
+  Value memref;
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    memref = store.getMemRef();
+  else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+    memref = atomic.getMemref();
+  return memref && unneededBuffers.contains(getViewSource(memref));
+}
+
 LogicalResult VJPEmitter::forwardBlock(Block &src) {
   for (Operation &op : src.without_terminator())
     if (failed(forwardOp(&op)))
@@ -59,6 +98,10 @@ LogicalResult VJPEmitter::forwardOp(Operation *op) {
   if (op->getNumRegions() && !isGPUCollective(op) && regionTouchesActive(op))
     return op->emitOpError("is not supported yet by reverse mode on an "
                            "active path");
+  // A dupnoneed buffer nothing reads keeps its initial contents: its writes
+  // matter only through their adjoints (the reverse sweep's shadow reads).
+  if (writesOnlyUnneeded(op))
+    return success();
   // Recomputing a checkpointed loop's iteration repeats no write to memory
   // from outside it (cloneRecomputed also skips those in nested regions).
   Operation *clone =

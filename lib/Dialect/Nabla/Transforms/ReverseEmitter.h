@@ -85,6 +85,17 @@ public:
 
   void defined(Value src, Value forward);
 
+  /// `dupnoneed` argument buffers the function only writes (stores, atomic
+  /// adds whose old value is unused, through views): their final primal
+  /// value is not wanted and nothing reads it, so the forward sweep skips
+  /// those writes (the reverse sweep needs only their shadows).
+  DenseSet<Value> unneededBuffers;
+
+  void collectUnneededBuffers(Block &body, ArrayRef<Activity> args);
+
+  /// True if `op` writes only an unneeded buffer (the forward sweep drops it).
+  bool writesOnlyUnneeded(Operation *op);
+
   LogicalResult forwardBlock(Block &src);
 
   LogicalResult forwardOp(Operation *op);

@@ -26,6 +26,7 @@ LogicalResult nabla::emitReverseDerivative(
   emitter.loopOptions = loops;
   emitter.primalBody = &body;
   emitter.collectWrittenBuffers(body);
+  emitter.collectUnneededBuffers(body, args);
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     emitter.fwd.map(arg, primalArgs[i]);
     if (shadowArgs[i])

@@ -210,3 +210,51 @@ func.func @neighbours_grad(%X: memref<?xf32>, %dX: memref<?xf32>, %Y: memref<?xf
   nabla.autodiff @neighbours(%X, %dX, %Y, %dY) {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
   return
 }
+
+// -----
+
+// dupnoneed on a buffer the function only writes (a store, an atomic add
+// whose old value is unused): the forward sweep skips the writes (the buffer
+// keeps its initial contents; only the shadows matter), so neither the
+// output store nor the histogram's primal atomic is emitted; the adjoints
+// still read the shadows.
+// CHECK-LABEL: func.func private @__nabla_vjp_scatter_dnnc(
+// CHECK-SAME: %[[X:.*]]: memref<?xf32>, %[[DX:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?xf32>, %[[DY:.*]]: memref<?xf32>, %[[BINS:.*]]: memref<4xf32>, %[[DBINS:.*]]: memref<4xf32>, %{{.*}}: index)
+// CHECK-NOT: memref.store %{{.*}}, %[[Y]]
+// CHECK-NOT: memref.atomic_rmw addf %{{.*}}, %[[BINS]]
+// CHECK-DAG: memref.load %[[DY]]
+// CHECK-DAG: memref.load %[[DBINS]]
+// CHECK: return
+func.func @scatter(%x: memref<?xf32>, %y: memref<?xf32>, %bins: memref<4xf32>, %k: index) {
+  %i = gpu.global_id x
+  %v = memref.load %x[%i] : memref<?xf32>
+  %s = math.sin %v : f32
+  memref.store %s, %y[%i] : memref<?xf32>
+  %old = memref.atomic_rmw addf %v, %bins[%k] : (f32, memref<4xf32>) -> f32
+  return
+}
+func.func @g(%x: memref<?xf32>, %dx: memref<?xf32>, %y: memref<?xf32>, %dy: memref<?xf32>, %bins: memref<4xf32>, %dbins: memref<4xf32>, %k: index) {
+  nabla.autodiff @scatter(%x, %dx, %y, %dy, %bins, %dbins, %k) {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>, #nabla.activity<dupnoneed>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<4xf32>, memref<4xf32>, index) -> ()
+  return
+}
+
+// -----
+
+// dupnoneed on a buffer the function also reads (y = a x + y): later reads
+// could need the stored value, so the store stays.
+// CHECK-LABEL: func.func private @__nabla_vjp_axpy_dnc(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[Y:.*]]: memref<?xf32>,
+// CHECK: memref.store %{{.*}}, %[[Y]]
+func.func @axpy(%x: memref<?xf32>, %y: memref<?xf32>, %a: f32) {
+  %i = gpu.global_id x
+  %xv = memref.load %x[%i] : memref<?xf32>
+  %yv = memref.load %y[%i] : memref<?xf32>
+  %ax = arith.mulf %a, %xv : f32
+  %r = arith.addf %ax, %yv : f32
+  memref.store %r, %y[%i] : memref<?xf32>
+  return
+}
+func.func @g(%x: memref<?xf32>, %dx: memref<?xf32>, %y: memref<?xf32>, %dy: memref<?xf32>, %a: f32) {
+  nabla.autodiff @axpy(%x, %dx, %y, %dy, %a) {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, f32) -> ()
+  return
+}
