@@ -11,7 +11,8 @@
 #include "nabla/Compile/Compile.h"
 #include "nabla/InitAll.h"
 #include "nabla/Support/Limits.h"
-#include "nabla/Support/SourceChecks.h"
+#include "nabla/Conversion/Passes.h"
+#include "nabla/Support/InputFile.h"
 #include "nabla/Support/ToolGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      nabla::parseCheckedModule(sourceMgr, &context);
+      nabla::parseInputModule(sourceMgr, &context);
   if (!module)
     return 1;
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/InitAll.h"
+#include "nabla/Support/InputFile.h"
 #include "nabla/Support/SourceChecks.h"
 #include "nabla/Support/ToolGuard.h"
 
@@ -67,8 +68,22 @@ int main(int argc, char **argv) {
   unsigned bufferId = sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef()),
       llvm::SMLoc());
-  if (failed(nabla::checkMLIRSource(sourceMgr, bufferId)))
+  if (nabla::isLLVMIRInput(inputFile, *input)) {
+    // A frontend's LLVM IR: imported into the LLVM dialect (with the .ll
+    // positions as locations) and handed on as MLIR text.
+    mlir::MLIRContext context(registry);
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    mlir::OwningOpRef<mlir::ModuleOp> imported =
+        nabla::importLLVMIR(sourceMgr, &context);
+    if (!imported)
+      return 1;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    imported->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+    input = llvm::MemoryBuffer::getMemBufferCopy(text, inputFile);
+  } else if (failed(nabla::checkMLIRSource(sourceMgr, bufferId))) {
     return 1;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &error);
   if (!output) {

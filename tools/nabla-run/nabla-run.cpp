@@ -19,7 +19,8 @@
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Launcher.h"
 #include "nabla/Runtime/Npy.h"
-#include "nabla/Support/SourceChecks.h"
+#include "nabla/Conversion/Passes.h"
+#include "nabla/Support/InputFile.h"
 #include "nabla/Support/ToolGuard.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -188,10 +189,18 @@ int main(int argc, char **argv) {
     return 1;
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  bool isLLVMIR = false;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      nabla::parseCheckedModule(sourceMgr, &context);
+      nabla::parseInputModule(sourceMgr, &context, &isLLVMIR);
   if (!module)
     return 1;
+  if (isLLVMIR) {
+    // A frontend's kernels: raised before the kernel is looked up.
+    mlir::PassManager raise(&context);
+    raise.addPass(nabla::createRaiseLLVM());
+    if (failed(raise.run(*module)))
+      return 1;
+  }
   if (module->getOps<mlir::gpu::GPUModuleOp>().empty()) {
     std::cerr << "error: '" << positional.front()
               << "' has no gpu.module to compile (for precompiled kernels "

@@ -61,4 +61,45 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+
+def RaiseLLVM : Pass<"nabla-raise-llvm", "mlir::ModuleOp"> {
+  let summary = "Raise a frontend's LLVM-dialect kernels to Nabla's target-neutral form";
+  let description = [{
+    Turns a module imported from LLVM IR (clang CUDA/HIP, Julia-style IR:
+    top-level `llvm.func`s) into one `gpu.module` of `gpu.func` kernels and
+    `func.func` device functions over memrefs, arith, math, scf, gpu ids,
+    barriers, shuffles and atomics, ready for `nabla-differentiate` and every
+    `nabla-to-*` pipeline (see docs/Frontends.md):
+
+    - kernels are the functions with the `ptx_kernel`, `amdgpu_kernel` or
+      `spir_kernel` calling convention (or `nvvm.kernel`/`rocdl.kernel`);
+      they keep their LLVM names;
+    - every pointer is traced to its object (a parameter, a field of a
+      `byval` struct parameter, an `alloca`, an `addrspace(3)` global, a
+      host global) and becomes an element offset into that object's memref,
+      typed by the accesses; `byval` structs are flattened into their fields;
+    - special registers, barriers, shuffles, atomics, LLVM math intrinsics and
+      libdevice/OCML calls become `gpu`, `memref` and `math` ops;
+    - calls of `__enzyme_autodiff*` / `__enzyme_fwddiff*` with Enzyme's
+      activity markers become `nabla.autodiff` / `nabla.fwddiff`;
+    - control flow is lifted to `scf`.
+
+    What cannot be raised (inline assembly, indirect calls, a pointer whose
+    object is not known, an object accessed with two element types, unknown
+    calls and intrinsics, recursion) is a located error. Modules without
+    top-level `llvm.func` definitions are left unchanged.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", [{"kernels"}],
+           "Name of the gpu.module that receives the raised functions">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::func::FuncDialect", "mlir::gpu::GPUDialect",
+    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "nabla::NablaDialect",
+    "mlir::ub::UBDialect",
+  ];
+}
+
 #endif // NABLA_CONVERSION_PASSES_TD

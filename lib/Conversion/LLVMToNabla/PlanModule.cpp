@@ -1,0 +1,704 @@
+//===- PlanModule.cpp - What --nabla-raise-llvm will rewrite --------------===//
+//
+// Finds the kernels and the order to raise functions in (callees first),
+// traces every pointer to its root, types each root by the accesses made
+// through it (loads, stores, atomics, and the parameters of the functions it
+// is passed to) and fixes each raised function's parameter list and
+// workgroup slots. Nothing is rewritten here; every refusal is a located
+// error naming the instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseLLVM.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace nabla::raise;
+
+bool nabla::raise::isKernel(LLVM::LLVMFuncOp func) {
+  switch (func.getCConv()) {
+  case LLVM::CConv::PTX_Kernel:
+  case LLVM::CConv::AMDGPU_KERNEL:
+  case LLVM::CConv::SPIR_KERNEL:
+    return true;
+  default:
+    return func->hasAttr("nvvm.kernel") || func->hasAttr("rocdl.kernel");
+  }
+}
+
+std::optional<bool> nabla::raise::getEnzymeMode(StringRef name) {
+  if (name.contains("__enzyme_autodiff"))
+    return true;
+  if (name.contains("__enzyme_fwddiff"))
+    return false;
+  return std::nullopt;
+}
+
+std::optional<StringRef> nabla::raise::getMarkerActivity(StringRef name) {
+  return llvm::StringSwitch<std::optional<StringRef>>(name)
+      .Case("enzyme_dup", StringRef("dup"))
+      .Case("enzyme_dupnoneed", StringRef("dupnoneed"))
+      .Case("enzyme_const", StringRef("const"))
+      .Case("enzyme_out", StringRef("active"))
+      .Default(std::nullopt);
+}
+
+int64_t nabla::raise::getTypeSize(const DataLayout &layout, Type type) {
+  return static_cast<int64_t>(layout.getTypeSize(type).getFixedValue());
+}
+
+/// Appends the scalar leaves of `type` at `base` to `leaves`.
+static void collectLeaves(const DataLayout &layout, Type type, int64_t base,
+                          SmallVectorImpl<std::pair<int64_t, Type>> &leaves) {
+  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+    int64_t offset = 0;
+    for (Type field : structType.getBody()) {
+      if (!structType.isPacked()) {
+        int64_t align = layout.getTypeABIAlignment(field);
+        offset = llvm::alignTo(offset, align);
+      }
+      collectLeaves(layout, field, base + offset, leaves);
+      offset += getTypeSize(layout, field);
+    }
+    return;
+  }
+  if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
+    int64_t size = getTypeSize(layout, arrayType.getElementType());
+    for (unsigned i = 0, e = arrayType.getNumElements(); i < e; ++i)
+      collectLeaves(layout, arrayType.getElementType(), base + i * size,
+                    leaves);
+    return;
+  }
+  leaves.emplace_back(base, type);
+}
+
+SmallVector<std::pair<int64_t, Type>>
+nabla::raise::getStructLeaves(const DataLayout &layout, Type type) {
+  SmallVector<std::pair<int64_t, Type>> leaves;
+  collectLeaves(layout, type, 0, leaves);
+  return leaves;
+}
+
+unsigned FunctionPlan::getOrAddRoot(const Root &root) {
+  for (auto [i, existing] : llvm::enumerate(roots))
+    if (existing == root)
+      return i;
+  roots.push_back(root);
+  elementTypes.push_back(nullptr);
+  return roots.size() - 1;
+}
+
+Type ModulePlan::getElementType(const FunctionPlan &plan,
+                                unsigned root) const {
+  const Root &r = plan.roots[root];
+  if (r.kind == Root::Shared || r.kind == Root::HostGlobal)
+    if (Type type = globalElementTypes.lookup(r.global))
+      return type;
+  return plan.getElementType(root);
+}
+
+Type FunctionPlan::getElementType(unsigned root) const {
+  if (Type type = elementTypes[root])
+    return type;
+  return IntegerType::get(LLVM::LLVMFuncOp(func).getContext(), 8);
+}
+
+/// The byval struct type of argument `index`, if it is a byval pointer.
+static Type getByvalType(LLVM::LLVMFuncOp func, unsigned index) {
+  if (auto attr = func.getArgAttrOfType<TypeAttr>(
+          index, LLVM::LLVMDialect::getByValAttrName()))
+    return attr.getValue();
+  return nullptr;
+}
+
+namespace {
+
+/// Traces pointers to roots and types the roots of one function.
+class FunctionPlanner {
+public:
+  FunctionPlanner(ModulePlan &module, FunctionPlan &plan)
+      : module(module), plan(plan), layout(DataLayout::closest(plan.func)) {}
+
+  LogicalResult run();
+
+private:
+  /// The root of pointer `value`; std::nullopt while a phi cycle is being
+  /// resolved.
+  FailureOr<std::optional<unsigned>> resolve(Value value);
+  FailureOr<std::optional<unsigned>> resolveDefinition(Value value,
+                                                       Operation *user);
+  LogicalResult recordElementType(Operation *op, unsigned root, Type type);
+  LogicalResult recordAccess(Operation *op, Value address, Type type);
+  LogicalResult planCall(LLVM::CallOp call);
+  LogicalResult planParams();
+  /// The constant byte offset a GEP adds; failure if an index is dynamic.
+  FailureOr<int64_t> getConstantOffset(LLVM::GEPOp gep);
+
+  ModulePlan &module;
+  FunctionPlan &plan;
+  DataLayout layout;
+  DenseSet<Value> visiting;
+};
+
+} // namespace
+
+FailureOr<int64_t> FunctionPlanner::getConstantOffset(LLVM::GEPOp gep) {
+  Type current = gep.getElemType();
+  int64_t offset = 0;
+  for (auto [i, index] : llvm::enumerate(gep.getIndices())) {
+    int64_t value;
+    APInt constant;
+    if (auto attr = dyn_cast<IntegerAttr>(index))
+      value = attr.getInt();
+    else if (matchPattern(cast<Value>(index), m_ConstantInt(&constant)))
+      value = constant.getSExtValue();
+    else
+      return failure();
+    if (i == 0) {
+      offset += value * getTypeSize(layout, current);
+      continue;
+    }
+    if (auto structType = dyn_cast<LLVM::LLVMStructType>(current)) {
+      int64_t fieldOffset = 0;
+      for (auto [k, field] : llvm::enumerate(structType.getBody())) {
+        if (!structType.isPacked())
+          fieldOffset =
+              llvm::alignTo(fieldOffset, layout.getTypeABIAlignment(field));
+        if (static_cast<int64_t>(k) == value) {
+          current = field;
+          break;
+        }
+        fieldOffset += getTypeSize(layout, field);
+      }
+      offset += fieldOffset;
+      continue;
+    }
+    if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(current)) {
+      current = arrayType.getElementType();
+      offset += value * getTypeSize(layout, current);
+      continue;
+    }
+    return failure();
+  }
+  return offset;
+}
+
+FailureOr<std::optional<unsigned>> FunctionPlanner::resolve(Value value) {
+  auto known = plan.rootOf.find(value);
+  if (known != plan.rootOf.end())
+    return std::optional<unsigned>(known->second);
+  if (visiting.contains(value))
+    return std::optional<unsigned>();
+  visiting.insert(value);
+  FailureOr<std::optional<unsigned>> root = resolveDefinition(value, nullptr);
+  visiting.erase(value);
+  if (succeeded(root) && *root)
+    plan.rootOf[value] = **root;
+  return root;
+}
+
+FailureOr<std::optional<unsigned>>
+FunctionPlanner::resolveDefinition(Value value, Operation *user) {
+  auto merge = [&](ArrayRef<Value> incoming,
+                   Operation *at) -> FailureOr<std::optional<unsigned>> {
+    std::optional<unsigned> result;
+    std::optional<int64_t> byval;
+    for (Value in : incoming) {
+      FailureOr<std::optional<unsigned>> root = resolve(in);
+      if (failed(root))
+        return failure();
+      if (!*root)
+        continue;
+      if (result && *result != **root)
+        return emitError(plainLoc(at->getLoc()))
+               << "a pointer that selects between two different objects "
+                  "cannot be raised (each pointer must point into one buffer)";
+      result = *root;
+      if (plan.byvalOffset.count(in)) {
+        if (byval && *byval != plan.byvalOffset[in])
+          return emitError(plainLoc(at->getLoc()))
+                 << "a pointer that selects between two fields of a byval "
+                    "parameter cannot be raised";
+        byval = plan.byvalOffset[in];
+      }
+    }
+    if (byval)
+      plan.byvalOffset[value] = *byval;
+    return result;
+  };
+
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Block *block = arg.getOwner();
+    if (block->isEntryBlock()) {
+      unsigned index = arg.getArgNumber();
+      if (getByvalType(plan.func, index))
+        plan.byvalOffset[value] = 0;
+      return std::optional<unsigned>(
+          plan.getOrAddRoot({Root::Argument, index}));
+    }
+    SmallVector<Value> incoming;
+    for (auto it = block->pred_begin(), e = block->pred_end(); it != e; ++it) {
+      auto branch = dyn_cast<BranchOpInterface>((*it)->getTerminator());
+      if (!branch)
+        return emitError(plainLoc(block->getParentOp()->getLoc()))
+               << "unsupported branch into a block with pointer arguments";
+      SuccessorOperands operands =
+          branch.getSuccessorOperands(it.getSuccessorIndex());
+      Value in = operands[arg.getArgNumber()];
+      if (!in)
+        return emitError(plainLoc(branch->getLoc())) << "unsupported pointer phi";
+      incoming.push_back(in);
+    }
+    return merge(incoming, block->getParentOp());
+  }
+
+  Operation *def = value.getDefiningOp();
+  return llvm::TypeSwitch<Operation *, FailureOr<std::optional<unsigned>>>(def)
+      .Case([&](LLVM::GEPOp gep) -> FailureOr<std::optional<unsigned>> {
+        FailureOr<std::optional<unsigned>> root = resolve(gep.getBase());
+        if (failed(root) || !*root)
+          return root;
+        if (plan.byvalOffset.count(gep.getBase())) {
+          FailureOr<int64_t> offset = getConstantOffset(gep);
+          if (failed(offset))
+            return emitError(plainLoc(gep.getLoc()))
+                   << "a dynamic index into a byval struct parameter cannot "
+                      "be raised";
+          plan.byvalOffset[value] = plan.byvalOffset[gep.getBase()] + *offset;
+        }
+        return root;
+      })
+      .Case<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(
+          [&](Operation *cast) -> FailureOr<std::optional<unsigned>> {
+            Value source = cast->getOperand(0);
+            FailureOr<std::optional<unsigned>> root = resolve(source);
+            if (succeeded(root) && plan.byvalOffset.count(source))
+              plan.byvalOffset[value] = plan.byvalOffset[source];
+            return root;
+          })
+      .Case([&](LLVM::SelectOp select) {
+        return merge({select.getTrueValue(), select.getFalseValue()}, select);
+      })
+      .Case([&](LLVM::AddressOfOp address)
+                -> FailureOr<std::optional<unsigned>> {
+        StringAttr name = address.getGlobalNameAttr().getAttr();
+        if (module.module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+          return std::optional<unsigned>(
+              plan.getOrAddRoot({Root::Function, 0, 0, nullptr, name}));
+        LLVM::GlobalOp global = module.lookupGlobal(name);
+        if (!global)
+          return emitError(plainLoc(address.getLoc()))
+                 << "cannot raise the address of @" << name.getValue();
+        Root::Kind kind = getMarkerActivity(name.getValue()) ? Root::Marker
+                          : global.getAddrSpace() == 3 ? Root::Shared
+                                                       : Root::HostGlobal;
+        return std::optional<unsigned>(
+            plan.getOrAddRoot({kind, 0, 0, nullptr, name}));
+      })
+      .Case([&](LLVM::AllocaOp alloca) -> FailureOr<std::optional<unsigned>> {
+        return std::optional<unsigned>(
+            plan.getOrAddRoot({Root::Alloca, 0, 0, alloca, {}}));
+      })
+      .Case([&](LLVM::LoadOp load) -> FailureOr<std::optional<unsigned>> {
+        FailureOr<std::optional<unsigned>> root = resolve(load.getAddr());
+        if (failed(root))
+          return failure();
+        if (!*root || !plan.byvalOffset.count(load.getAddr()))
+          return emitError(plainLoc(load.getLoc()))
+                 << "a pointer loaded from memory cannot be raised (only the "
+                    "pointer fields of byval struct parameters can be)";
+        return std::optional<unsigned>(plan.getOrAddRoot(
+            {Root::ByvalField, plan.roots[**root].index,
+             plan.byvalOffset[load.getAddr()], nullptr, {}}));
+      })
+      .Default([&](Operation *op) -> FailureOr<std::optional<unsigned>> {
+        return emitError(plainLoc(op->getLoc()))
+               << "cannot raise a pointer produced by '" << op->getName()
+               << "': every pointer must derive from a parameter, an alloca "
+                  "or a global";
+      });
+}
+
+LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
+                                                 Type type) {
+  const Root &r = plan.roots[root];
+  if (isa<VectorType, LLVM::LLVMStructType, LLVM::LLVMArrayType>(type))
+    return fail(op) << "cannot raise an access of type "
+           << type << " (scalar loads and stores only)";
+  if (isa<LLVM::LLVMPointerType>(type))
+    return fail(op) << "cannot raise a pointer stored in memory";
+  Type *slot = nullptr;
+  if (r.kind == Root::Shared || r.kind == Root::HostGlobal)
+    slot = &module.globalElementTypes[r.global];
+  else
+    slot = &plan.elementTypes[root];
+  if (*slot && *slot != type) {
+    InFlightDiagnostic diag = fail(op) << "cannot raise an object accessed "
+                                            "both as "
+                              << *slot << " and as " << type
+                              << " (a pointer cast between element types)";
+    if (r.kind == Root::Argument)
+      diag << ": parameter #" << r.index;
+    else if (r.global)
+      diag << ": @" << r.global.getValue();
+    return diag;
+  }
+  *slot = type;
+  return success();
+}
+
+LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
+                                            Type type) {
+  FailureOr<std::optional<unsigned>> root = resolve(address);
+  if (failed(root))
+    return failure();
+  if (!*root)
+    return fail(op) << "cannot find the object this access is into";
+  const Root &r = plan.roots[**root];
+  if (r.kind == Root::Function)
+    return fail(op) << "cannot raise an access to a function's code";
+  if (r.kind == Root::Marker) {
+    if (!isa<LLVM::LoadOp>(op))
+      return fail(op) << "an Enzyme activity marker can only be loaded";
+    return success();
+  }
+  if (plan.byvalOffset.count(address)) {
+    if (!isa<LLVM::LoadOp>(op))
+      return fail(op) << "cannot raise a write into a byval parameter";
+    int64_t offset = plan.byvalOffset[address];
+    Type structType = getByvalType(plan.func, r.index);
+    for (auto [leafOffset, leafType] : getStructLeaves(layout, structType))
+      if (leafOffset == offset && leafType == type)
+        return success();
+    return fail(op) << "cannot raise a load of "
+           << type << " at byte " << offset
+           << " of a byval parameter: it is not a field of " << structType;
+  }
+  return recordElementType(op, **root, type);
+}
+
+/// Records the element types a callee expects for the pointers passed to it.
+LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
+  std::optional<StringRef> name = call.getCallee();
+  if (!name)
+    return fail(call) << "cannot raise an indirect call (call a function by name)";
+  StringAttr calleeName = StringAttr::get(call.getContext(), *name);
+  if (std::optional<bool> reverse = getEnzymeMode(*name)) {
+    module.enzymeReverse[calleeName] = *reverse;
+    if (call.getNumOperands() == 0)
+      return fail(call) << "an Enzyme request needs the function to "
+                            "differentiate as its first argument";
+    FailureOr<std::optional<unsigned>> fnRoot = resolve(call.getOperand(0));
+    if (failed(fnRoot))
+      return failure();
+    if (!*fnRoot || plan.roots[**fnRoot].kind != Root::Function)
+      return fail(call) << "the first argument of an Enzyme request must be "
+                            "a function of this module";
+    FunctionPlan *callee = module.lookup(plan.roots[**fnRoot].global);
+    if (!callee)
+      return fail(call) << "cannot differentiate @"
+             << plan.roots[**fnRoot].global.getValue()
+             << ": it has no body in this module";
+    // Walk the arguments as the rewrite will: markers tag the next
+    // argument; pointers (and dup scalars) are followed by a shadow.
+    unsigned param = 0;
+    std::optional<StringRef> activity;
+    auto operands = call.getArgOperands().drop_front();
+    for (unsigned i = 0; i < operands.size(); ++i) {
+      Value operand = operands[i];
+      if (auto load = operand.getDefiningOp<LLVM::LoadOp>()) {
+        FailureOr<std::optional<unsigned>> root = resolve(load.getAddr());
+        if (succeeded(root) && *root &&
+            plan.roots[**root].kind == Root::Marker) {
+          activity =
+              getMarkerActivity(plan.roots[**root].global.getValue());
+          continue;
+        }
+      }
+      if (param >= callee->func.getNumArguments())
+        return fail(call) << "this Enzyme request passes more arguments "
+                              "than @"
+               << callee->func.getName() << " takes";
+      Type paramType = callee->func.getArgumentTypes()[param];
+      bool pointer = isa<LLVM::LLVMPointerType>(paramType);
+      bool hasShadow =
+          activity ? (*activity == "dup" || *activity == "dupnoneed")
+                   : (pointer || (!*reverse && isa<FloatType>(paramType)));
+      SmallVector<Value, 2> values{operand};
+      if (hasShadow) {
+        if (i + 1 >= operands.size())
+          return fail(call) << "this Enzyme request lacks the shadow of "
+                                "argument #"
+                 << param << " of @" << callee->func.getName();
+        values.push_back(operands[++i]);
+      }
+      if (pointer) {
+        // The callee's buffer parameter for `param`.
+        for (const Param &p : callee->params)
+          if (p.kind == Param::Buffer && p.llvmArgument == param &&
+              callee->elementTypes[p.root])
+            for (Value v : values)
+              if (failed(recordAccess(call, v, callee->elementTypes[p.root])))
+                return failure();
+      }
+      activity.reset();
+      ++param;
+    }
+    return success();
+  }
+
+  FunctionPlan *callee = module.lookup(calleeName);
+  if (!callee)
+    return success(); // device library calls, checked by the rewrite
+  for (const Param &p : callee->params) {
+    if (p.kind != Param::Buffer || !callee->elementTypes[p.root])
+      continue;
+    Value operand = call.getArgOperands()[p.llvmArgument];
+    if (failed(recordAccess(call, operand, callee->elementTypes[p.root])))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult FunctionPlanner::planParams() {
+  LLVM::LLVMFuncOp func = plan.func;
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (Type byval = getByvalType(func, index)) {
+      if (!plan.isKernel)
+        return fail(func) << "cannot raise a byval parameter of a device "
+                              "function (only kernels take structs by value)";
+      for (auto [offset, leaf] : getStructLeaves(layout, byval)) {
+        if (isa<LLVM::LLVMPointerType>(leaf)) {
+          unsigned root = plan.getOrAddRoot(
+              {Root::ByvalField, static_cast<unsigned>(index), offset});
+          plan.params.push_back({Param::Buffer, root, nullptr,
+                                 static_cast<unsigned>(index), offset});
+        } else if (leaf.isIntOrIndexOrFloat()) {
+          plan.params.push_back(
+              {Param::Scalar, 0, leaf, static_cast<unsigned>(index), offset});
+        } else {
+          return fail(func) << "cannot raise byval field of type " << leaf;
+        }
+      }
+      continue;
+    }
+    if (auto pointer = dyn_cast<LLVM::LLVMPointerType>(type)) {
+      if (pointer.getAddressSpace() == 3 || pointer.getAddressSpace() == 5)
+        return fail(func) << "cannot raise a parameter pointing into "
+                              "workgroup or private memory (parameter #"
+               << index << ")";
+      unsigned root =
+          plan.getOrAddRoot({Root::Argument, static_cast<unsigned>(index)});
+      plan.params.push_back(
+          {Param::Buffer, root, nullptr, static_cast<unsigned>(index)});
+      if (!plan.isKernel)
+        plan.params.push_back(
+            {Param::Offset, root, nullptr, static_cast<unsigned>(index)});
+      continue;
+    }
+    if (!type.isIntOrFloat())
+      return fail(func) << "cannot raise a parameter of type "
+             << type << " (parameter #" << index << ")";
+    plan.params.push_back(
+        {Param::Scalar, 0, type, static_cast<unsigned>(index)});
+  }
+  return success();
+}
+
+LogicalResult FunctionPlanner::run() {
+  plan.isKernel = isKernel(plan.func);
+  if (failed(planParams()))
+    return failure();
+  WalkResult walk = plan.func.walk([&](Operation *op) -> WalkResult {
+    for (Value result : op->getResults())
+      if (isa<LLVM::LLVMPointerType>(result.getType()) && !result.use_empty())
+        if (failed(resolve(result)))
+          return WalkResult::interrupt();
+    LogicalResult ok = success();
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      if (!isa<LLVM::LLVMPointerType>(load.getType()))
+        ok = recordAccess(op, load.getAddr(), load.getType());
+    } else if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+      ok = recordAccess(op, store.getAddr(), store.getValue().getType());
+    } else if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
+      ok = recordAccess(op, rmw.getPtr(), rmw.getVal().getType());
+    } else if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+      ok = planCall(call);
+    }
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Block arguments of pointer type (phis).
+  for (Block &block : plan.func.getBody())
+    if (!block.isEntryBlock())
+      for (BlockArgument arg : block.getArguments())
+        if (isa<LLVM::LLVMPointerType>(arg.getType()) && !arg.use_empty()) {
+          FailureOr<std::optional<unsigned>> root = resolve(arg);
+          if (failed(root))
+            return failure();
+          if (!*root)
+            return emitError(plainLoc(plan.func.getLoc()))
+                   << "cannot find the object a pointer phi points into";
+        }
+  return success();
+}
+
+/// Adds the workgroup slots of `plan`: its own workgroup roots, those of its
+/// callees, and for each Enzyme request the callee's slots plus a shadow of
+/// each float one.
+static void planSharedSlots(ModulePlan &module, FunctionPlan &plan) {
+  auto add = [&](SharedSlot slot) {
+    if (!llvm::is_contained(plan.shared, slot))
+      plan.shared.push_back(slot);
+  };
+  for (const Root &root : plan.roots)
+    if (root.kind == Root::Shared)
+      add({root.global, false});
+  plan.func.walk([&](LLVM::CallOp call) {
+    std::optional<StringRef> name = call.getCallee();
+    if (!name)
+      return;
+    if (getEnzymeMode(*name)) {
+      auto address =
+          call.getOperand(0).getDefiningOp<LLVM::AddressOfOp>();
+      Value fn = call.getOperand(0);
+      while (!address && fn.getDefiningOp() &&
+             fn.getDefiningOp()->getNumOperands() == 1) {
+        fn = fn.getDefiningOp()->getOperand(0);
+        address = fn.getDefiningOp<LLVM::AddressOfOp>();
+      }
+      if (!address)
+        return;
+      FunctionPlan *callee =
+          module.lookup(address.getGlobalNameAttr().getAttr());
+      if (!callee)
+        return;
+      for (const SharedSlot &slot : callee->shared) {
+        add(slot);
+        Type element = module.globalElementTypes.lookup(slot.global);
+        if (!slot.shadow && element && isa<FloatType>(element))
+          add({slot.global, true});
+      }
+      return;
+    }
+    if (FunctionPlan *callee =
+            module.lookup(StringAttr::get(call.getContext(), *name)))
+      for (const SharedSlot &slot : callee->shared)
+        add(slot);
+  });
+}
+
+/// Depth-first post order of the functions reachable through calls and
+/// Enzyme requests; recursion is an error.
+static LogicalResult
+orderFunctions(ModuleOp module, LLVM::LLVMFuncOp func,
+               DenseMap<Operation *, int> &state,
+               SmallVectorImpl<LLVM::LLVMFuncOp> &order) {
+  int &mark = state[func];
+  if (mark == 2)
+    return success();
+  if (mark == 1)
+    return fail(func) << "cannot raise the recursive function @"
+           << func.getName();
+  mark = 1;
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    StringAttr target;
+    if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+      if (auto callee = call.getCalleeAttr())
+        target = callee.getAttr();
+    } else if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
+      target = address.getGlobalNameAttr().getAttr();
+    }
+    if (!target)
+      return WalkResult::advance();
+    auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(target);
+    if (!callee || callee.isExternal())
+      return WalkResult::advance();
+    if (callee == func)
+      return fail(op) << "cannot raise the recursive function @"
+             << func.getName(), WalkResult::interrupt();
+    return failed(orderFunctions(module, callee, state, order))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  state[func] = 2;
+  order.push_back(func);
+  return success();
+}
+
+LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan) {
+  plan.module = module;
+  DenseMap<Operation *, int> state;
+  SmallVector<LLVM::LLVMFuncOp> order;
+  // What the kernels reach (calls and Enzyme requests); device functions
+  // nothing launches are not raised. A module without kernels raises all.
+  bool hasKernels = llvm::any_of(module.getOps<LLVM::LLVMFuncOp>(),
+                                 [](LLVM::LLVMFuncOp f) {
+                                   return !f.isExternal() && isKernel(f);
+                                 });
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal() && (!hasKernels || isKernel(func)) &&
+        failed(orderFunctions(module, func, state, order)))
+      return failure();
+  for (LLVM::LLVMFuncOp func : order) {
+    FunctionPlan &fp = plan.functions[func.getSymNameAttr()];
+    fp.func = func;
+    if (failed(FunctionPlanner(plan, fp).run()))
+      return failure();
+    planSharedSlots(plan, fp);
+  }
+  return success();
+}
+
+MemRefType nabla::raise::getSlotType(const ModulePlan &module,
+                                     const SharedSlot &slot) {
+  LLVM::GlobalOp global = module.lookupGlobal(slot.global);
+  DataLayout layout = DataLayout::closest(global);
+  Type element = module.globalElementTypes.lookup(slot.global);
+  if (!element)
+    element = IntegerType::get(global.getContext(), 8);
+  int64_t count =
+      getTypeSize(layout, global.getGlobalType()) / getTypeSize(layout, element);
+  return MemRefType::get(
+      {count}, element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(global.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+}
+
+MemRefType nabla::raise::getRootMemRefType(const ModulePlan &module,
+                                           const FunctionPlan &plan,
+                                           unsigned root) {
+  const Root &r = plan.roots[root];
+  Type element = plan.getElementType(root);
+  switch (r.kind) {
+  case Root::Shared:
+    return getSlotType(module, {r.global, false});
+  case Root::HostGlobal: {
+    LLVM::GlobalOp global = module.lookupGlobal(r.global);
+    DataLayout layout = DataLayout::closest(global);
+    if (Type known = module.globalElementTypes.lookup(r.global))
+      element = known;
+    int64_t count = getTypeSize(layout, global.getGlobalType()) /
+                    getTypeSize(layout, element);
+    return MemRefType::get({count}, element);
+  }
+  case Root::Alloca: {
+    auto alloca = cast<LLVM::AllocaOp>(r.op);
+    DataLayout layout = DataLayout::closest(alloca);
+    int64_t count = getTypeSize(layout, alloca.getElemType());
+    if (auto constant =
+            alloca.getArraySize().getDefiningOp<LLVM::ConstantOp>())
+      if (auto size = dyn_cast<IntegerAttr>(constant.getValue()))
+        count *= size.getInt();
+    return MemRefType::get({count / getTypeSize(layout, element)}, element);
+  }
+  default:
+    return MemRefType::get({ShapedType::kDynamic}, element);
+  }
+}

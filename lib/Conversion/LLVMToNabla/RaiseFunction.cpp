@@ -1,0 +1,1151 @@
+//===- RaiseFunction.cpp - Rewrite one LLVM function over memrefs ---------===//
+//
+// Walks the blocks of an LLVM function in reverse post order and emits the
+// raised function: every pointer becomes an element offset into the memref
+// of its root (planned by PlanModule.cpp), loads/stores/atomics become
+// memref ops, integer and float ops become arith, intrinsics and device
+// library calls become math/gpu ops, branches become cf (lifted to scf by
+// the driver), and Enzyme requests become nabla.autodiff / nabla.fwddiff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseLLVM.h"
+
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/PostOrderIterator.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace nabla::raise;
+
+namespace {
+
+/// One argument of an Enzyme request, as the markers describe it.
+struct RequestArgument {
+  nabla::Activity activity;
+  Value primal;
+  Value shadow; // for dup / dupnoneed
+};
+
+class FunctionRaiser {
+public:
+  FunctionRaiser(ModulePlan &module, FunctionPlan &plan, Block &into)
+      : module(module), plan(plan), into(into),
+        builder(plan.func.getContext()),
+        layout(DataLayout::closest(plan.func)) {}
+
+  func::FuncOp run();
+
+private:
+  LogicalResult createSignature();
+  LogicalResult raiseOp(Operation *op);
+  LogicalResult raisePointerOp(Operation *op);
+  LogicalResult raiseMemoryOp(Operation *op);
+  LogicalResult raiseCall(LLVM::CallOp call);
+  LogicalResult raiseEnzymeRequest(LLVM::CallOp call, FunctionPlan &callee,
+                                   bool reverse);
+  LogicalResult raiseNamedOp(Operation *op);
+  LogicalResult raiseTerminator(Operation *op);
+  FailureOr<SmallVector<Value>> successorOperands(Operation *op, Block *dest,
+                                                  OperandRange operands);
+
+  Value lookup(Operation *user, Value value);
+  /// The memref and element offset of pointer `value`.
+  FailureOr<std::pair<Value, Value>> lookupPointer(Operation *user,
+                                                   Value value);
+  Value toIndex(Location loc, Value integer);
+  Value indexConstant(Location loc, int64_t value);
+  Value castToDynamic(Location loc, Value memref);
+  Value getHostGlobal(Location loc, unsigned root);
+  void zeroSlot(Location loc, Value slot);
+
+  ModulePlan &module;
+  FunctionPlan &plan;
+  Block &into;
+  OpBuilder builder;
+  DataLayout layout;
+  func::FuncOp result;
+  IRMapping scalars;
+  DenseMap<Value, Value> offsets;
+  DenseMap<Value, nabla::Activity> markers;
+  SmallVector<Value> rootBases;
+  SmallVector<Value> slotValues;
+  DenseMap<Block *, Block *> blocks;
+  Value zero;
+};
+
+} // namespace
+
+Value FunctionRaiser::indexConstant(Location loc, int64_t value) {
+  if (value == 0 && zero)
+    return zero;
+  return arith::ConstantIndexOp::create(builder, loc, value);
+}
+
+Value FunctionRaiser::toIndex(Location loc, Value integer) {
+  if (integer.getType().isIndex())
+    return integer;
+  return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                    integer);
+}
+
+Value FunctionRaiser::lookup(Operation *user, Value value) {
+  if (Value mapped = scalars.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  InFlightDiagnostic diag = emitError(plainLoc(user->getLoc()))
+                            << "cannot raise '" << user->getName()
+                            << "': an operand";
+  if (def)
+    diag << " (defined by '" << def->getName() << "')";
+  diag << " has no raised form";
+  return nullptr;
+}
+
+FailureOr<std::pair<Value, Value>>
+FunctionRaiser::lookupPointer(Operation *user, Value value) {
+  auto root = plan.rootOf.find(value);
+  auto offset = offsets.find(value);
+  if (root == plan.rootOf.end() || offset == offsets.end() ||
+      !rootBases[root->second])
+    return emitError(plainLoc(user->getLoc()))
+           << "cannot raise '" << user->getName()
+           << "': its pointer operand does not point into a known buffer";
+  return std::make_pair(rootBases[root->second], offset->second);
+}
+
+Value FunctionRaiser::castToDynamic(Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.hasStaticShape())
+    return memref;
+  auto dynamic = MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
+                                 MemRefLayoutAttrInterface(),
+                                 type.getMemorySpace());
+  return memref::CastOp::create(builder, loc, dynamic, memref);
+}
+
+/// A host global becomes a memref.global of the gpu.module: with the LLVM
+/// global's constant contents when it has them (a table), a declaration
+/// otherwise (a host object, recorded by reloc-raise when listed in
+/// reloc.gv_to_value).
+Value FunctionRaiser::getHostGlobal(Location loc, unsigned root) {
+  StringAttr name = plan.roots[root].global;
+  MemRefType type = getRootMemRefType(module, plan, root);
+  auto *gpuModule = into.getParentOp();
+  if (!SymbolTable::lookupSymbolIn(gpuModule, name)) {
+    LLVM::GlobalOp global = module.lookupGlobal(name);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&into);
+    Attribute initial;
+    if (auto value = global.getValueAttr()) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(value))
+        if (dense.getElementType() == type.getElementType())
+          initial = DenseElementsAttr::get(
+              RankedTensorType::get(type.getShape(), type.getElementType()),
+              llvm::to_vector(dense.getValues<Attribute>()));
+      if (!initial) {
+        emitError(plainLoc(global.getLoc()))
+            << "cannot raise the initializer of @" << name.getValue()
+            << " (only arrays of numbers)";
+        return nullptr;
+      }
+    }
+    memref::GlobalOp::create(
+        builder, plainLoc(global.getLoc()), name,
+        builder.getStringAttr(initial ? "private" : "public"), type,
+        initial ? initial : Attribute(), global.getConstant(),
+        /*alignment=*/nullptr);
+  }
+  return memref::GetGlobalOp::create(builder, loc, type, name);
+}
+
+LogicalResult FunctionRaiser::createSignature() {
+  LLVM::LLVMFuncOp func = plan.func;
+  SmallVector<Type> inputs;
+  for (const Param &param : plan.params) {
+    switch (param.kind) {
+    case Param::Buffer:
+      inputs.push_back(getRootMemRefType(module, plan, param.root));
+      break;
+    case Param::Offset:
+      inputs.push_back(builder.getIndexType());
+      break;
+    case Param::Scalar:
+      inputs.push_back(param.type);
+      break;
+    }
+  }
+  for (const SharedSlot &slot : plan.shared)
+    inputs.push_back(getSlotType(module, slot));
+  SmallVector<Type> results;
+  Type resultType = func.getFunctionType().getReturnType();
+  if (!isa<LLVM::LLVMVoidType>(resultType)) {
+    if (!resultType.isIntOrFloat())
+      return fail(func) << "cannot raise a function returning "
+             << resultType << " (scalars only)";
+    results.push_back(resultType);
+  }
+  builder.setInsertionPointToEnd(&into);
+  result = func::FuncOp::create(builder, plainLoc(func.getLoc()),
+                                func.getName(),
+                                builder.getFunctionType(inputs, results));
+  Block *entry = result.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  zero = arith::ConstantIndexOp::create(builder, result.getLoc(), 0);
+
+  rootBases.assign(plan.roots.size(), nullptr);
+  for (auto [i, param] : llvm::enumerate(plan.params)) {
+    Value arg = entry->getArgument(i);
+    Value llvmArg = func.getArgument(param.llvmArgument);
+    switch (param.kind) {
+    case Param::Buffer:
+      rootBases[param.root] = arg;
+      if (plan.roots[param.root].kind == Root::Argument)
+        offsets[llvmArg] = zero;
+      break;
+    case Param::Offset:
+      offsets[llvmArg] = arg;
+      break;
+    case Param::Scalar:
+      if (param.fieldOffset < 0)
+        scalars.map(llvmArg, arg);
+      break;
+    }
+  }
+  for (auto [i, slot] : llvm::enumerate(plan.shared))
+    slotValues.push_back(entry->getArgument(plan.params.size() + i));
+  for (auto [i, root] : llvm::enumerate(plan.roots)) {
+    Location loc = plainLoc(root.op ? root.op->getLoc() : func.getLoc());
+    if (root.kind == Root::Alloca) {
+      rootBases[i] = memref::AllocaOp::create(
+          builder, loc, getRootMemRefType(module, plan, i));
+    } else if (root.kind == Root::Shared) {
+      for (auto [k, slot] : llvm::enumerate(plan.shared))
+        if (slot.global == root.global && !slot.shadow)
+          rootBases[i] = slotValues[k];
+    } else if (root.kind == Root::HostGlobal) {
+      rootBases[i] = getHostGlobal(loc, i);
+      if (!rootBases[i])
+        return failure();
+    }
+  }
+  return success();
+}
+
+func::FuncOp FunctionRaiser::run() {
+  if (failed(createSignature()))
+    return nullptr;
+  Block *llvmEntry = &plan.func.getBody().front();
+  blocks[llvmEntry] = &result.getBody().front();
+  llvm::ReversePostOrderTraversal<Block *> order(llvmEntry);
+  for (Block *block : order) {
+    if (block == llvmEntry)
+      continue;
+    Block *raised = new Block();
+    result.getBody().push_back(raised);
+    blocks[block] = raised;
+    for (BlockArgument arg : block->getArguments()) {
+      Location loc = plainLoc(arg.getLoc());
+      if (isa<LLVM::LLVMPointerType>(arg.getType())) {
+        offsets[arg] = raised->addArgument(builder.getIndexType(), loc);
+      } else if (arg.getType().isIntOrFloat()) {
+        scalars.map(arg, raised->addArgument(arg.getType(), loc));
+      } else {
+        emitError(loc) << "cannot raise a phi of type " << arg.getType();
+        return nullptr;
+      }
+    }
+  }
+  for (Block *block : order) {
+    builder.setInsertionPointToEnd(blocks[block]);
+    for (Operation &op : *block)
+      if (failed(raiseOp(&op)))
+        return nullptr;
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointers and memory
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
+  Location loc = plainLoc(op->getLoc());
+  Value result = op->getResult(0);
+  // Pointers into byval parameters, markers and functions have no offset;
+  // their uses are resolved through the plan.
+  auto rootIt = plan.rootOf.find(result);
+  if (rootIt == plan.rootOf.end() || plan.byvalOffset.count(result) ||
+      !plan.roots[rootIt->second].isMemory())
+    return success();
+  unsigned root = rootIt->second;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](LLVM::GEPOp gep) -> LogicalResult {
+        auto base = offsets.find(gep.getBase());
+        if (base == offsets.end())
+          return fail(gep) << "cannot raise a GEP of an unknown pointer";
+        int64_t elementSize =
+            getTypeSize(layout, module.getElementType(plan, root));
+        Value offset = base->second;
+        Value bytes; // terms that are not a multiple of the element size
+        int64_t constantBytes = 0;
+        Type current = gep.getElemType();
+        auto addTerm = [&](Value index, int64_t scale) -> LogicalResult {
+          Value mapped = lookup(gep, index);
+          if (!mapped)
+            return failure();
+          Value idx = toIndex(loc, mapped);
+          if (scale % elementSize == 0) {
+            Value term = scale == elementSize
+                             ? idx
+                             : arith::MulIOp::create(
+                                   builder, loc, idx,
+                                   indexConstant(loc, scale / elementSize));
+            offset = arith::AddIOp::create(builder, loc, offset, term);
+            return success();
+          }
+          Value term = arith::MulIOp::create(builder, loc, idx,
+                                             indexConstant(loc, scale));
+          bytes = bytes ? arith::AddIOp::create(builder, loc, bytes, term)
+                        : term;
+          return success();
+        };
+        for (auto [i, index] : llvm::enumerate(gep.getIndices())) {
+          int64_t scale;
+          if (i == 0) {
+            scale = getTypeSize(layout, current);
+          } else if (auto structType =
+                         dyn_cast<LLVM::LLVMStructType>(current)) {
+            auto attr = dyn_cast<IntegerAttr>(index);
+            if (!attr)
+              return fail(gep) << "a dynamic struct field index";
+            int64_t fieldOffset = 0;
+            for (auto [k, field] : llvm::enumerate(structType.getBody())) {
+              if (!structType.isPacked())
+                fieldOffset = llvm::alignTo(
+                    fieldOffset, layout.getTypeABIAlignment(field));
+              if (static_cast<int64_t>(k) == attr.getInt()) {
+                current = field;
+                break;
+              }
+              fieldOffset += getTypeSize(layout, field);
+            }
+            constantBytes += fieldOffset;
+            continue;
+          } else if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(current)) {
+            current = arrayType.getElementType();
+            scale = getTypeSize(layout, current);
+          } else {
+            return fail(gep) << "cannot raise a GEP into " << current;
+          }
+          if (auto attr = dyn_cast<IntegerAttr>(index))
+            constantBytes += attr.getInt() * scale;
+          else if (failed(addTerm(cast<Value>(index), scale)))
+            return failure();
+        }
+        if (constantBytes % elementSize == 0) {
+          if (constantBytes)
+            offset = arith::AddIOp::create(
+                builder, loc, offset,
+                indexConstant(loc, constantBytes / elementSize));
+        } else {
+          Value c = indexConstant(loc, constantBytes);
+          bytes = bytes ? arith::AddIOp::create(builder, loc, bytes, c) : c;
+        }
+        if (bytes)
+          offset = arith::AddIOp::create(
+              builder, loc, offset,
+              arith::DivSIOp::create(builder, loc, bytes,
+                                     indexConstant(loc, elementSize)));
+        offsets[result] = offset;
+        return success();
+      })
+      .Case<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(
+          [&](Operation *cast) -> LogicalResult {
+        auto source = offsets.find(cast->getOperand(0));
+        if (source == offsets.end())
+          return fail(cast) << "cannot raise a cast of an unknown pointer";
+        offsets[result] = source->second;
+        return success();
+      })
+      .Case([&](LLVM::SelectOp select) -> LogicalResult {
+        Value condition = lookup(op, select.getCondition());
+        auto t = offsets.find(select.getTrueValue());
+        auto f = offsets.find(select.getFalseValue());
+        if (!condition || t == offsets.end() || f == offsets.end())
+          return failure();
+        offsets[result] =
+            arith::SelectOp::create(builder, loc, condition, t->second,
+                                    f->second);
+        return success();
+      })
+      .Case<LLVM::AddressOfOp, LLVM::AllocaOp, LLVM::LoadOp>(
+          [&](Operation *) -> LogicalResult {
+            offsets[result] = zero;
+            return success();
+          })
+      .Default([&](Operation *) -> LogicalResult {
+        return fail(op) << "cannot raise this pointer operation";
+      });
+}
+
+/// The memref atomic kind of an LLVM atomicrmw, and whether the operand is
+/// negated first (sub, fsub).
+static std::optional<std::pair<arith::AtomicRMWKind, bool>>
+getAtomicKind(LLVM::AtomicBinOp op) {
+  using K = arith::AtomicRMWKind;
+  switch (op) {
+  case LLVM::AtomicBinOp::fadd:
+    return std::make_pair(K::addf, false);
+  case LLVM::AtomicBinOp::fsub:
+    return std::make_pair(K::addf, true);
+  case LLVM::AtomicBinOp::add:
+    return std::make_pair(K::addi, false);
+  case LLVM::AtomicBinOp::sub:
+    return std::make_pair(K::addi, true);
+  case LLVM::AtomicBinOp::max:
+    return std::make_pair(K::maxs, false);
+  case LLVM::AtomicBinOp::min:
+    return std::make_pair(K::mins, false);
+  case LLVM::AtomicBinOp::umax:
+    return std::make_pair(K::maxu, false);
+  case LLVM::AtomicBinOp::umin:
+    return std::make_pair(K::minu, false);
+  case LLVM::AtomicBinOp::fmax:
+    return std::make_pair(K::maxnumf, false);
+  case LLVM::AtomicBinOp::fmin:
+    return std::make_pair(K::minnumf, false);
+  case LLVM::AtomicBinOp::xchg:
+    return std::make_pair(K::assign, false);
+  case LLVM::AtomicBinOp::_and:
+    return std::make_pair(K::andi, false);
+  case LLVM::AtomicBinOp::_or:
+    return std::make_pair(K::ori, false);
+  case LLVM::AtomicBinOp::_xor:
+    return std::make_pair(K::xori, false);
+  default:
+    return std::nullopt;
+  }
+}
+
+LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
+  Location loc = plainLoc(op->getLoc());
+  if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+    if (isa<LLVM::LLVMPointerType>(load.getType()))
+      return raisePointerOp(op);
+    auto root = plan.rootOf.find(load.getAddr());
+    if (root != plan.rootOf.end() &&
+        plan.roots[root->second].kind == Root::Marker) {
+      auto name = getMarkerActivity(
+          plan.roots[root->second].global.getValue());
+      markers[load.getResult()] = *nabla::symbolizeActivity(*name);
+      return success();
+    }
+    if (plan.byvalOffset.count(load.getAddr())) {
+      unsigned argument = plan.roots[root->second].index;
+      int64_t offset = plan.byvalOffset[load.getAddr()];
+      for (auto [i, param] : llvm::enumerate(plan.params))
+        if (param.kind == Param::Scalar && param.llvmArgument == argument &&
+            param.fieldOffset == offset) {
+          scalars.map(load.getResult(), result.getArgument(i));
+          return success();
+        }
+      return fail(load) << "cannot raise this load of a byval field";
+    }
+    FailureOr<std::pair<Value, Value>> ptr =
+        lookupPointer(op, load.getAddr());
+    if (failed(ptr))
+      return failure();
+    scalars.map(load.getResult(),
+                memref::LoadOp::create(builder, loc, ptr->first,
+                                       ValueRange{ptr->second}));
+    return success();
+  }
+  if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+    Value value = lookup(op, store.getValue());
+    FailureOr<std::pair<Value, Value>> ptr =
+        lookupPointer(op, store.getAddr());
+    if (!value || failed(ptr))
+      return failure();
+    memref::StoreOp::create(builder, loc, value, ptr->first,
+                            ValueRange{ptr->second});
+    return success();
+  }
+  auto rmw = cast<LLVM::AtomicRMWOp>(op);
+  auto kind = getAtomicKind(rmw.getBinOp());
+  if (!kind)
+    return fail(rmw) << "cannot raise atomicrmw "
+           << LLVM::stringifyAtomicBinOp(rmw.getBinOp());
+  Value value = lookup(op, rmw.getVal());
+  FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, rmw.getPtr());
+  if (!value || failed(ptr))
+    return failure();
+  if (kind->second)
+    value = isa<FloatType>(value.getType())
+                ? Value(arith::NegFOp::create(builder, loc, value))
+                : Value(arith::SubIOp::create(
+                      builder, loc,
+                      arith::ConstantOp::create(
+                          builder, loc, builder.getZeroAttr(value.getType())),
+                      value));
+  scalars.map(rmw.getResult(),
+              memref::AtomicRMWOp::create(builder, loc, kind->first, value,
+                                          ptr->first,
+                                          ValueRange{ptr->second}));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Calls and Enzyme requests
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
+  Location loc = plainLoc(call.getLoc());
+  StringRef name = *call.getCallee();
+  if (std::optional<bool> reverse = getEnzymeMode(name)) {
+    Value fn = call.getOperand(0);
+    FunctionPlan *callee = module.lookup(plan.roots[plan.rootOf[fn]].global);
+    return raiseEnzymeRequest(call, *callee, *reverse);
+  }
+  if (FunctionPlan *callee =
+          module.lookup(StringAttr::get(call.getContext(), name))) {
+    if (callee->isKernel)
+      return fail(call) << "cannot raise a call of the kernel @" << name;
+    SmallVector<Value> operands;
+    for (const Param &param : callee->params) {
+      Value operand = call.getArgOperands()[param.llvmArgument];
+      if (param.kind == Param::Scalar) {
+        Value value = lookup(call, operand);
+        if (!value)
+          return failure();
+        operands.push_back(value);
+        continue;
+      }
+      FailureOr<std::pair<Value, Value>> ptr = lookupPointer(call, operand);
+      if (failed(ptr))
+        return failure();
+      if (param.kind == Param::Offset) {
+        operands.push_back(ptr->second);
+        continue;
+      }
+      auto memrefType = cast<MemRefType>(ptr->first.getType());
+      if (memrefType.getMemorySpace())
+        return fail(call) << "cannot pass workgroup or private memory to "
+                              "the device function @"
+               << name << " as a pointer";
+      operands.push_back(castToDynamic(loc, ptr->first));
+    }
+    for (const SharedSlot &slot : callee->shared)
+      operands.push_back(
+          slotValues[llvm::find(plan.shared, slot) - plan.shared.begin()]);
+    auto raised = func::CallOp::create(
+        builder, loc, name,
+        call.getNumResults() ? TypeRange(call.getResultTypes()) : TypeRange(),
+        operands);
+    for (auto [from, to] : llvm::zip(call.getResults(), raised.getResults()))
+      scalars.map(from, to);
+    return success();
+  }
+  SmallVector<Value> operands;
+  for (Value operand : call.getArgOperands()) {
+    Value value = lookup(call, operand);
+    if (!value)
+      return failure();
+    operands.push_back(value);
+  }
+  if (call.getNumResults() == 1)
+    if (Value value = buildDeviceLibraryCall(builder, loc, name, operands)) {
+      scalars.map(call.getResult(), value);
+      return success();
+    }
+  return fail(call) << "cannot raise a call of the external function @"
+         << name << " (not a function of this module, a device library "
+                    "function Nabla knows, or an Enzyme request)";
+}
+
+/// Zeroes a workgroup shadow: the block's threads stride over it, then wait.
+void FunctionRaiser::zeroSlot(Location loc, Value slot) {
+  auto type = cast<MemRefType>(slot.getType());
+  Value x = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
+  Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
+  Value dx = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
+  Value dy = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::y);
+  Value dz = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::z);
+  Value linear = arith::AddIOp::create(
+      builder, loc, x,
+      arith::MulIOp::create(
+          builder, loc, dx,
+          arith::AddIOp::create(builder, loc, y,
+                                arith::MulIOp::create(builder, loc, dy, z))));
+  Value threads = arith::MulIOp::create(
+      builder, loc, dx, arith::MulIOp::create(builder, loc, dy, dz));
+  Value size = indexConstant(loc, type.getDimSize(0));
+  Value zeroValue = arith::ConstantOp::create(
+      builder, loc, builder.getZeroAttr(type.getElementType()));
+  scf::ForOp::create(builder, loc, linear, size, threads, ValueRange{},
+                     [&](OpBuilder &b, Location l, Value i, ValueRange) {
+                       memref::StoreOp::create(b, l, zeroValue, slot,
+                                               ValueRange{i});
+                       scf::YieldOp::create(b, l);
+                     });
+  gpu::BarrierOp::create(builder, loc);
+}
+
+LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
+                                                 FunctionPlan &callee,
+                                                 bool reverse) {
+  Location loc = plainLoc(call.getLoc());
+  MLIRContext *context = call.getContext();
+  LLVM::LLVMFuncOp calleeFunc = callee.func;
+  // Markers tag the next argument; the defaults are Enzyme's: pointers dup,
+  // floats active (reverse) or dup (forward), the rest const.
+  SmallVector<RequestArgument> arguments;
+  std::optional<nabla::Activity> pending;
+  auto operands = call.getArgOperands().drop_front();
+  for (unsigned i = 0; i < operands.size(); ++i) {
+    auto marker = markers.find(operands[i]);
+    if (marker != markers.end()) {
+      if (pending)
+        return fail(call) << "two Enzyme activity markers in a row";
+      pending = marker->second;
+      continue;
+    }
+    unsigned param = arguments.size();
+    if (param >= calleeFunc.getNumArguments())
+      return fail(call) << "this Enzyme request passes more arguments than @"
+             << calleeFunc.getName() << " takes";
+    Type type = calleeFunc.getArgumentTypes()[param];
+    bool pointer = isa<LLVM::LLVMPointerType>(type);
+    nabla::Activity activity =
+        pending ? *pending
+        : pointer ? nabla::Activity::Dup
+        : isa<FloatType>(type)
+            ? (reverse ? nabla::Activity::Active : nabla::Activity::Dup)
+            : nabla::Activity::Const;
+    pending.reset();
+    if (activity == nabla::Activity::Active && (!reverse || pointer ||
+                                                !isa<FloatType>(type)))
+      return fail(call) << "enzyme_out applies to floating-point arguments "
+                            "of __enzyme_autodiff only (argument #"
+             << param << " of @" << calleeFunc.getName() << ")";
+    bool dup = activity == nabla::Activity::Dup ||
+               activity == nabla::Activity::DupNoNeed;
+    if (dup && !pointer && !(isa<FloatType>(type) && !reverse))
+      return fail(call) << "enzyme_dup applies to pointers (and to floats "
+                            "in forward mode), not to argument #"
+             << param << " of @" << calleeFunc.getName();
+    RequestArgument argument{activity, operands[i], nullptr};
+    if (dup) {
+      if (i + 1 >= operands.size())
+        return fail(call) << "this Enzyme request lacks the shadow of "
+                              "argument #"
+               << param << " of @" << calleeFunc.getName();
+      argument.shadow = operands[++i];
+    }
+    arguments.push_back(argument);
+  }
+  if (arguments.size() != calleeFunc.getNumArguments())
+    return fail(call) << "this Enzyme request passes "
+           << arguments.size() << " arguments, @" << calleeFunc.getName()
+           << " takes " << calleeFunc.getNumArguments();
+
+  SmallVector<Value> inputs;
+  SmallVector<Attribute> activities;
+  auto addInput = [&](Value value, nabla::Activity activity) {
+    inputs.push_back(value);
+    activities.push_back(nabla::ActivityAttr::get(context, activity));
+  };
+  unsigned activeCount = 0;
+  for (const Param &param : callee.params) {
+    const RequestArgument &argument = arguments[param.llvmArgument];
+    if (param.kind == Param::Scalar) {
+      Value value = lookup(call, argument.primal);
+      if (!value)
+        return failure();
+      addInput(value, argument.activity);
+      if (argument.activity == nabla::Activity::Active)
+        ++activeCount;
+      if (argument.shadow) {
+        Value shadow = lookup(call, argument.shadow);
+        if (!shadow)
+          return failure();
+        inputs.push_back(shadow);
+      }
+      continue;
+    }
+    FailureOr<std::pair<Value, Value>> primal =
+        lookupPointer(call, argument.primal);
+    if (failed(primal))
+      return failure();
+    if (param.kind == Param::Offset) {
+      addInput(primal->second, nabla::Activity::Const);
+      continue;
+    }
+    addInput(castToDynamic(loc, primal->first),
+             argument.shadow ? argument.activity : nabla::Activity::Const);
+    if (!argument.shadow)
+      continue;
+    FailureOr<std::pair<Value, Value>> shadow =
+        lookupPointer(call, argument.shadow);
+    if (failed(shadow))
+      return failure();
+    if (shadow->second != primal->second &&
+        !(matchPattern(shadow->second, m_Zero()) &&
+          matchPattern(primal->second, m_Zero())))
+      return fail(call) << "the shadow of argument #"
+             << param.llvmArgument
+             << " must point at the same offset into its buffer as the "
+                "primal does";
+    inputs.push_back(castToDynamic(loc, shadow->first));
+  }
+  for (const SharedSlot &slot : callee.shared) {
+    Value value =
+        slotValues[llvm::find(plan.shared, slot) - plan.shared.begin()];
+    const SharedSlot shadowSlot{slot.global, true};
+    auto shadowIt = llvm::find(plan.shared, shadowSlot);
+    if (slot.shadow || shadowIt == plan.shared.end()) {
+      addInput(value, nabla::Activity::Const);
+      continue;
+    }
+    Value shadow = slotValues[shadowIt - plan.shared.begin()];
+    zeroSlot(loc, shadow);
+    addInput(value, nabla::Activity::Dup);
+    inputs.push_back(shadow);
+  }
+
+  // The callee's result: Enzyme seeds a float result with 1 (reverse) or
+  // returns its tangent (forward); other results are constant.
+  SmallVector<Attribute> resultActivities;
+  SmallVector<Type> resultTypes;
+  Type calleeResult = calleeFunc.getFunctionType().getReturnType();
+  bool floatResult = isa<FloatType>(calleeResult);
+  bool hasResult = !isa<LLVM::LLVMVoidType>(calleeResult);
+  unsigned skippedResults = 0;
+  if (hasResult) {
+    if (reverse && floatResult) {
+      resultActivities.push_back(
+          nabla::ActivityAttr::get(context, nabla::Activity::ActiveNoNeed));
+      inputs.push_back(arith::ConstantOp::create(
+          builder, loc, builder.getFloatAttr(calleeResult, 1.0)));
+    } else if (!reverse && floatResult) {
+      resultActivities.push_back(
+          nabla::ActivityAttr::get(context, nabla::Activity::DupNoNeed));
+      resultTypes.push_back(calleeResult);
+    } else {
+      resultActivities.push_back(
+          nabla::ActivityAttr::get(context, nabla::Activity::Const));
+      resultTypes.push_back(calleeResult);
+      skippedResults = 1;
+    }
+  }
+  if (reverse)
+    for (const Param &param : callee.params)
+      if (param.kind == Param::Scalar &&
+          arguments[param.llvmArgument].activity == nabla::Activity::Active)
+        resultTypes.push_back(param.type);
+
+  auto callee_ = FlatSymbolRefAttr::get(calleeFunc.getSymNameAttr());
+  Operation *request;
+  if (reverse)
+    request = nabla::AutodiffOp::create(
+        builder, loc, resultTypes, callee_, inputs,
+        builder.getArrayAttr(activities), builder.getArrayAttr(resultActivities));
+  else
+    request = nabla::FwddiffOp::create(
+        builder, loc, resultTypes, callee_, inputs,
+        builder.getArrayAttr(activities), builder.getArrayAttr(resultActivities));
+  ValueRange results = request->getResults().drop_front(reverse ? skippedResults
+                                                                : skippedResults);
+  if (call.getNumResults() == 0)
+    return success();
+  Value callResult = call.getResult();
+  if (!reverse || activeCount == 0) {
+    if (results.size() != 1 || results[0].getType() != callResult.getType())
+      return fail(call) << "this Enzyme request returns "
+             << callResult.getType() << ", but differentiating @"
+             << calleeFunc.getName() << " gives " << results.size()
+             << " value(s)";
+    scalars.map(callResult, results[0]);
+    return success();
+  }
+  if (results.size() == 1 && results[0].getType() == callResult.getType()) {
+    scalars.map(callResult, results[0]);
+    return success();
+  }
+  // Several gradients: Enzyme returns them as a struct; its uses must be
+  // extractvalue ops, which are mapped here.
+  for (Operation *user : callResult.getUsers()) {
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+    if (!extract || extract.getPosition().size() != 1 ||
+        extract.getPosition()[0] >= static_cast<int64_t>(results.size()))
+      return fail(call) << "the gradients this Enzyme request returns must "
+                            "be read with extractvalue";
+    scalars.map(extract.getResult(), results[extract.getPosition()[0]]);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GPU intrinsics and terminators
+//===----------------------------------------------------------------------===//
+
+/// Decodes the clamp operand of an NVVM shfl.sync into the shuffle width.
+static std::optional<int64_t> getShuffleWidth(StringRef kind, Value clamp) {
+  APInt value;
+  if (!matchPattern(clamp, m_ConstantInt(&value)))
+    return std::nullopt;
+  int64_t c = value.getSExtValue();
+  int64_t segment = kind == "up" ? c >> 8 : (c >> 8) & 0x1f;
+  return 32 - segment;
+}
+
+LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
+  Location loc = plainLoc(op->getLoc());
+  StringRef name = op->getName().getStringRef();
+  if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op))
+    name = intrinsic.getIntrin();
+  auto dimension = [](char c) {
+    return c == 'x' ? gpu::Dimension::x
+           : c == 'y' ? gpu::Dimension::y
+                      : gpu::Dimension::z;
+  };
+  auto mapId = [&](Value index) {
+    scalars.map(op->getResult(0),
+                arith::IndexCastOp::create(builder, loc,
+                                           op->getResult(0).getType(), index));
+    return success();
+  };
+  for (auto [prefix, kind] :
+       {std::make_pair("nvvm.read.ptx.sreg.tid.", 0),
+        std::make_pair("nvvm.read.ptx.sreg.ntid.", 1),
+        std::make_pair("nvvm.read.ptx.sreg.ctaid.", 2),
+        std::make_pair("nvvm.read.ptx.sreg.nctaid.", 3),
+        std::make_pair("rocdl.workitem.id.", 0),
+        std::make_pair("rocdl.workgroup.id.", 2),
+        std::make_pair("llvm.amdgcn.workitem.id.", 0),
+        std::make_pair("llvm.amdgcn.workgroup.id.", 2)}) {
+    if (!name.starts_with(prefix) || name.size() != strlen(prefix) + 1)
+      continue;
+    gpu::Dimension d = dimension(name.back());
+    switch (kind) {
+    case 0:
+      return mapId(gpu::ThreadIdOp::create(builder, loc, d));
+    case 1:
+      return mapId(gpu::BlockDimOp::create(builder, loc, d));
+    case 2:
+      return mapId(gpu::BlockIdOp::create(builder, loc, d));
+    default:
+      return mapId(gpu::GridDimOp::create(builder, loc, d));
+    }
+  }
+  if (name == "nvvm.read.ptx.sreg.laneid")
+    return mapId(gpu::LaneIdOp::create(builder, loc, nullptr));
+  if (name == "nvvm.read.ptx.sreg.warpsize")
+    return mapId(gpu::SubgroupSizeOp::create(builder, loc, nullptr));
+  if (name == "nvvm.barrier0" || name == "nvvm.barrier" ||
+      name == "rocdl.s.barrier" || name == "rocdl.barrier" ||
+      name == "llvm.nvvm.barrier0" ||
+      name == "llvm.nvvm.barrier.cta.sync.aligned.all" ||
+      name == "llvm.nvvm.barrier.cta.sync.all" ||
+      name == "llvm.nvvm.barrier.sync" || name == "llvm.amdgcn.s.barrier") {
+    gpu::BarrierOp::create(builder, loc);
+    return success();
+  }
+  if (name.starts_with("llvm.nvvm.shfl.sync.")) {
+    // llvm.nvvm.shfl.sync.<kind>.<type>(mask, value, offset, clamp)
+    StringRef kind = name.drop_front(strlen("llvm.nvvm.shfl.sync.")).split('.').first;
+    std::optional<gpu::ShuffleMode> mode =
+        llvm::StringSwitch<std::optional<gpu::ShuffleMode>>(kind)
+            .Case("down", gpu::ShuffleMode::DOWN)
+            .Case("up", gpu::ShuffleMode::UP)
+            .Case("bfly", gpu::ShuffleMode::XOR)
+            .Case("idx", gpu::ShuffleMode::IDX)
+            .Default(std::nullopt);
+    std::optional<int64_t> width =
+        op->getNumOperands() == 4 ? getShuffleWidth(kind, op->getOperand(3))
+                                  : std::nullopt;
+    if (!mode || !width || op->getNumResults() != 1 ||
+        !op->getResult(0).getType().isIntOrFloat())
+      return fail(op) << "cannot raise the shuffle "
+             << name << " (a constant width and a scalar value are needed)";
+    Value value = lookup(op, op->getOperand(1));
+    Value offset = lookup(op, op->getOperand(2));
+    if (!value || !offset)
+      return failure();
+    Value widthValue = arith::ConstantOp::create(
+        builder, loc, builder.getI32IntegerAttr(*width));
+    auto shuffle = gpu::ShuffleOp::create(
+        builder, loc, value.getType(), builder.getI1Type(), value, offset,
+        widthValue, gpu::ShuffleModeAttr::get(op->getContext(), *mode));
+    scalars.map(op->getResult(0), shuffle.getShuffleResult());
+    return success();
+  }
+  // Hints with no effect on the raised kernel.
+  if (name.starts_with("llvm.nvvm.fence") || name == "llvm.amdgcn.s.waitcnt")
+    return success();
+  return fail(op) << "cannot raise '"
+         << name << "' (an intrinsic Nabla does not know)";
+}
+
+FailureOr<SmallVector<Value>>
+FunctionRaiser::successorOperands(Operation *op, Block *dest,
+                                  OperandRange operands) {
+  SmallVector<Value> values;
+  for (Value operand : operands) {
+    if (isa<LLVM::LLVMPointerType>(operand.getType())) {
+      auto offset = offsets.find(operand);
+      if (offset == offsets.end())
+        return fail(op) << "cannot raise a branch passing a pointer that "
+                             "does not point into a known buffer";
+      values.push_back(offset->second);
+      continue;
+    }
+    Value value = lookup(op, operand);
+    if (!value)
+      return failure();
+    values.push_back(value);
+  }
+  return values;
+}
+
+LogicalResult FunctionRaiser::raiseTerminator(Operation *op) {
+  Location loc = plainLoc(op->getLoc());
+  if (auto br = dyn_cast<LLVM::BrOp>(op)) {
+    auto operands = successorOperands(op, br.getDest(), br.getDestOperands());
+    if (failed(operands))
+      return failure();
+    cf::BranchOp::create(builder, loc, blocks[br.getDest()], *operands);
+    return success();
+  }
+  if (auto condBr = dyn_cast<LLVM::CondBrOp>(op)) {
+    Value condition = lookup(op, condBr.getCondition());
+    auto trueOperands = successorOperands(op, condBr.getTrueDest(),
+                                          condBr.getTrueDestOperands());
+    auto falseOperands = successorOperands(op, condBr.getFalseDest(),
+                                           condBr.getFalseDestOperands());
+    if (!condition || failed(trueOperands) || failed(falseOperands))
+      return failure();
+    cf::CondBranchOp::create(builder, loc, condition,
+                             blocks[condBr.getTrueDest()], *trueOperands,
+                             blocks[condBr.getFalseDest()], *falseOperands);
+    return success();
+  }
+  if (auto sw = dyn_cast<LLVM::SwitchOp>(op)) {
+    Value flag = lookup(op, sw.getValue());
+    auto defaultOperands = successorOperands(op, sw.getDefaultDestination(),
+                                             sw.getDefaultOperands());
+    if (!flag || failed(defaultOperands))
+      return failure();
+    SmallVector<APInt> values;
+    if (auto caseValues = sw.getCaseValues())
+      for (APInt value : caseValues->getValues<APInt>())
+        values.push_back(value);
+    SmallVector<SmallVector<Value>> caseOperands;
+    SmallVector<Block *> caseBlocks;
+    for (auto [i, dest] : llvm::enumerate(sw.getCaseDestinations())) {
+      auto operands = successorOperands(op, dest, sw.getCaseOperands(i));
+      if (failed(operands))
+        return failure();
+      caseOperands.push_back(*operands);
+      caseBlocks.push_back(blocks[dest]);
+    }
+    SmallVector<ValueRange> caseRanges(caseOperands.begin(),
+                                       caseOperands.end());
+    cf::SwitchOp::create(builder, loc, flag,
+                         blocks[sw.getDefaultDestination()], *defaultOperands,
+                         values, caseBlocks, caseRanges);
+    return success();
+  }
+  if (auto ret = dyn_cast<LLVM::ReturnOp>(op)) {
+    SmallVector<Value> values;
+    if (ret.getArg()) {
+      Value value = lookup(op, ret.getArg());
+      if (!value)
+        return failure();
+      values.push_back(value);
+    }
+    func::ReturnOp::create(builder, loc, values);
+    return success();
+  }
+  if (isa<LLVM::UnreachableOp>(op)) {
+    // Reached only after a trap or undefined behaviour: the thread returns.
+    SmallVector<Value> values;
+    for (Type type : result.getResultTypes())
+      values.push_back(arith::ConstantOp::create(builder, loc,
+                                                 builder.getZeroAttr(type)));
+    func::ReturnOp::create(builder, loc, values);
+    return success();
+  }
+  return fail(op) << "cannot raise this terminator";
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+/// Scalar arith ops an LLVM op maps to one to one.
+template <typename From, typename To>
+static bool raiseSame(OpBuilder &builder, Operation *op, ValueRange operands,
+                      IRMapping &scalars) {
+  if (!isa<From>(op))
+    return false;
+  Value value =
+      To::create(builder, plainLoc(op->getLoc()), op->getResult(0).getType(),
+                 operands)
+          .getResult();
+  scalars.map(op->getResult(0), value);
+  return true;
+}
+
+LogicalResult FunctionRaiser::raiseOp(Operation *op) {
+  Location loc = plainLoc(op->getLoc());
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return raiseTerminator(op);
+  if (isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp>(op))
+    return raiseMemoryOp(op);
+  if (op->getNumResults() == 1 &&
+      isa<LLVM::LLVMPointerType>(op->getResult(0).getType()))
+    return raisePointerOp(op);
+  if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+    if (!call.getCallee())
+      return fail(call) << "cannot raise an indirect call (call a function by name)";
+    return raiseCall(call);
+  }
+  // Hints and debug information.
+  if (isa<LLVM::AssumeOp, LLVM::LifetimeStartOp, LLVM::LifetimeEndOp,
+          LLVM::NoAliasScopeDeclOp, LLVM::DbgValueOp, LLVM::DbgDeclareOp,
+          LLVM::DbgLabelOp, LLVM::FenceOp, LLVM::InvariantStartOp,
+          LLVM::InvariantEndOp>(op))
+    return success();
+  if (isa<LLVM::InlineAsmOp>(op))
+    return fail(op) << "cannot raise inline assembly";
+  if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
+    // Gradients returned by an Enzyme request, mapped there.
+    if (scalars.contains(extract.getResult()))
+      return success();
+    return fail(op) << "cannot raise an aggregate value";
+  }
+  if (auto constant = dyn_cast<LLVM::ConstantOp>(op)) {
+    auto attr = dyn_cast<TypedAttr>(constant.getValue());
+    if (!attr || !constant.getType().isIntOrFloat())
+      return fail(op) << "cannot raise a constant of type "
+             << constant.getType();
+    if (isa<IntegerAttr>(attr) && attr.getType() != constant.getType())
+      attr = IntegerAttr::get(constant.getType(),
+                              cast<IntegerAttr>(attr).getValue());
+    scalars.map(constant.getResult(),
+                arith::ConstantOp::create(builder, loc, attr));
+    return success();
+  }
+  if (isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(op)) {
+    Type type = op->getResult(0).getType();
+    if (!type.isIntOrFloat())
+      return fail(op) << "cannot raise an aggregate constant";
+    scalars.map(op->getResult(0), arith::ConstantOp::create(
+                                      builder, loc, builder.getZeroAttr(type)));
+    return success();
+  }
+  if (isa<LLVM::CallIntrinsicOp>(op) ||
+      op->getDialect()->getNamespace() == "nvvm" ||
+      op->getDialect()->getNamespace() == "rocdl")
+    return raiseNamedOp(op);
+
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands()) {
+    Value value = lookup(op, operand);
+    if (!value)
+      return failure();
+    operands.push_back(value);
+  }
+  if (auto freeze = dyn_cast<LLVM::FreezeOp>(op)) {
+    scalars.map(freeze.getResult(), operands[0]);
+    return success();
+  }
+  if (auto icmp = dyn_cast<LLVM::ICmpOp>(op)) {
+    auto predicate = static_cast<arith::CmpIPredicate>(icmp.getPredicate());
+    scalars.map(icmp.getResult(),
+                arith::CmpIOp::create(builder, loc, predicate, operands[0],
+                                      operands[1]));
+    return success();
+  }
+  if (auto fcmp = dyn_cast<LLVM::FCmpOp>(op)) {
+    auto predicate = static_cast<arith::CmpFPredicate>(fcmp.getPredicate());
+    scalars.map(fcmp.getResult(),
+                arith::CmpFOp::create(builder, loc, predicate, operands[0],
+                                      operands[1]));
+    return success();
+  }
+  if (auto select = dyn_cast<LLVM::SelectOp>(op)) {
+    scalars.map(select.getResult(),
+                arith::SelectOp::create(builder, loc, operands[0], operands[1],
+                                        operands[2]));
+    return success();
+  }
+  if (auto bitcast = dyn_cast<LLVM::BitcastOp>(op)) {
+    if (!bitcast.getType().isIntOrFloat())
+      return fail(op) << "cannot raise a bitcast to " << bitcast.getType();
+    scalars.map(bitcast.getResult(),
+                arith::BitcastOp::create(builder, loc, bitcast.getType(),
+                                         operands[0]));
+    return success();
+  }
+  if (isa<LLVM::PtrToIntOp, LLVM::IntToPtrOp>(op))
+    return fail(op) << "cannot raise a conversion between pointers and "
+                         "integers";
+  if (raiseSame<LLVM::AddOp, arith::AddIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::SubOp, arith::SubIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::MulOp, arith::MulIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::SDivOp, arith::DivSIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::UDivOp, arith::DivUIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::SRemOp, arith::RemSIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::URemOp, arith::RemUIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::AndOp, arith::AndIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::OrOp, arith::OrIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::XOrOp, arith::XOrIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::ShlOp, arith::ShLIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::LShrOp, arith::ShRUIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::AShrOp, arith::ShRSIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FAddOp, arith::AddFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FSubOp, arith::SubFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FMulOp, arith::MulFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FDivOp, arith::DivFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FRemOp, arith::RemFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FNegOp, arith::NegFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::SExtOp, arith::ExtSIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::ZExtOp, arith::ExtUIOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::TruncOp, arith::TruncIOp>(builder, op, operands,
+                                                scalars) ||
+      raiseSame<LLVM::FPExtOp, arith::ExtFOp>(builder, op, operands, scalars) ||
+      raiseSame<LLVM::FPTruncOp, arith::TruncFOp>(builder, op, operands,
+                                                  scalars) ||
+      raiseSame<LLVM::SIToFPOp, arith::SIToFPOp>(builder, op, operands,
+                                                 scalars) ||
+      raiseSame<LLVM::UIToFPOp, arith::UIToFPOp>(builder, op, operands,
+                                                 scalars) ||
+      raiseSame<LLVM::FPToSIOp, arith::FPToSIOp>(builder, op, operands,
+                                                 scalars) ||
+      raiseSame<LLVM::FPToUIOp, arith::FPToUIOp>(builder, op, operands,
+                                                 scalars))
+    return success();
+  FailureOr<Value> intrinsic = buildIntrinsic(builder, op, operands);
+  if (succeeded(intrinsic)) {
+    if (op->getNumResults())
+      scalars.map(op->getResult(0), *intrinsic);
+    return success();
+  }
+  return fail(op) << "cannot raise '"
+         << op->getName() << "' (not supported by --nabla-raise-llvm)";
+}
+
+func::FuncOp nabla::raise::raiseFunction(ModulePlan &module,
+                                         FunctionPlan &plan, Block &into) {
+  return FunctionRaiser(module, plan, into).run();
+}

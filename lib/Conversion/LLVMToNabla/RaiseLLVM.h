@@ -1,0 +1,187 @@
+//===- RaiseLLVM.h - Raising LLVM-dialect kernels (internal) ----*- C++ -*-===//
+//
+// The plan `--nabla-raise-llvm` makes before it rewrites anything: for every
+// LLVM function, where each pointer points (its *root*: a parameter, a field
+// of a byval struct parameter, an alloca, a workgroup global, a host global),
+// the element type each root is accessed with, and the parameter list of the
+// raised function. The rewrite then maps every pointer to (root, element
+// offset) and every root to a memref.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_CONVERSION_LLVMTONABLA_RAISELLVM_H
+#define NABLA_LIB_CONVERSION_LLVMTONABLA_RAISELLVM_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace nabla::raise {
+
+/// The object a pointer value points into.
+struct Root {
+  enum Kind {
+    Argument,   ///< a pointer parameter (`index`); a byval one is a struct
+    ByvalField, ///< a pointer field at byte `offset` of byval parameter `index`
+    Alloca,     ///< `op`, an llvm.alloca
+    Shared,     ///< `global`, an addrspace(3) global (workgroup memory)
+    HostGlobal, ///< `global`, any other global (table or host object)
+    Marker,     ///< `global`, an Enzyme activity marker (enzyme_dup, ...)
+    Function,   ///< `global`, a function (the first operand of an Enzyme call)
+  };
+  Kind kind;
+  unsigned index = 0;
+  int64_t offset = 0;
+  mlir::Operation *op = nullptr;
+  mlir::StringAttr global;
+
+  bool operator==(const Root &other) const {
+    return kind == other.kind && index == other.index &&
+           offset == other.offset && op == other.op && global == other.global;
+  }
+  /// A root a memref stands for (not a marker or function).
+  bool isMemory() const { return kind != Marker && kind != Function; }
+};
+
+/// One parameter of a raised function, in order.
+struct Param {
+  enum Kind {
+    Buffer, ///< memref of root `root`
+    Offset, ///< element offset (index) of the preceding buffer (device fns)
+    Scalar, ///< a scalar of type `type`: an LLVM parameter or a byval field
+  };
+  Kind kind;
+  unsigned root = 0;
+  mlir::Type type;
+  unsigned llvmArgument = 0;
+  int64_t fieldOffset = -1; ///< byte offset inside a byval parameter
+};
+
+/// A workgroup global a function uses (directly or through calls), or the
+/// shadow of one that an Enzyme request inside it differentiates.
+struct SharedSlot {
+  mlir::StringAttr global;
+  bool shadow = false;
+  bool operator==(const SharedSlot &other) const {
+    return global == other.global && shadow == other.shadow;
+  }
+};
+
+/// Everything known about one LLVM function before it is rewritten.
+struct FunctionPlan {
+  mlir::LLVM::LLVMFuncOp func;
+  bool isKernel = false;
+  llvm::SmallVector<Root> roots;
+  llvm::SmallVector<mlir::Type> elementTypes; ///< per root; null = unknown
+  llvm::DenseMap<mlir::Value, unsigned> rootOf;
+  /// Pointers into byval struct parameters: their constant byte offset.
+  llvm::DenseMap<mlir::Value, int64_t> byvalOffset;
+  llvm::SmallVector<Param> params;
+  llvm::SmallVector<SharedSlot> shared;
+
+  unsigned getOrAddRoot(const Root &root);
+  /// The element type of `root`: the accessed one, or i8 when none is known.
+  mlir::Type getElementType(unsigned root) const;
+};
+
+/// The plan for a whole module.
+struct ModulePlan {
+  mlir::ModuleOp module;
+  /// Defined functions, callees before callers.
+  llvm::MapVector<mlir::StringAttr, FunctionPlan> functions;
+  /// Element types of global roots (Shared and HostGlobal), by name.
+  llvm::DenseMap<mlir::StringAttr, mlir::Type> globalElementTypes;
+  /// Names of declarations that are Enzyme requests, with their mode.
+  llvm::DenseMap<mlir::StringAttr, bool> enzymeReverse;
+
+  /// The element type of `root` of `plan` (global roots are typed module
+  /// wide).
+  mlir::Type getElementType(const FunctionPlan &plan, unsigned root) const;
+
+  FunctionPlan *lookup(mlir::StringAttr name) {
+    auto it = functions.find(name);
+    return it == functions.end() ? nullptr : &it->second;
+  }
+  mlir::LLVM::GlobalOp lookupGlobal(mlir::StringAttr name) const {
+    return mlir::ModuleOp(module).lookupSymbol<mlir::LLVM::GlobalOp>(name);
+  }
+};
+
+/// The location to give raised ops and errors: the file position of the LLVM
+/// instruction, without the debug scope the importer fuses in.
+inline mlir::Location plainLoc(mlir::Location loc) {
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location inner : fused.getLocations())
+      if (llvm::isa<mlir::FileLineColLoc>(inner))
+        return inner;
+  return loc;
+}
+
+/// A located error at `op`'s instruction (the op itself is not printed: it
+/// is LLVM-dialect noise to a frontend's user).
+inline mlir::InFlightDiagnostic fail(mlir::Operation *op) {
+  return mlir::emitError(plainLoc(op->getLoc()));
+}
+inline mlir::InFlightDiagnostic fail(mlir::OpState op) {
+  return fail(op.getOperation());
+}
+
+/// Whether `func` is a kernel (calling convention or kernel attribute).
+bool isKernel(mlir::LLVM::LLVMFuncOp func);
+
+/// Which Enzyme entry point `name` is: reverse (true), forward (false).
+std::optional<bool> getEnzymeMode(llvm::StringRef name);
+
+/// The activity a marker global stands for (`enzyme_dup` → "dup", ...).
+std::optional<llvm::StringRef> getMarkerActivity(llvm::StringRef name);
+
+/// Builds the plan: kernels, call order, roots, element types, parameters,
+/// workgroup slots. Emits located errors for what cannot be raised.
+mlir::LogicalResult planModule(mlir::ModuleOp module, ModulePlan &plan);
+
+/// The size in bytes of `type` under the module's data layout.
+int64_t getTypeSize(const mlir::DataLayout &layout, mlir::Type type);
+
+/// The byte offsets and types of the scalar leaves of a struct (nested
+/// structs and arrays flattened), in order.
+llvm::SmallVector<std::pair<int64_t, mlir::Type>>
+getStructLeaves(const mlir::DataLayout &layout, mlir::Type type);
+
+/// The memref type that stands for `root` of `plan` inside a function
+/// (parameters: `memref<?xT>`; allocas, globals: static; workgroup: with the
+/// workgroup address space).
+mlir::MemRefType getRootMemRefType(const ModulePlan &module,
+                                   const FunctionPlan &plan, unsigned root);
+
+/// The memref type of a workgroup slot.
+mlir::MemRefType getSlotType(const ModulePlan &module, const SharedSlot &slot);
+
+/// Rewrites `plan.func` into a func.func (kernels too; the driver turns them
+/// into gpu.func after lifting control flow) at the end of `into`.
+mlir::func::FuncOp raiseFunction(ModulePlan &module, FunctionPlan &plan,
+                                 mlir::Block &into);
+
+/// Emits the math op a libdevice/OCML call named `name` stands for; null
+/// (nothing emitted) when the name is not known.
+mlir::Value buildDeviceLibraryCall(mlir::OpBuilder &builder,
+                                   mlir::Location loc, llvm::StringRef name,
+                                   mlir::ValueRange operands);
+
+/// Emits the op an LLVM intrinsic op (`llvm.intr.*`) stands for; failure when
+/// `op` is not one that is raised this way.
+mlir::FailureOr<mlir::Value> buildIntrinsic(mlir::OpBuilder &builder,
+                                            mlir::Operation *op,
+                                            mlir::ValueRange operands);
+
+/// Rewrites every scf.while under `root` whose trip count is a compile-time
+/// constant into an scf.for (ConstantTripLoops.cpp).
+void convertConstantTripLoops(mlir::Operation *root);
+
+} // namespace nabla::raise
+
+#endif // NABLA_LIB_CONVERSION_LLVMTONABLA_RAISELLVM_H

@@ -1,0 +1,167 @@
+//===- InputFile.cpp - Read a tool's input: MLIR or LLVM IR ---------------===//
+//
+// LLVM IR is read with LLVM's own parser (text, keeping each instruction's
+// position through an AsmParserContext) or bitcode reader, verified, and
+// imported with MLIR's LLVM IR importer. Instructions of a text file without
+// debug locations get one at their position in the file, so every later
+// diagnostic (of the raise, the AD or a pipeline) points at the `.ll` line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Support/InputFile.h"
+#include "nabla/Support/SourceChecks.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Import.h"
+#include "llvm/AsmParser/AsmParserContext.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/IR/DIBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+bool nabla::isLLVMIRInput(StringRef fileName,
+                          const llvm::MemoryBuffer &buffer) {
+  if (llvm::identify_magic(buffer.getBuffer()) == llvm::file_magic::bitcode)
+    return true;
+  StringRef ext = llvm::sys::path::extension(fileName);
+  return ext == ".ll" || ext == ".bc";
+}
+
+/// Gives every instruction of a function without debug information the
+/// location of its text in the file (1-based line and column), under one
+/// compile unit for the file.
+static void attachTextLocations(llvm::Module &module,
+                                const llvm::AsmParserContext &parsed,
+                                StringRef fileName) {
+  llvm::DIBuilder builder(module);
+  llvm::DIFile *file =
+      builder.createFile(llvm::sys::path::filename(fileName),
+                         llvm::sys::path::parent_path(fileName));
+  bool any = false;
+  llvm::DISubroutineType *type = nullptr;
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration() || function.getSubprogram())
+      continue;
+    if (!any) {
+      builder.createCompileUnit(llvm::dwarf::DW_LANG_C, file, "nabla", false,
+                                "", 0);
+      type = builder.createSubroutineType(builder.getOrCreateTypeArray({}));
+      any = true;
+    }
+    unsigned line = 0;
+    if (auto range = parsed.getFunctionLocation(&function))
+      line = range->Start.Line + 1;
+    llvm::DISubprogram *subprogram = builder.createFunction(
+        file, function.getName(), function.getName(), file, line, type, line,
+        llvm::DINode::FlagZero, llvm::DISubprogram::SPFlagDefinition);
+    function.setSubprogram(subprogram);
+    for (llvm::Instruction &inst : llvm::instructions(function)) {
+      if (inst.getDebugLoc())
+        continue;
+      unsigned instLine = line, column = 1;
+      if (auto range = parsed.getInstructionLocation(&inst)) {
+        instLine = range->Start.Line + 1;
+        column = range->Start.Col + 1;
+      }
+      inst.setDebugLoc(llvm::DILocation::get(module.getContext(), instLine,
+                                             column, subprogram));
+    }
+  }
+  if (!any)
+    return;
+  builder.finalize();
+  if (!module.getModuleFlag("Debug Info Version"))
+    module.addModuleFlag(llvm::Module::Warning, "Debug Info Version",
+                         llvm::DEBUG_METADATA_VERSION);
+}
+
+OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
+                                          MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef fileName = buffer->getBufferIdentifier();
+  auto fileLoc = [&](unsigned line, unsigned column) {
+    return FileLineColLoc::get(context, fileName, line, column);
+  };
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module;
+  bool isBitcode = llvm::identify_magic(buffer->getBuffer()) ==
+                   llvm::file_magic::bitcode;
+  if (isBitcode) {
+    llvm::Expected<std::unique_ptr<llvm::Module>> parsed =
+        llvm::parseBitcodeFile(buffer->getMemBufferRef(), llvmContext);
+    if (!parsed) {
+      emitError(fileLoc(0, 0))
+          << "invalid LLVM bitcode: " << llvm::toString(parsed.takeError());
+      return {};
+    }
+    module = std::move(*parsed);
+  } else {
+    llvm::SMDiagnostic diagnostic;
+    llvm::AsmParserContext positions;
+    module = llvm::parseAssembly(buffer->getMemBufferRef(), diagnostic,
+                                 llvmContext, /*Slots=*/nullptr,
+                                 /*DataLayoutCallback=*/
+                                 [](StringRef, StringRef) {
+                                   return std::nullopt;
+                                 },
+                                 &positions);
+    if (!module) {
+      emitError(fileLoc(diagnostic.getLineNo(), diagnostic.getColumnNo() + 1))
+          << "invalid LLVM IR: " << diagnostic.getMessage();
+      return {};
+    }
+    attachTextLocations(*module, positions, fileName);
+  }
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os)) {
+    emitError(fileLoc(0, 0)) << "invalid LLVM IR (verifier): "
+                             << StringRef(problems).trim();
+    return {};
+  }
+
+  // The importer warns about data layout entries MLIR does not model (vector
+  // alignments of NVPTX); they do not matter for kernels, so only errors are
+  // reported.
+  ScopedDiagnosticHandler onlyErrors(context, [](Diagnostic &diagnostic) {
+    return success(diagnostic.getSeverity() != DiagnosticSeverity::Error);
+  });
+  OwningOpRef<ModuleOp> imported =
+      translateLLVMIRToModule(std::move(module), context,
+                              /*emitExpensiveWarnings=*/false,
+                              /*dropDICompositeTypeElements=*/true);
+  if (!imported)
+    emitError(fileLoc(0, 0)) << "cannot import this LLVM IR into MLIR";
+  return imported;
+}
+
+OwningOpRef<ModuleOp> nabla::parseInputModule(llvm::SourceMgr &sourceMgr,
+                                              MLIRContext *context,
+                                              bool *isLLVMIR) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  bool llvmIR = isLLVMIRInput(buffer->getBufferIdentifier(), *buffer);
+  if (isLLVMIR)
+    *isLLVMIR = llvmIR;
+  if (llvmIR)
+    return importLLVMIR(sourceMgr, context);
+  return parseCheckedModule(sourceMgr, context);
+}
+
+void nabla::registerLLVMIRImport(DialectRegistry &registry) {
+  registerAllFromLLVMIRTranslations(registry);
+}

@@ -1,0 +1,339 @@
+# ===- test_frontends.py - Kernels from real frontends: LLVM IR in -------=== #
+#
+# CUDA C++ under frontends/ compiled by clang-22 at -O1 and -O2 during the run
+# (device-only LLVM IR, -nocudalib), each with a primal kernel and a gradient
+# kernel that asks for the derivative with Enzyme's markers. nabla-run takes
+# the .ll itself: the primal against a float64 NumPy model, the gradient
+# (Enzyme's shadow semantics: entry shadow = cotangent w of the final state,
+# exit shadow = J^T w) against central finite differences of <M(s), w> on
+# that model. The same files compile for NVVM (ptxas), ROCDL, SPIR-V
+# (spirv-val) and Metal.
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
+SOURCES = os.path.join(HERE, "frontends")
+CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
+CUDA_PATH = "/usr/local/cuda"
+RNG = np.random.default_rng(15)
+
+needs_cuda_headers = pytest.mark.skipif(
+    not os.path.isdir(os.path.join(CUDA_PATH, "include")),
+    reason="clang's CUDA mode needs the CUDA toolkit headers")
+
+
+def compile_cuda(tmp_path, source, opt):
+    """clang-22's device-only LLVM IR of frontends/<source>.cu."""
+    out = tmp_path / f"{source}.O{opt}.ll"
+    if not out.exists():
+        result = subprocess.run(
+            [CLANG, "-x", "cuda", "--cuda-device-only",
+             "--cuda-gpu-arch=sm_80", f"--cuda-path={CUDA_PATH}",
+             "-nocudalib", f"-O{opt}", "-S", "-emit-llvm",
+             "-Wno-unknown-cuda-version",
+             os.path.join(SOURCES, f"{source}.cu"), "-o", str(out)],
+            capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+    return out
+
+
+def mangled(ll, name):
+    """The IR's name of the C++ function `name` (Itanium mangling)."""
+    match = re.search(rf"define [^@]*@(_Z{len(name)}{name}\w*)\(",
+                      ll.read_text())
+    assert match, f"no kernel {name} in {ll}"
+    return match.group(1)
+
+
+def run(tmp_path, ll, kernel, grid, block, args):
+    """nabla-run on the .ll; the final value of every buffer argument."""
+    work = tmp_path / f"run-{kernel}-{len(list(tmp_path.iterdir()))}"
+    work.mkdir()
+    specs = []
+    for k, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            np.save(work / f"in{k}.npy", arg)
+            specs.append(f"--arg={work / f'in{k}.npy'}")
+        else:
+            specs.append(f"--arg={arg}")
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-run"), str(ll),
+         f"--kernel={mangled(ll, kernel)}", f"--grid={grid}",
+         f"--block={block}", f"--out={work / 'out'}"] + specs,
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return {k: np.load(work / "out" / f"arg{k}.npy")
+            for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
+
+
+def finite_differences(model, inputs, seeds, h=1e-6):
+    """J^T w of model (a map from a list of float64 arrays to a list of
+    float64 arrays) by central differences of <model(s), w>."""
+    grads = []
+    for i, x in enumerate(inputs):
+        g = np.zeros_like(x)
+        for j in range(x.size):
+            plus = [v.copy() for v in inputs]
+            minus = [v.copy() for v in inputs]
+            plus[i].flat[j] += h
+            minus[i].flat[j] -= h
+            fp = sum(np.vdot(o, w) for o, w in zip(model(plus), seeds))
+            fm = sum(np.vdot(o, w) for o, w in zip(model(minus), seeds))
+            g.flat[j] = (fp - fm) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+def f32(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+def check(actual, expected, rtol=2e-3, atol=2e-4):
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+OPTS = [1, 2]
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_seed(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "seed", opt)
+    n, A = 100, RNG.uniform(-1, 1, 100)
+    out = run(tmp_path, ll, "mul_kernel", 2, 64, [f32(A), f"i32:{n}"])
+    check(out[0], A * A)
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_mul_kernel", 2, 64,
+              [f32(A), f32(w), f"i32:{n}"])
+    check(out[0], A * A)
+    check(out[1], 2 * A * w)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_saxpy_active_scalar(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "saxpy", opt)
+    n, a = 90, 0.75
+    x, y = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "saxpy_kernel", 2, 64,
+              [f"f32:{a}", f32(x), f32(y), f"i32:{n}"])
+    check(out[2], a * x + y)
+    wy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_saxpy", 2, 64,
+              [f"f32:{a}", f32(x), f32(np.zeros(n)), f32(y), f32(wy),
+               f32(np.zeros(n)), f"i32:{n}"])
+    da, dx, dy = FD = finite_differences(
+        lambda v: [v[0] * v[1] + v[2]], [np.array([a]), x, y], [wy])
+    check(out[2], dx)
+    check(out[4], dy)
+    # enzyme_out: each thread's gradient of a, returned by the request.
+    check(out[5].sum(), da[0])
+
+
+def mathfns_model(x):
+    return np.where(x > 0.5, np.sin(x) * np.exp(x) + np.sqrt(np.abs(x)),
+                    np.where(x > -0.5,
+                             np.log(x + 2) * np.cos(x) - np.tanh(x),
+                             np.abs(x) ** 1.5 + np.abs(x) * x))
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_math_functions_and_branches(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "mathfns", opt)
+    n = 96
+    x = RNG.uniform(-1.5, 1.5, n)
+    x[np.abs(np.abs(x) - 0.5) < 0.02] = 0.25  # away from the branch edges
+    out = run(tmp_path, ll, "mathfns_kernel", 2, 64,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], mathfns_model(x))
+    wy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_mathfns", 2, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(wy),
+               f"i32:{n}"])
+    (dx,) = finite_differences(lambda v: [mathfns_model(v[0])], [x], [wy])
+    check(out[1], dx)
+    check(out[3], np.zeros(n))  # y is only written
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("m", [0, 1, 7])
+def test_runtime_bounded_loop(tmp_path, opt, m):
+    ll = compile_cuda(tmp_path, "loop", opt)
+    n = 70
+    x, c = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, 8)
+    y0 = RNG.uniform(-1, 1, n)
+
+    def model(v):
+        powers = v[0][:, None] ** np.arange(m)[None, :]
+        return [powers @ v[1][:m]]
+
+    out = run(tmp_path, ll, "poly_kernel", 2, 64,
+              [f32(x), f32(c), f32(y0), f"i32:{m}", f"i32:{n}"])
+    check(out[2], model([x, c])[0])
+    wy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_poly", 2, 64,
+              [f32(x), f32(np.zeros(n)), f32(c), f32(np.zeros(8)), f32(y0),
+               f32(wy), f"i32:{m}", f"i32:{n}"])
+    dx, dc = finite_differences(model, [x, c], [wy])
+    check(out[1], dx)
+    check(out[3], dc)
+    check(out[5], np.zeros(n))
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_stencil_2d_launch(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "stencil2d", opt)
+    w, h = 13, 10
+    inp = RNG.uniform(-1, 1, (h, w))
+    out0 = RNG.uniform(-1, 1, (h, w))
+
+    def model(v):
+        i, o = v[0], v[1].copy()
+        o[1:-1, 1:-1] = 0.5 * i[1:-1, 1:-1] + 0.125 * (
+            i[1:-1, :-2] + i[1:-1, 2:] + i[:-2, 1:-1] * i[2:, 1:-1])
+        return [i, o]
+
+    args = [f32(inp.ravel()), f32(out0.ravel()), f"i32:{w}", f"i32:{h}"]
+    out = run(tmp_path, ll, "stencil_kernel", "2,2", "8,8", args)
+    check(out[1].reshape(h, w), model([inp, out0])[1])
+    wi, wo = RNG.standard_normal((h, w)), RNG.standard_normal((h, w))
+    out = run(tmp_path, ll, "grad_stencil", "2,2", "8,8",
+              [f32(inp.ravel()), f32(wi.ravel()), f32(out0.ravel()),
+               f32(wo.ravel()), f"i32:{w}", f"i32:{h}"])
+    di, do = finite_differences(model, [inp, out0], [wi, wo])
+    check(out[1].reshape(h, w), di)
+    check(out[3].reshape(h, w), do)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_shared_memory_block_reduction(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "blocksum", opt)
+    n, blocks = 150, 3
+    x = RNG.uniform(-1, 1, n)
+
+    def model(v):
+        padded = np.zeros(blocks * 64)
+        padded[:n] = v[0]
+        return [(padded ** 2).reshape(blocks, 64).sum(axis=1)]
+
+    out = run(tmp_path, ll, "blocksum_kernel", blocks, 64,
+              [f32(x), f32(np.zeros(blocks)), f"i32:{n}"])
+    check(out[1], model([x])[0])
+    wo = RNG.standard_normal(blocks)
+    out = run(tmp_path, ll, "grad_blocksum", blocks, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(blocks)), f32(wo),
+               f"i32:{n}"])
+    (dx,) = finite_differences(model, [x], [wo])
+    check(out[1], dx)
+    check(out[3], np.zeros(blocks))
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_warp_shuffle_reduction(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "warpsum", opt)
+    n, warps = 64, 2
+    x = RNG.uniform(-1, 1, n)
+
+    def model(v):
+        return [np.sin(v[0]).reshape(warps, 32).sum(axis=1)]
+
+    out = run(tmp_path, ll, "warpsum_kernel", 2, 32,
+              [f32(x), f32(np.zeros(warps)), f"i32:{n}"])
+    check(out[1], model([x])[0])
+    wo = RNG.standard_normal(warps)
+    out = run(tmp_path, ll, "grad_warpsum", 2, 32,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(warps)), f32(wo),
+               f"i32:{n}"])
+    (dx,) = finite_differences(model, [x], [wo])
+    check(out[1], dx)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_atomic_scatter(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "scatter", opt)
+    n, bins = 100, 7
+    w = RNG.uniform(-1, 1, n)
+    b = RNG.integers(0, bins, n).astype(np.int32)
+    h0 = RNG.uniform(-1, 1, bins)
+
+    def model(v):
+        h = v[1].copy()
+        np.add.at(h, b, v[0] ** 2)
+        return [h]
+
+    out = run(tmp_path, ll, "scatter_kernel", 2, 64,
+              [f32(w), b, f32(h0), f"i32:{n}"])
+    check(out[2], model([w, h0])[0])
+    wh = RNG.standard_normal(bins)
+    out = run(tmp_path, ll, "grad_scatter", 2, 64,
+              [f32(w), f32(np.zeros(n)), b, f32(h0), f32(wh), f"i32:{n}"])
+    dw, dh = finite_differences(model, [w, h0], [wh])
+    check(out[1], dw)
+    check(out[4], dh)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_struct_parameters_flattened(tmp_path, opt):
+    ll = compile_cuda(tmp_path, "devarray", opt)
+    n, s = 80, 1.25
+    a, b0 = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, n)
+
+    def model(v):
+        return [v[0], s * v[0] * v[0]]
+
+    # DeviceArray {float *data; long len;} by value: (buffer, i64) each.
+    out = run(tmp_path, ll, "scale_kernel", 2, 64,
+              [f32(a), f"i64:{n}", f32(b0), f"i64:{n}", f"f32:{s}"])
+    check(out[2], model([a, b0])[1])
+    wa, wb = RNG.standard_normal(n), RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_scale", 2, 64,
+              [f32(a), f"i64:{n}", f32(wa), f"i64:{n}", f32(b0), f"i64:{n}",
+               f32(wb), f"i64:{n}", f"f32:{s}"])
+    da, db = finite_differences(model, [a, b0], [wa, wb])
+    check(out[2], da)
+    check(out[6], db)
+
+
+SOURCES_ALL = ["seed", "saxpy", "mathfns", "loop", "stencil2d", "blocksum",
+               "warpsum", "scatter", "devarray"]
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
+def test_compiles_for_every_target(tmp_path, target):
+    """Every frontend file, at -O1 and -O2, for one target; SPIR-V is
+    validated by spirv-val, NVVM assembled by ptxas (nabla-compile writes
+    the cubin)."""
+    flags = {"nvvm": ["--chip=sm_90"], "rocdl": [],
+             "spirv": ["--block=64"], "metal": ["--block=64"]}[target]
+    for source in SOURCES_ALL:
+        for opt in OPTS:
+            ll = compile_cuda(tmp_path, source, opt)
+            out = tmp_path / f"{source}-O{opt}-{target}"
+            result = subprocess.run(
+                [os.path.join(BIN, "nabla-compile"), str(ll),
+                 f"--target={target}", "-o", str(out)] + flags,
+                capture_output=True, text=True, timeout=300)
+            assert result.returncode == 0, f"{source} -O{opt}: {result.stderr}"
+            if target == "spirv":
+                val = subprocess.run(
+                    ["spirv-val", "--target-env", "vulkan1.1",
+                     str(out / "kernels.spv")], capture_output=True, text=True)
+                assert val.returncode == 0, val.stderr
