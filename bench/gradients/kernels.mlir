@@ -2,10 +2,10 @@
 // gradient kernel (shadows after each dup buffer). bench/gradients/run.py
 // times them side by side on the default device; bench/run.py times the
 // kernels that have a hand-written adjoint (bench/handwritten/adjoints.mlir)
-// next to both: saxpy, poly, stencil, and from `histogram` on. Outputs the
-// functions only write are requested `dupnoneed` (poly, stencil, histogram,
-// rloop): like the hand-written adjoints, the gradients then skip the
-// primal's writes (docs/AD.md).
+// next to both: saxpy, poly, stencil, and from `histogram` on. Their outputs
+// are requested `dupnoneed` (saxpy, poly, stencil, histogram, rloop): like
+// the hand-written adjoints, the gradients then skip the primal's writes
+// (docs/AD.md).
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     // y = a x + y
@@ -27,7 +27,7 @@ module attributes {gpu.container_module} {
     }
     gpu.func @saxpy_grad(%x: memref<?xf32>, %dx: memref<?xf32>, %y: memref<?xf32>, %dy: memref<?xf32>, %a: f32, %n: index) kernel {
       nabla.autodiff @saxpy(%x, %dx, %y, %dy, %a, %n)
-          {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
+          {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
           : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, f32, index) -> ()
       gpu.return
     }

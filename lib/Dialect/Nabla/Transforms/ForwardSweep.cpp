@@ -42,43 +42,69 @@ void VJPEmitter::defined(Value src, Value forward) {
     branchScopes.back().push_back(src);
 }
 
-/// True if every use of `memref` (through views) writes it without reading:
-/// a store into it, an atomic add whose old value is unused, `memref.dim`.
-static bool isOnlyWritten(Value memref) {
+/// Sorts the uses of `memref` (through views) into writes that read nothing
+/// (stores into it, atomic adds whose old value is unused) and reads (loads,
+/// atomics whose old value is used); false if some use is neither (a call,
+/// an unknown op), `memref.dim` aside.
+static bool sortAccesses(Value memref, SmallVector<Operation *> &writes,
+                         SmallVector<Operation *> &reads) {
   for (OpOperand &use : memref.getUses()) {
     Operation *user = use.getOwner();
-    if (auto store = dyn_cast<memref::StoreOp>(user);
-        store && use.get() == store.getMemRef() && use.get() != store.getValue())
-      continue;
-    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user);
-        atomic && atomic.getKind() == arith::AtomicRMWKind::addf &&
-        atomic.getResult().use_empty())
-      continue;
-    if (isa<memref::DimOp>(user))
-      continue;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-        view && view.getViewSource() == use.get() &&
-        llvm::all_of(user->getResults(), isOnlyWritten))
-      continue;
-    return false;
+    if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (use.get() != store.getMemRef() || use.get() == store.getValue())
+        return false;
+      writes.push_back(user);
+    } else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(user)) {
+      if (atomic.getKind() != arith::AtomicRMWKind::addf)
+        return false;
+      (atomic.getResult().use_empty() ? writes : reads).push_back(user);
+    } else if (isa<memref::LoadOp>(user)) {
+      reads.push_back(user);
+    } else if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+               view && view.getViewSource() == use.get()) {
+      for (Value result : user->getResults())
+        if (!sortAccesses(result, writes, reads))
+          return false;
+    } else if (!isa<memref::DimOp>(user)) {
+      return false;
+    }
   }
   return true;
 }
 
-void VJPEmitter::collectUnneededBuffers(Block &body, ArrayRef<Activity> args) {
-  for (auto [arg, activity] : llvm::zip(body.getArguments(), args))
-    if (activity == Activity::DupNoNeed && isa<BaseMemRefType>(arg.getType()) &&
-        isOnlyWritten(arg))
-      unneededBuffers.insert(arg);
+/// True if `read` comes before `write` in program order and no loop holds
+/// both (a later iteration would read what `write` stored).
+static bool readsBefore(Operation *read, Operation *write) {
+  for (Operation *loop = read->getParentOp(); loop;
+       loop = loop->getParentOp())
+    if (isa<LoopLikeOpInterface>(loop) && loop->isAncestor(write))
+      return false;
+  // The ancestors of both in their innermost common block.
+  Operation *w = write;
+  while (w && !w->isAncestor(read) &&
+         !w->getBlock()->findAncestorOpInBlock(*read))
+    w = w->getParentOp();
+  if (!w || w->isAncestor(read))
+    return false;
+  Operation *r = w->getBlock()->findAncestorOpInBlock(*read);
+  return r != w && r->isBeforeInBlock(w);
 }
 
-bool VJPEmitter::writesOnlyUnneeded(Operation *op) {
-  Value memref;
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    memref = store.getMemRef();
-  else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
-    memref = atomic.getMemref();
-  return memref && unneededBuffers.contains(getViewSource(memref));
+void VJPEmitter::collectUnneededBuffers(Block &body, ArrayRef<Activity> args) {
+  for (auto [arg, activity] : llvm::zip(body.getArguments(), args)) {
+    if (activity != Activity::DupNoNeed || !isa<BaseMemRefType>(arg.getType()))
+      continue;
+    SmallVector<Operation *> writes, reads;
+    if (!sortAccesses(arg, writes, reads))
+      continue;
+    // A write no read can observe is dropped: every read of the buffer comes
+    // before it (y = a x + y reads y[i], then stores it).
+    for (Operation *write : writes)
+      if (llvm::all_of(reads, [&](Operation *read) {
+            return readsBefore(read, write);
+          }))
+        unneededWrites.insert(write);
+  }
 }
 
 LogicalResult VJPEmitter::forwardBlock(Block &src) {
@@ -98,9 +124,9 @@ LogicalResult VJPEmitter::forwardOp(Operation *op) {
   if (op->getNumRegions() && !isGPUCollective(op) && regionTouchesActive(op))
     return op->emitOpError("is not supported yet by reverse mode on an "
                            "active path");
-  // A dupnoneed buffer nothing reads keeps its initial contents: its writes
-  // matter only through their adjoints (the reverse sweep's shadow reads).
-  if (writesOnlyUnneeded(op))
+  // A write to a dupnoneed buffer that no read observes is not needed: it
+  // matters only through its adjoint (the reverse sweep's shadow reads).
+  if (unneededWrites.contains(op))
     return success();
   // Recomputing a checkpointed loop's iteration repeats no write to memory
   // from outside it (cloneRecomputed also skips those in nested regions).

@@ -85,16 +85,14 @@ public:
 
   void defined(Value src, Value forward);
 
-  /// `dupnoneed` argument buffers the function only writes (stores, atomic
-  /// adds whose old value is unused, through views): their final primal
-  /// value is not wanted and nothing reads it, so the forward sweep skips
-  /// those writes (the reverse sweep needs only their shadows).
-  DenseSet<Value> unneededBuffers;
+  /// Writes to `dupnoneed` argument buffers (stores, atomic adds whose old
+  /// value is unused, through views) that no read of the buffer can observe:
+  /// every read comes before them, outside any loop holding both. The
+  /// primal's final value of such a buffer is not wanted, so the forward
+  /// sweep skips them (the reverse sweep needs only their shadows).
+  DenseSet<Operation *> unneededWrites;
 
   void collectUnneededBuffers(Block &body, ArrayRef<Activity> args);
-
-  /// True if `op` writes only an unneeded buffer (the forward sweep drops it).
-  bool writesOnlyUnneeded(Operation *op);
 
   LogicalResult forwardBlock(Block &src);
 
