@@ -192,12 +192,13 @@ def main():
             # Attribute the remark to the function whose body holds the line.
             owner = None
             for k, text in enumerate(open(KERNELS).read().splitlines(), 1):
-                m = re.match(r"\s*func\.func @(\w+)", text)
+                m = re.match(r"\s*(?:func|gpu)\.func @(\w+)", text)
                 if m:
                     owner = m.group(1)
                 if k == number:
                     break
-            atomics[owner] += 1
+            if owner in atomics:
+                atomics[owner] += 1
 
     def launch(kernel, launch_args):
         packed, shapes, _ = nabla._pack_args(kernels[kernel], launch_args, {})
