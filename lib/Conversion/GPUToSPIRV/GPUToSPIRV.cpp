@@ -674,6 +674,9 @@ struct ConvertGPUToSPIRV
         continue;
       FailureOr<SmallVector<int32_t, 3>> size = getWorkgroupSize(kernel);
       if (failed(size))
+      if (!size->empty() &&
+          failed(nabla::emulateWideShuffles(kernel, limitSize, *size)))
+        return failure();
         return failure();
       kernel->setAttr(spirv::getEntryPointABIAttrName(),
                       spirv::getEntryPointABIAttr(context, *size));

@@ -846,10 +846,26 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
       return mapId(gpu::GridDimOp::create(builder, loc, d));
     }
   }
-  if (name == "nvvm.read.ptx.sreg.laneid")
-    return mapId(gpu::LaneIdOp::create(builder, loc, nullptr));
+  // CUDA's warps are 32 consecutive linear thread ids on every target (on
+  // devices with smaller subgroups the SPIR-V lowering exchanges 32-wide
+  // shuffles through workgroup memory), so the lane is computed, not read.
+  if (name == "nvvm.read.ptx.sreg.laneid") {
+    Value x = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+    Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
+    Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
+    Value dx = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
+    Value dy = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::y);
+    Value linear = arith::AddIOp::create(
+        builder, loc, x,
+        arith::MulIOp::create(
+            builder, loc, dx,
+            arith::AddIOp::create(builder, loc, y,
+                                  arith::MulIOp::create(builder, loc, dy, z))));
+    return mapId(
+        arith::RemUIOp::create(builder, loc, linear, indexConstant(loc, 32)));
+  }
   if (name == "nvvm.read.ptx.sreg.warpsize")
-    return mapId(gpu::SubgroupSizeOp::create(builder, loc, nullptr));
+    return mapId(indexConstant(loc, 32));
   if (name == "nvvm.barrier0" || name == "nvvm.barrier" ||
       name == "rocdl.s.barrier" || name == "rocdl.barrier" ||
       name == "llvm.nvvm.barrier0" ||

@@ -10,11 +10,18 @@
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVEnums.h"
 #include "mlir/IR/Attributes.h"
+#include "mlir/Support/LLVM.h"
 
 #include <optional>
 
 namespace mlir {
 class Operation;
+namespace gpu {
+class GPUFuncOp;
+} // namespace gpu
+namespace spirv {
+class ModuleOp;
+} // namespace spirv
 class RewritePatternSet;
 class SPIRVTypeConverter;
 } // namespace mlir
@@ -39,6 +46,28 @@ mapMemorySpaceToStorageClass(mlir::Attribute memorySpace);
 /// returns loop results through variables only the body writes, so without
 /// this a zero-trip loop yields garbage instead of its init values.
 void selectInitsOfZeroTripLoops(mlir::Operation *root);
+
+/// Exchanges gpu.shuffle ops of `kernel` whose constant width exceeds
+/// `subgroupSize` through a workgroup scratch attribution (two barriers
+/// each; every thread of the block must reach them). `workgroupSize` is the
+/// kernel's block size. Errors on values wider than 64 bits.
+mlir::LogicalResult emulateWideShuffles(mlir::gpu::GPUFuncOp kernel,
+                                        unsigned subgroupSize,
+                                        llvm::ArrayRef<int32_t> workgroupSize);
+
+/// The SpecIds of the x, y and z workgroup size of kernels compiled without a
+/// known size (specializeWorkgroupSize); the runtime sets them per launch.
+inline constexpr unsigned kWorkgroupSizeSpecId = 100;
+
+/// Gives kernels of `module` whose workgroup size is decided at launch (no
+/// LocalSize) their size through specialization constants: the
+/// WorkgroupSize built-in they load becomes a spirv.SpecConstantComposite of
+/// three i32 specialization constants (SpecIds kWorkgroupSizeSpecId + 0, 1,
+/// 2, default 1) named `nabla_workgroup_size`. Vulkan takes the size from the
+/// composite once it is decorated BuiltIn WorkgroupSize, which MLIR's
+/// serializer cannot express: nabla-spirv-to-binary adds that decoration.
+/// Does nothing when no kernel loads the built-in.
+void specializeWorkgroupSize(mlir::spirv::ModuleOp module);
 
 } // namespace nabla
 

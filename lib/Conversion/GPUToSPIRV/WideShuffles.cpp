@@ -1,0 +1,173 @@
+//===- WideShuffles.cpp - Shuffles wider than the device's subgroup -------===//
+//
+// CUDA code shuffles across a 32-lane warp; Vulkan devices have subgroups of
+// 4 to 128 lanes (lavapipe: 8), and SPIR-V's shuffles stay inside one
+// subgroup. A gpu.shuffle whose constant width exceeds the subgroup size is
+// therefore exchanged through workgroup memory: the block's threads form
+// groups of `width` consecutive linear thread ids (CUDA's warps), each
+// thread stores its value in a scratch attribution, waits at a barrier,
+// reads its source lane's slot, and waits again before the scratch is
+// reused. Lanes without a source keep their own value (CUDA's result) and
+// `valid` is false for them. The barriers require every thread of the block
+// to reach the shuffle (CUDA requires it of the warp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Support/Limits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+/// The 32-bit words of `value` (an integer or float of at most 64 bits).
+static SmallVector<Value, 2> toWords(OpBuilder &b, Location loc,
+                                     Value value) {
+  Type i32 = b.getI32Type();
+  unsigned width = value.getType().getIntOrFloatBitWidth();
+  Value bits = value;
+  if (isa<FloatType>(value.getType()))
+    bits = arith::BitcastOp::create(b, loc, b.getIntegerType(width), value);
+  if (width < 32)
+    return {arith::ExtUIOp::create(b, loc, i32, bits)};
+  if (width == 32)
+    return {bits};
+  Value low = arith::TruncIOp::create(b, loc, i32, bits);
+  Value shift = arith::ConstantIntOp::create(b, loc, bits.getType(), 32);
+  Value high = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, bits, shift));
+  return {low, high};
+}
+
+/// The inverse of toWords for `type`.
+static Value fromWords(OpBuilder &b, Location loc, Type type,
+                       ArrayRef<Value> words) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  Type intType = b.getIntegerType(width);
+  Value bits;
+  if (width < 32) {
+    bits = arith::TruncIOp::create(b, loc, intType, words[0]);
+  } else if (width == 32) {
+    bits = words[0];
+  } else {
+    Value low = arith::ExtUIOp::create(b, loc, intType, words[0]);
+    Value high = arith::ExtUIOp::create(b, loc, intType, words[1]);
+    Value shift = arith::ConstantIntOp::create(b, loc, intType, 32);
+    bits = arith::OrIOp::create(b, loc, low,
+                                arith::ShLIOp::create(b, loc, high, shift));
+  }
+  if (isa<FloatType>(type))
+    return arith::BitcastOp::create(b, loc, type, bits);
+  return bits;
+}
+
+LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
+                                         unsigned subgroupSize,
+                                         ArrayRef<int32_t> workgroupSize) {
+  SmallVector<gpu::ShuffleOp> wide;
+  unsigned words = 1;
+  WalkResult walk = kernel.walk([&](gpu::ShuffleOp op) -> WalkResult {
+    APInt width;
+    if (!matchPattern(op.getWidth(), m_ConstantInt(&width)) ||
+        width.getZExtValue() <= subgroupSize)
+      return WalkResult::advance();
+    Type type = op.getValue().getType();
+    if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() > 64) {
+      op.emitOpError("cannot exchange ")
+          << type << " across " << width.getZExtValue()
+          << " lanes on a device with " << subgroupSize << "-lane subgroups";
+      return WalkResult::interrupt();
+    }
+    words = std::max(words, (type.getIntOrFloatBitWidth() + 31) / 32);
+    wide.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (wide.empty())
+    return success();
+
+  // One slot per thread of the block: its size when known at compile time,
+  // otherwise (specialized at launch) the most threads a launch may have.
+  int64_t threads = workgroupSize.empty() ? nabla::kMaxWorkgroupExtent : 1;
+  for (int32_t extent : workgroupSize)
+    threads *= extent;
+  MLIRContext *context = kernel.getContext();
+  auto scratchType = MemRefType::get(
+      {threads * words}, IntegerType::get(context, 32),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  Value scratch =
+      kernel.addWorkgroupAttribution(scratchType, kernel.getLoc());
+
+  for (gpu::ShuffleOp op : wide) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto id = [&](gpu::Dimension d) -> Value {
+      return gpu::ThreadIdOp::create(b, loc, d);
+    };
+    auto dim = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    Value linear = arith::AddIOp::create(
+        b, loc, id(gpu::Dimension::x),
+        arith::MulIOp::create(
+            b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::x),
+            arith::AddIOp::create(
+                b, loc, id(gpu::Dimension::y),
+                arith::MulIOp::create(
+                    b, loc,
+                    gpu::BlockDimOp::create(b, loc, gpu::Dimension::y),
+                    id(gpu::Dimension::z)))));
+    Value width = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                               op.getWidth());
+    Value offset = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                                op.getOffset());
+    Value lane = arith::RemUIOp::create(b, loc, linear, width);
+    Value base = arith::SubIOp::create(b, loc, linear, lane);
+    Value source, valid;
+    switch (op.getMode()) {
+    case gpu::ShuffleMode::XOR:
+      source = arith::XOrIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = arith::AddIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::IDX:
+      source = offset;
+      break;
+    case gpu::ShuffleMode::UP:
+      // lane - offset, valid when offset <= lane.
+      valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, offset,
+                                    lane);
+      source = arith::SelectOp::create(
+          b, loc, valid, arith::SubIOp::create(b, loc, lane, offset), lane);
+      break;
+    }
+    if (!valid)
+      valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, source,
+                                    width);
+    Value from = arith::AddIOp::create(
+        b, loc, base, arith::SelectOp::create(b, loc, valid, source, lane));
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value, 2> stored = toWords(b, loc, op.getValue());
+    for (auto [k, word] : llvm::enumerate(stored))
+      memref::StoreOp::create(
+          b, loc, word, scratch,
+          ValueRange{arith::AddIOp::create(b, loc, linear, dim(k * threads))});
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value, 2> loaded;
+    for (size_t k = 0; k < stored.size(); ++k)
+      loaded.push_back(memref::LoadOp::create(
+          b, loc, scratch,
+          ValueRange{arith::AddIOp::create(b, loc, from, dim(k * threads))}));
+    Value result = fromWords(b, loc, op.getValue().getType(), loaded);
+    op.getShuffleResult().replaceAllUsesWith(result);
+    op.getValid().replaceAllUsesWith(valid);
+    op.erase();
+  }
+  return success();
+}
