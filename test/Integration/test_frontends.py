@@ -47,6 +47,21 @@ def compile_cuda(tmp_path, source, opt):
     return out
 
 
+def compile_hip(tmp_path, source, opt):
+    """clang-22's device-only LLVM IR of frontends/<source>.hip for gfx90a
+    (-nogpulib -nogpuinc: no ROCm needed; frontends/hip_min.h stands in for
+    the HIP headers)."""
+    out = tmp_path / f"{source}.O{opt}.ll"
+    if not out.exists():
+        result = subprocess.run(
+            [CLANG, "-x", "hip", "--cuda-device-only", "--offload-arch=gfx90a",
+             "-nogpulib", "-nogpuinc", f"-O{opt}", "-S", "-emit-llvm",
+             f"-I{SOURCES}", os.path.join(SOURCES, f"{source}.hip"), "-o",
+             str(out)], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+    return out
+
+
 def mangled(ll, name):
     """The IR's name of the C++ function `name` (Itanium mangling)."""
     match = re.search(rf"define [^@]*@(_Z{len(name)}{name}\w*)\(",
@@ -311,8 +326,45 @@ def test_struct_parameters_flattened(tmp_path, opt):
     check(out[6], db)
 
 
+@pytest.mark.parametrize("opt", OPTS)
+def test_hip_seed(tmp_path, opt):
+    ll = compile_hip(tmp_path, "hip_seed", opt)
+    n, A = 100, RNG.uniform(-2, 2, 100)
+    out = run(tmp_path, ll, "mulsin_kernel", 2, 64, [f32(A), f"i32:{n}"])
+    check(out[0], A * np.sin(A))
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_mulsin", 2, 64,
+              [f32(A), f32(w), f"i32:{n}"])
+    check(out[1], (np.sin(A) + A * np.cos(A)) * w)
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_hip_shared_tile_2d_block_atomic(tmp_path, opt):
+    ll = compile_hip(tmp_path, "hip_reduce", opt)
+    n, blocks = 80, 3
+    x, w = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, 4)
+    out0 = np.array([0.5])
+
+    def model(v):
+        rows = (np.arange(n) % 32) // 8  # threadIdx.y of each element
+        return [v[2] + (np.exp(v[0]) * v[1][rows]).sum()]
+
+    out = run(tmp_path, ll, "tilesum_kernel", blocks, "8,4",
+              [f32(x), f32(w), f32(out0), f"i32:{n}"])
+    check(out[2], model([x, w, out0])[0])
+    wo = RNG.standard_normal(1)
+    out = run(tmp_path, ll, "grad_tilesum", blocks, "8,4",
+              [f32(x), f32(np.zeros(n)), f32(w), f32(np.zeros(4)), f32(out0),
+               f32(wo), f"i32:{n}"])
+    dx, dw, do = finite_differences(model, [x, w, out0], [wo])
+    check(out[1], dx)
+    check(out[3], dw)
+    check(out[5], do)
+
+
 SOURCES_ALL = ["seed", "saxpy", "mathfns", "loop", "stencil2d", "blocksum",
                "warpsum", "scatter", "devarray"]
+HIP_SOURCES = ["hip_seed", "hip_reduce"]
 
 
 @needs_cuda_headers
@@ -323,9 +375,10 @@ def test_compiles_for_every_target(tmp_path, target):
     the cubin)."""
     flags = {"nvvm": ["--chip=sm_90"], "rocdl": [],
              "spirv": ["--block=64"], "metal": ["--block=64"]}[target]
-    for source in SOURCES_ALL:
+    for source in SOURCES_ALL + HIP_SOURCES:
         for opt in OPTS:
-            ll = compile_cuda(tmp_path, source, opt)
+            ll = (compile_hip if source in HIP_SOURCES else compile_cuda)(
+                tmp_path, source, opt)
             out = tmp_path / f"{source}-O{opt}-{target}"
             result = subprocess.run(
                 [os.path.join(BIN, "nabla-compile"), str(ll),

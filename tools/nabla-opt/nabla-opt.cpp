@@ -80,7 +80,10 @@ int main(int argc, char **argv) {
     std::string text;
     llvm::raw_string_ostream os(text);
     imported->print(os, mlir::OpPrintingFlags().enableDebugInfo());
-    input = llvm::MemoryBuffer::getMemBufferCopy(text, inputFile);
+    // Named apart from the .ll, so that diagnostics quote the .ll's lines
+    // (read from disk), not this text's.
+    input = llvm::MemoryBuffer::getMemBufferCopy(
+        text, inputFile + " (imported)");
   } else if (failed(nabla::checkMLIRSource(sourceMgr, bufferId))) {
     return 1;
   }

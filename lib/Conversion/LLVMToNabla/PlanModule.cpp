@@ -46,6 +46,25 @@ std::optional<StringRef> nabla::raise::getMarkerActivity(StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<DispatchField> nabla::raise::getDispatchField(unsigned table,
+                                                           int64_t offset,
+                                                           Type type) {
+  unsigned width = type.isInteger() ? type.getIntOrFloatBitWidth() : 0;
+  if (table == 0) { // implicit kernel arguments, code object v5
+    if (width == 16 && (offset == 12 || offset == 14 || offset == 16))
+      return DispatchField{false, unsigned((offset - 12) / 2), false};
+    if (width == 32 && (offset == 0 || offset == 4 || offset == 8))
+      return DispatchField{true, unsigned(offset / 4), false};
+    return std::nullopt;
+  }
+  // hsa_kernel_dispatch_packet_t
+  if (width == 16 && (offset == 4 || offset == 6 || offset == 8))
+    return DispatchField{false, unsigned((offset - 4) / 2), false};
+  if (width == 32 && (offset == 12 || offset == 16 || offset == 20))
+    return DispatchField{true, unsigned((offset - 12) / 4), true};
+  return std::nullopt;
+}
+
 int64_t nabla::raise::getTypeSize(const DataLayout &layout, Type type) {
   return static_cast<int64_t>(layout.getTypeSize(type).getFixedValue());
 }
@@ -298,6 +317,30 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
         return std::optional<unsigned>(
             plan.getOrAddRoot({kind, 0, 0, nullptr, name}));
       })
+      .Case([&](LLVM::IntToPtrOp cast) -> FailureOr<std::optional<unsigned>> {
+        // A round trip through an integer (HIP converts kernel pointers to
+        // the generic address space so) keeps the pointer.
+        auto toInt = cast.getArg().getDefiningOp<LLVM::PtrToIntOp>();
+        if (!toInt)
+          return emitError(plainLoc(cast.getLoc()))
+                 << "cannot raise a pointer made from an integer (a baked "
+                    "address needs the v1 convention: reloc.address_map)";
+        FailureOr<std::optional<unsigned>> root = resolve(toInt.getArg());
+        if (succeeded(root) && plan.byvalOffset.count(toInt.getArg()))
+          plan.byvalOffset[value] = plan.byvalOffset[toInt.getArg()];
+        return root;
+      })
+      .Case([&](LLVM::CallIntrinsicOp call)
+                -> FailureOr<std::optional<unsigned>> {
+        StringRef name = call.getIntrin();
+        if (name != "llvm.amdgcn.implicitarg.ptr" &&
+            name != "llvm.amdgcn.dispatch.ptr")
+          return emitError(plainLoc(call.getLoc()))
+                 << "cannot raise a pointer produced by '" << name << "'";
+        plan.byvalOffset[value] = 0;
+        return std::optional<unsigned>(plan.getOrAddRoot(
+            {Root::Dispatch, name == "llvm.amdgcn.implicitarg.ptr" ? 0u : 1u}));
+      })
       .Case([&](LLVM::AllocaOp alloca) -> FailureOr<std::optional<unsigned>> {
         return std::optional<unsigned>(
             plan.getOrAddRoot({Root::Alloca, 0, 0, alloca, {}}));
@@ -363,6 +406,15 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
   if (r.kind == Root::Marker) {
     if (!isa<LLVM::LoadOp>(op))
       return fail(op) << "an Enzyme activity marker can only be loaded";
+    return success();
+  }
+  if (plan.byvalOffset.count(address) && r.kind == Root::Dispatch) {
+    if (!isa<LLVM::LoadOp>(op) ||
+        !getDispatchField(r.index, plan.byvalOffset[address], type))
+      return fail(op) << "cannot raise this access to AMDGPU launch data "
+                         "(byte "
+                      << plan.byvalOffset[address]
+                      << "): only the workgroup size and count are known";
     return success();
   }
   if (plan.byvalOffset.count(address)) {

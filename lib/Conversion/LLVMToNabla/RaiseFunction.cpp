@@ -386,6 +386,14 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
                                     f->second);
         return success();
       })
+      .Case([&](LLVM::IntToPtrOp cast) -> LogicalResult {
+        auto toInt = cast.getArg().getDefiningOp<LLVM::PtrToIntOp>();
+        auto source = toInt ? offsets.find(toInt.getArg()) : offsets.end();
+        if (source == offsets.end())
+          return fail(cast) << "cannot raise a pointer made from an integer";
+        offsets[result] = source->second;
+        return success();
+      })
       .Case<LLVM::AddressOfOp, LLVM::AllocaOp, LLVM::LoadOp>(
           [&](Operation *) -> LogicalResult {
             offsets[result] = zero;
@@ -446,6 +454,24 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
       auto name = getMarkerActivity(
           plan.roots[root->second].global.getValue());
       markers[load.getResult()] = *nabla::symbolizeActivity(*name);
+      return success();
+    }
+    if (root != plan.rootOf.end() &&
+        plan.roots[root->second].kind == Root::Dispatch) {
+      std::optional<DispatchField> field =
+          getDispatchField(plan.roots[root->second].index,
+                           plan.byvalOffset[load.getAddr()], load.getType());
+      auto d = static_cast<gpu::Dimension>(field->dim);
+      Value value = gpu::BlockDimOp::create(builder, loc, d);
+      if (field->grid) {
+        Value blocks = gpu::GridDimOp::create(builder, loc, d);
+        value = field->inItems
+                    ? Value(arith::MulIOp::create(builder, loc, blocks, value))
+                    : blocks;
+      }
+      scalars.map(load.getResult(),
+                  arith::IndexCastOp::create(builder, loc, load.getType(),
+                                             value));
       return success();
     }
     if (plan.byvalOffset.count(load.getAddr())) {
@@ -1074,6 +1100,14 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
       op->getDialect()->getNamespace() == "rocdl")
     return raiseNamedOp(op);
 
+  if (isa<LLVM::PtrToIntOp>(op) &&
+      llvm::all_of(op->getUsers(),
+                   [](Operation *user) { return isa<LLVM::IntToPtrOp>(user); }))
+    return success(); // a round trip, raised at the inttoptr
+  if (isa<LLVM::PtrToIntOp, LLVM::IntToPtrOp>(op))
+    return fail(op) << "cannot raise a conversion between pointers and "
+                         "integers";
+
   SmallVector<Value> operands;
   for (Value operand : op->getOperands()) {
     Value value = lookup(op, operand);
@@ -1113,9 +1147,6 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
                                          operands[0]));
     return success();
   }
-  if (isa<LLVM::PtrToIntOp, LLVM::IntToPtrOp>(op))
-    return fail(op) << "cannot raise a conversion between pointers and "
-                         "integers";
   if (raiseSame<LLVM::AddOp, arith::AddIOp>(builder, op, operands, scalars) ||
       raiseSame<LLVM::SubOp, arith::SubIOp>(builder, op, operands, scalars) ||
       raiseSame<LLVM::MulOp, arith::MulIOp>(builder, op, operands, scalars) ||

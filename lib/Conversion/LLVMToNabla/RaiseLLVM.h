@@ -33,6 +33,7 @@ struct Root {
     HostGlobal, ///< `global`, any other global (table or host object)
     Marker,     ///< `global`, an Enzyme activity marker (enzyme_dup, ...)
     Function,   ///< `global`, a function (the first operand of an Enzyme call)
+    Dispatch,   ///< AMDGPU launch data: `index` 0 implicitarg.ptr, 1 dispatch.ptr
   };
   Kind kind;
   unsigned index = 0;
@@ -45,7 +46,9 @@ struct Root {
            offset == other.offset && op == other.op && global == other.global;
   }
   /// A root a memref stands for (not a marker or function).
-  bool isMemory() const { return kind != Marker && kind != Function; }
+  bool isMemory() const {
+    return kind != Marker && kind != Function && kind != Dispatch;
+  }
 };
 
 /// One parameter of a raised function, in order.
@@ -79,7 +82,8 @@ struct FunctionPlan {
   llvm::SmallVector<Root> roots;
   llvm::SmallVector<mlir::Type> elementTypes; ///< per root; null = unknown
   llvm::DenseMap<mlir::Value, unsigned> rootOf;
-  /// Pointers into byval struct parameters: their constant byte offset.
+  /// Pointers into byval struct parameters and AMDGPU launch data: their
+  /// constant byte offset.
   llvm::DenseMap<mlir::Value, int64_t> byvalOffset;
   llvm::SmallVector<Param> params;
   llvm::SmallVector<SharedSlot> shared;
@@ -139,6 +143,20 @@ std::optional<bool> getEnzymeMode(llvm::StringRef name);
 
 /// The activity a marker global stands for (`enzyme_dup` → "dup", ...).
 std::optional<llvm::StringRef> getMarkerActivity(llvm::StringRef name);
+
+/// A field of AMDGPU launch data: the workgroup size (`grid` false) or the
+/// grid (true; in workgroups, or in work-items when `inItems`) along
+/// dimension `dim`.
+struct DispatchField {
+  bool grid;
+  unsigned dim;
+  bool inItems;
+};
+
+/// The field at byte `offset` of launch data `table` (0: implicit kernel
+/// arguments of code object v5, 1: the HSA dispatch packet) loaded as `type`.
+std::optional<DispatchField> getDispatchField(unsigned table, int64_t offset,
+                                              mlir::Type type);
 
 /// Builds the plan: kernels, call order, roots, element types, parameters,
 /// workgroup slots. Emits located errors for what cannot be raised.
