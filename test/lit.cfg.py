@@ -34,6 +34,17 @@ tool_dirs = [config.nabla_tools_dir, config.llvm_tools_dir]
 tools = ["nabla-opt", "nabla-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# Host programs (test/Integration/host): the mgpu* wrappers and MLIR's runner
+# libraries for mlir-runner --shared-libs.
+config.substitutions.append(
+    ("%nabla_mgpu", os.path.join(config.nabla_obj_root, "lib",
+                                 "libnabla_mgpu.so")))
+for runtime in ["mlir_runner_utils", "mlir_c_runner_utils",
+                "mlir_async_runtime"]:
+    config.substitutions.append(
+        ("%" + runtime, os.path.join(config.llvm_lib_dir,
+                                     "lib" + runtime + ".so")))
+
 # Validators of the produced artifacts.
 config.substitutions.append(("spirv-val", config.spirv_val))
 if config.ptxas and not config.ptxas.endswith("NOTFOUND"):

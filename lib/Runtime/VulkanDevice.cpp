@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SPIRVReflection.h"
 #include "VulkanContext.h"
 
 #include "nabla/Runtime/Device.h"
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 
 using namespace nabla::runtime;
 
@@ -291,6 +293,26 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
   pipelineInfo.stage.module = shader;
   pipelineInfo.stage.pName = spec.kernel->name.c_str();
   pipelineInfo.layout = pipelineLayout;
+  // A kernel compiled without a known block size takes the launch's through
+  // the specialization constants of its WorkgroupSize built-in.
+  std::map<std::string, SPIRVEntryPoint> entryPoints;
+  std::string reflectionError;
+  VkSpecializationMapEntry sizeEntries[3];
+  uint32_t sizeValues[3] = {b.x, b.y, b.z};
+  VkSpecializationInfo specialization{};
+  if (reflectEntryPoints(shaderInfo.pCode, spec.image->size() / 4,
+                         entryPoints, reflectionError)) {
+    auto entry = entryPoints.find(spec.kernel->name);
+    if (entry != entryPoints.end() && entry->second.sizeSpecIds) {
+      for (uint32_t d = 0; d < 3; ++d)
+        sizeEntries[d] = {(*entry->second.sizeSpecIds)[d], 4 * d, 4};
+      specialization.mapEntryCount = 3;
+      specialization.pMapEntries = sizeEntries;
+      specialization.dataSize = sizeof(sizeValues);
+      specialization.pData = sizeValues;
+      pipelineInfo.stage.pSpecializationInfo = &specialization;
+    }
+  }
   VkPipeline pipeline;
   if (VkResult r = vkCreateComputePipelines(
           device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &pipeline)) {

@@ -1,11 +1,18 @@
 //===- LowerAllReduce.cpp - Workgroup reductions for every target ---------===//
 //
-// A gpu.all_reduce is a subgroup reduction per subgroup, the partials
-// exchanged through a workgroup scratch buffer of the kernel, and a
-// sequential combination of those partials in subgroup order: the result is
-// the same on every run and in every thread, and nothing depends on a
-// particular subgroup size beyond sizing the scratch. Upstream's rewrite
-// hard-codes 32 lanes and is only reachable from a test pass.
+// Where subgroups are the linear thread id divided by the subgroup size
+// (CUDA warps, AMD wavefronts), a gpu.all_reduce is a subgroup reduction per
+// subgroup, the partials exchanged through a workgroup scratch buffer of the
+// kernel, and a sequential combination of those partials in subgroup order.
+// Vulkan does not promise that layout: lavapipe splits each row of a 13x4x2
+// workgroup into subgroups of 8 and 5 while reporting SubgroupId as the
+// linear id divided by 8, so partials collided (found by the host-program
+// all_reduce tests). With `subgroup-builtins` (SPIR-V), and for a custom
+// combiner region (which no subgroup reduction takes), every thread's value
+// goes into a scratch slot of its own and a tree of halving strides combines
+// them, a barrier per level. Either way the result is the same on every run
+// and in every thread. Upstream's rewrite hard-codes 32 lanes and is only
+// reachable from a test pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +21,7 @@
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace nabla {
@@ -32,9 +40,9 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
     gpu::GPUModuleOp module = getOperation();
     bool inDeviceFunction = false;
     WalkResult checked = module.walk([&](gpu::AllReduceOp op) {
-      if (!op.getOp()) {
-        op.emitOpError("with a custom combiner region is not supported; use "
-                       "an `op` attribute (add, mul, min/max, and, or, xor)");
+      if (!op.getOp() && !op.getBody().hasOneBlock()) {
+        op.emitOpError("with a multi-block combiner region is not supported; "
+                       "use one block ending in gpu.yield");
         return WalkResult::interrupt();
       }
       if (!op.getType().isIntOrFloat()) {
@@ -55,30 +63,40 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
         return signalPassFailure();
     }
     for (auto kernel : module.getOps<gpu::GPUFuncOp>()) {
-      DenseMap<Type, Value> scratch;
+      // Per element type and lowering (tree or partials).
+      DenseMap<std::pair<Type, unsigned>, Value> scratch;
       SmallVector<gpu::AllReduceOp> reductions;
       kernel.walk([&](gpu::AllReduceOp op) { reductions.push_back(op); });
       for (gpu::AllReduceOp op : reductions) {
-        Value &buffer = scratch[op.getType()];
+        bool tree = subgroupBuiltins || !op.getOp();
+        Value &buffer = scratch[{op.getType(), unsigned(tree)}];
         if (!buffer)
-          buffer = addScratch(kernel, op.getType(), op.getLoc());
-        lower(op, buffer);
+          buffer = addScratch(kernel, op.getType(), op.getLoc(), tree);
+        if (tree)
+          lowerByTree(op, buffer);
+        else
+          lower(op, buffer);
       }
     }
   }
 
-  /// One slot per subgroup of the largest workgroup `kernel` may have. With
-  /// the subgroup builtins the device's subgroups may be narrower than
-  /// `subgroupSize` (Vulkan lets a driver choose), so every thread gets one.
-  Value addScratch(gpu::GPUFuncOp kernel, Type element, Location loc) {
+  /// Threads of the largest workgroup `kernel` may have.
+  int64_t maxThreads(gpu::GPUFuncOp kernel) {
     int64_t threads = maxWorkgroupSize;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
       threads = 1;
       for (int32_t size : *known)
         threads *= size;
     }
-    int64_t slots =
-        subgroupBuiltins ? threads : llvm::divideCeil(threads, subgroupSize);
+    return std::max<int64_t>(1, threads);
+  }
+
+  /// One slot per subgroup of the largest workgroup `kernel` may have, or
+  /// for the tree one per thread.
+  Value addScratch(gpu::GPUFuncOp kernel, Type element, Location loc,
+                   bool tree) {
+    int64_t threads = maxThreads(kernel);
+    int64_t slots = tree ? threads : llvm::divideCeil(threads, subgroupSize);
     slots = std::max<int64_t>(1, slots);
     auto workgroup = gpu::AddressSpaceAttr::get(kernel.getContext(),
                                                 gpu::AddressSpace::Workgroup);
@@ -104,12 +122,84 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
     return linear;
   }
 
-  /// (subgroup, lane, number of subgroups) of the calling thread.
+  /// `a` combined with `b` by the reduction's op or combiner region.
+  Value combine(OpBuilder &b, Location loc, gpu::AllReduceOp op, Value lhs,
+                Value rhs) {
+    if (std::optional<gpu::AllReduceOperation> kind = op.getOp())
+      return vector::makeArithReduction(
+          b, loc, gpu::convertReductionKind(*kind), lhs, rhs);
+    Block &body = op.getBody().front();
+    IRMapping mapping;
+    mapping.map(body.getArgument(0), lhs);
+    mapping.map(body.getArgument(1), rhs);
+    for (Operation &nested : body.without_terminator())
+      b.clone(nested, mapping);
+    return mapping.lookup(body.getTerminator()->getOperand(0));
+  }
+
+  /// Slot per thread, then for s = P/2, P/4, ..., 1 (P the power of two at
+  /// or above the scratch size): thread t < s with t + s < threads combines
+  /// slot t + s into slot t; a barrier after each level (uniform: the trip
+  /// count is a constant). Slot 0 holds the result.
+  void lowerByTree(gpu::AllReduceOp op, Value scratch) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value linear = linearThreadId(b, loc);
+    Value threads;
+    for (gpu::Dimension d :
+         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
+      Value dim = gpu::BlockDimOp::create(b, loc, d);
+      threads = threads ? arith::MulIOp::create(b, loc, threads, dim) : dim;
+    }
+    memref::StoreOp::create(b, loc, op.getValue(), scratch, linear);
+    gpu::BarrierOp::create(b, loc);
+    int64_t slots = cast<MemRefType>(scratch.getType()).getDimSize(0);
+    int64_t levels = llvm::Log2_64_Ceil(std::max<int64_t>(2, slots));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value top = arith::ConstantIndexOp::create(b, loc, int64_t(1) << levels);
+    scf::ForOp::create(
+        b, loc, zero, arith::ConstantIndexOp::create(b, loc, levels), one,
+        ValueRange{},
+        [&](OpBuilder &nested, Location nestedLoc, Value level, ValueRange) {
+          Value shift = arith::AddIOp::create(nested, nestedLoc, level, one);
+          Value stride =
+              arith::ShRUIOp::create(nested, nestedLoc, top, shift);
+          Value partner =
+              arith::AddIOp::create(nested, nestedLoc, linear, stride);
+          Value active = arith::AndIOp::create(
+              nested, nestedLoc,
+              arith::CmpIOp::create(nested, nestedLoc,
+                                    arith::CmpIPredicate::ult, linear, stride),
+              arith::CmpIOp::create(nested, nestedLoc,
+                                    arith::CmpIPredicate::ult, partner,
+                                    threads));
+          auto fold = scf::IfOp::create(nested, nestedLoc, active,
+                                        /*withElseRegion=*/false);
+          {
+            OpBuilder::InsertionGuard guard(nested);
+            nested.setInsertionPointToStart(fold.thenBlock());
+            Value mine =
+                memref::LoadOp::create(nested, nestedLoc, scratch, linear);
+            Value theirs =
+                memref::LoadOp::create(nested, nestedLoc, scratch, partner);
+            memref::StoreOp::create(
+                nested, nestedLoc,
+                combine(nested, nestedLoc, op, mine, theirs), scratch, linear);
+          }
+          gpu::BarrierOp::create(nested, nestedLoc);
+          scf::YieldOp::create(nested, nestedLoc);
+        });
+    Value result = memref::LoadOp::create(b, loc, scratch, zero);
+    // Every thread has read the scratch before the next reduction reuses it.
+    gpu::BarrierOp::create(b, loc);
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
+
+  /// (subgroup, lane, number of subgroups) of the calling thread: the
+  /// linear thread id divided by the subgroup size.
   std::tuple<Value, Value, Value> subgroupIds(OpBuilder &b, Location loc) {
-    if (subgroupBuiltins)
-      return {gpu::SubgroupIdOp::create(b, loc, nullptr),
-              gpu::LaneIdOp::create(b, loc, nullptr),
-              gpu::NumSubgroupsOp::create(b, loc, nullptr)};
     Value size = arith::ConstantIndexOp::create(b, loc, subgroupSize);
     Value linear = linearThreadId(b, loc);
     Value threads;

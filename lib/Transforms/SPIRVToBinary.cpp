@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include "spirv-tools/libspirv.hpp"
@@ -107,6 +109,48 @@ std::string rewriteFloatAtomics(StringRef source) {
   return out;
 }
 
+/// Decorates the composite of the workgroup-size specialization constants
+/// (nabla::specializeWorkgroupSize) BuiltIn WorkgroupSize, which MLIR's
+/// serializer does not emit for a spirv.SpecConstantComposite. The
+/// decoration goes after the module's last annotation.
+void decorateWorkgroupSizeBuiltin(SmallVectorImpl<uint32_t> &words) {
+  constexpr uint32_t opDecorate = 71, opSpecConstantComposite = 51;
+  constexpr uint32_t decorationSpecId = 1, decorationBuiltIn = 11;
+  constexpr uint32_t builtInWorkgroupSize = 25;
+  llvm::DenseMap<uint32_t, uint32_t> specIds;
+  size_t lastAnnotationEnd = 0;
+  std::optional<uint32_t> composite;
+  for (size_t at = 5; at < words.size();) {
+    uint32_t opcode = words[at] & 0xffff, count = words[at] >> 16;
+    if (count == 0 || at + count > words.size())
+      return;
+    if (opcode == opDecorate && count >= 4 &&
+        words[at + 2] == decorationSpecId)
+      specIds[words[at + 1]] = words[at + 3];
+    // OpDecorate, OpMemberDecorate, decoration groups, OpDecorateId and
+    // OpDecorateString form the annotation section.
+    if ((opcode >= 71 && opcode <= 75) || opcode == 332 || opcode == 5632)
+      lastAnnotationEnd = at + count;
+    if (opcode == opSpecConstantComposite && count == 6) {
+      bool matches = true;
+      for (unsigned d = 0; d < 3; ++d) {
+        auto it = specIds.find(words[at + 3 + d]);
+        matches &= it != specIds.end() &&
+                   it->second == nabla::kWorkgroupSizeSpecId + d;
+      }
+      if (matches)
+        composite = words[at + 2];
+    }
+    at += count;
+  }
+  if (!composite || !lastAnnotationEnd)
+    return;
+  uint32_t decoration[] = {(4u << 16) | opDecorate, *composite,
+                           decorationBuiltIn, builtInWorkgroupSize};
+  words.insert(words.begin() + lastAnnotationEnd, std::begin(decoration),
+               std::end(decoration));
+}
+
 struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
   using Base::Base;
 
@@ -182,6 +226,7 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
     spirv::SerializationOptions options;
     if (failed(spirv::serialize(spirvModule, words, options)))
       return module.emitError("SPIR-V serialization failed");
+    decorateWorkgroupSizeBuiltin(words);
     if (failed(validate(module, words)))
       return failure();
 

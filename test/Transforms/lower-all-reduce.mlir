@@ -19,12 +19,19 @@
 // CHECK: arith.addf
 // CHECK-NOT: gpu.all_reduce
 // CHECK-NOT: func.func @f
-// With the builtins a device may pick narrower subgroups: a slot per thread.
+// Vulkan subgroups need not follow the linear thread id: a slot per thread
+// and a tree of halving strides (64, 32, ..., 1 for 128 slots).
 // BUILTINS-LABEL: gpu.func @k
 // BUILTINS-SAME: memref<128xf32, #gpu.address_space<workgroup>>
-// BUILTINS: gpu.subgroup_id
-// BUILTINS: gpu.lane_id
-// BUILTINS: gpu.num_subgroups
+// BUILTINS-NOT: gpu.subgroup_id
+// BUILTINS: memref.store %{{.*}}, %[[SLOTS:.*]][%[[T:.*]]] : memref<128xf32
+// BUILTINS: gpu.barrier
+// BUILTINS: scf.for %{{.*}} = %c0 to %c7 step %c1
+// BUILTINS: arith.shrui %c128
+// BUILTINS: scf.if
+// BUILTINS: arith.maximumf
+// BUILTINS: gpu.barrier
+// BUILTINS: memref.load %[[SLOTS]][%c0]
 gpu.module @kernels {
   func.func @f(%x: f32) -> f32 {
     %s = gpu.all_reduce add %x uniform {} : (f32) -> f32
@@ -56,13 +63,38 @@ gpu.module @kernels {
 
 // -----
 
+// A custom combiner region is inlined into the tree's combining step.
+// CHECK-LABEL: gpu.func @custom
+// CHECK-SAME: memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: %[[M:.*]] = arith.mulf
+// CHECK: arith.addf %[[M]]
+// CHECK-NOT: gpu.all_reduce
 gpu.module @kernels {
-  gpu.func @custom(%x: f32) kernel {
-    // expected-error @+1 {{'gpu.all_reduce' op with a custom combiner region is not supported}}
+  gpu.func @custom(%x: f32, %out: memref<1xf32>) kernel {
     %r = gpu.all_reduce %x {
     ^bb0(%a: f32, %b: f32):
-      %s = arith.addf %a, %b : f32
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %m, %b : f32
       gpu.yield %s : f32
+    } : (f32) -> f32
+    %c0 = arith.constant 0 : index
+    memref.store %r, %out[%c0] : memref<1xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @blocks(%x: f32) kernel {
+    // expected-error @+1 {{'gpu.all_reduce' op with a multi-block combiner region is not supported}}
+    %r = gpu.all_reduce %x {
+    ^bb0(%a: f32, %b: f32):
+      cf.br ^bb1
+    ^bb1:
+      gpu.yield %a : f32
     } : (f32) -> f32
     gpu.return
   }

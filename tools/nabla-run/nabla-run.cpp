@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostProgram.h"
+
 #include "nabla/Compile/Compile.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/InitAll.h"
@@ -143,6 +145,9 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  // A whole program (host code and kernels) instead of one kernel.
+  if (nabla::isHostProgramRun(argc, argv))
+    return nabla::runHostProgram(argc, argv);
   LaunchOptions options;
   std::vector<std::string> positional, unknown;
   std::string error;

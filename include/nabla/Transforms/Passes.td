@@ -168,9 +168,12 @@ def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
     subgroup size. Device functions holding an all_reduce are inlined into their
     kernels first (the scratch belongs to the kernel).
 
-    With `subgroup-builtins` (SPIR-V) the subgroup and lane come from
-    `gpu.subgroup_id` and `gpu.lane_id`; otherwise (NVVM, ROCDL) from the
-    linear thread id divided by the subgroup size.
+    Subgroups are the linear thread id divided by the subgroup size (CUDA
+    warps, AMD wavefronts). With `subgroup-builtins` (SPIR-V), where Vulkan
+    does not promise that layout (lavapipe splits each row of a 13x4x2
+    workgroup into subgroups of 8 and 5), and for a custom combiner region,
+    every thread stores its value in a slot of its own and a tree of
+    halving strides combines the slots, with a barrier per level.
 
     ```mlir
     %s = gpu.all_reduce add %x uniform {} : (f32) -> f32
@@ -181,15 +184,17 @@ def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
     %s = scf.for %k = %c1 to %subgroups iter_args(%acc = %first) ... // addf
     gpu.barrier
     ```
-    A region-bodied `gpu.all_reduce` (a custom combiner) is a located error.
+    A custom combiner region is inlined at each tree level; one with more
+    than one block is a located error.
   }];
   let options = [
     Option<"subgroupSize", "subgroup-size", "unsigned", "32",
            "Lanes per subgroup (sizes the scratch; divides the thread id "
            "without subgroup-builtins)">,
     Option<"subgroupBuiltins", "subgroup-builtins", "bool", "false",
-           "Take subgroup and lane ids from gpu.subgroup_id and gpu.lane_id "
-           "(then the scratch has a slot per thread)">,
+           "The device's subgroups need not be the linear thread id divided "
+           "by the subgroup size (Vulkan): reduce by a tree over a slot per "
+           "thread">,
     Option<"maxWorkgroupSize", "max-workgroup-size", "unsigned", "1024",
            "Threads per workgroup at most, for kernels without "
            "known_block_size">,

@@ -599,7 +599,8 @@ struct ConvertGPUToSPIRV
         return signalPassFailure();
   }
 
-  /// Returns the workgroup size of `kernel`, or failure with a diagnostic.
+  /// Returns the workgroup size of `kernel` (empty when it is specialized at
+  /// launch), or failure with a diagnostic.
   FailureOr<SmallVector<int32_t, 3>> getWorkgroupSize(gpu::GPUFuncOp kernel) {
     SmallVector<int32_t, 3> size = {1, 1, 1};
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
@@ -607,12 +608,10 @@ struct ConvertGPUToSPIRV
         size[i] = extent;
       return size;
     }
-    if (workgroupSize.empty()) {
-      kernel.emitOpError("needs a workgroup size for SPIR-V: set "
-                         "known_block_size or the pipeline's workgroup-size "
-                         "(the launch's block size)");
-      return failure();
-    }
+    // No size known: the size is specialized at launch
+    // (specializeWorkgroupSize).
+    if (workgroupSize.empty())
+      return SmallVector<int32_t, 3>();
     for (auto [i, extent] : llvm::enumerate(workgroupSize)) {
       if (extent <= 0) {
         kernel.emitOpError("workgroup-size must be positive");
@@ -674,9 +673,9 @@ struct ConvertGPUToSPIRV
         continue;
       FailureOr<SmallVector<int32_t, 3>> size = getWorkgroupSize(kernel);
       if (failed(size))
+        return failure();
       if (!size->empty() &&
           failed(nabla::emulateWideShuffles(kernel, limitSize, *size)))
-        return failure();
         return failure();
       kernel->setAttr(spirv::getEntryPointABIAttrName(),
                       spirv::getEntryPointABIAttr(context, *size));
@@ -744,6 +743,7 @@ struct ConvertGPUToSPIRV
       op.erase();
     spirvModule->moveBefore(&body, body.end());
     orderStorageBufferAtomics(spirvModule);
+    nabla::specializeWorkgroupSize(spirvModule);
     return success();
   }
 };

@@ -2,20 +2,19 @@
 //
 // The header and JSON description of nabla/Runtime/HostObject.h, checked
 // member by member (the object comes from a compiled program, but a
-// hand-written or corrupted one must be a message, not a crash), and a
-// single pass over the SPIR-V instructions for entry points, LocalSize
-// execution modes and the WorkgroupSize built-in.
+// hand-written or corrupted one must be a message, not a crash), then the
+// entry points of the SPIR-V it wraps (SPIRVReflection.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostObjectReader.h"
 
 #include "../Json.h"
+#include "../SPIRVReflection.h"
 
 #include "nabla/Runtime/HostObject.h"
 
 #include <cstring>
-#include <set>
 
 using namespace nabla::mgpu;
 using json = nlohmann::json;
@@ -54,8 +53,6 @@ unsigned nabla::mgpu::deviceElementBytes(const std::string &type) {
 }
 
 namespace {
-
-constexpr uint32_t kSPIRVMagic = 0x07230203;
 
 bool readParam(const json &entry, const std::string &where, KernelParam &param,
                std::string &error) {
@@ -124,87 +121,6 @@ bool readDescription(const std::string &text, HostObject &object,
   return true;
 }
 
-/// A SPIR-V literal string starting at `words[first]`.
-std::string literalString(const std::vector<uint32_t> &words, size_t first,
-                          size_t end) {
-  std::string text;
-  for (size_t w = first; w < end; ++w)
-    for (int byte = 0; byte < 4; ++byte) {
-      char c = static_cast<char>((words[w] >> (8 * byte)) & 0xff);
-      if (!c)
-        return text;
-      text.push_back(c);
-    }
-  return text;
-}
-
-bool reflect(HostObject &object, std::string &error) {
-  const std::vector<uint32_t> &words = object.words;
-  if (words.size() < 5 || words[0] != kSPIRVMagic) {
-    error = "the module is not SPIR-V (no SPIR-V magic number)";
-    return false;
-  }
-  std::map<uint32_t, std::string> entryNames;
-  std::map<uint32_t, std::array<uint32_t, 3>> localSizes;
-  std::map<uint32_t, uint32_t> specIds;
-  std::set<uint32_t> workgroupSizeIds;
-  std::map<uint32_t, std::vector<uint32_t>> specComposites;
-  for (size_t at = 5; at < words.size();) {
-    uint32_t opcode = words[at] & 0xffff, count = words[at] >> 16;
-    if (count == 0 || at + count > words.size()) {
-      error = "malformed SPIR-V: an instruction runs past the module's end";
-      return false;
-    }
-    const uint32_t *op = &words[at];
-    switch (opcode) {
-    case 15: // OpEntryPoint
-      if (count >= 4)
-        entryNames[op[2]] = literalString(words, at + 3, at + count);
-      break;
-    case 16: // OpExecutionMode
-      if (count >= 6 && op[2] == 17) // LocalSize
-        localSizes[op[1]] = {op[3], op[4], op[5]};
-      break;
-    case 71: // OpDecorate
-      if (count >= 4 && op[2] == 1) // SpecId
-        specIds[op[1]] = op[3];
-      if (count >= 4 && op[2] == 11 && op[3] == 25) // BuiltIn WorkgroupSize
-        workgroupSizeIds.insert(op[1]);
-      break;
-    case 51: // OpSpecConstantComposite
-      if (count >= 3)
-        specComposites[op[2]].assign(op + 3, op + count);
-      break;
-    default:
-      break;
-    }
-    at += count;
-  }
-  std::optional<std::array<uint32_t, 3>> sizeSpecIds;
-  for (uint32_t id : workgroupSizeIds) {
-    auto composite = specComposites.find(id);
-    if (composite == specComposites.end() || composite->second.size() != 3)
-      continue;
-    std::array<uint32_t, 3> ids{};
-    bool all = true;
-    for (int d = 0; d < 3; ++d) {
-      auto spec = specIds.find(composite->second[d]);
-      all &= spec != specIds.end();
-      if (all)
-        ids[d] = spec->second;
-    }
-    if (all)
-      sizeSpecIds = ids;
-  }
-  for (auto &[id, name] : entryNames) {
-    EntryPoint &entry = object.entryPoints[name];
-    if (auto size = localSizes.find(id); size != localSizes.end())
-      entry.localSize = size->second;
-    entry.sizeSpecIds = sizeSpecIds;
-  }
-  return true;
-}
-
 } // namespace
 
 bool nabla::mgpu::readHostObject(const void *data, size_t size,
@@ -240,5 +156,6 @@ bool nabla::mgpu::readHostObject(const void *data, size_t size,
   }
   object.words.resize((size - first) / 4);
   std::memcpy(object.words.data(), bytes + first, size - first);
-  return reflect(object, error);
+  return nabla::runtime::reflectEntryPoints(
+      object.words.data(), object.words.size(), object.entryPoints, error);
 }

@@ -10,6 +10,8 @@
 #ifndef NABLA_LIB_RUNTIME_MGPU_HOSTOBJECTREADER_H
 #define NABLA_LIB_RUNTIME_MGPU_HOSTOBJECTREADER_H
 
+#include "../SPIRVReflection.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -38,13 +40,7 @@ struct KernelParam {
 };
 
 /// A kernel's SPIR-V entry point.
-struct EntryPoint {
-  /// The LocalSize execution mode, when the size is fixed.
-  std::optional<std::array<uint32_t, 3>> localSize;
-  /// The SpecIds of the x, y, z workgroup size, when a WorkgroupSize
-  /// built-in composite of specialization constants sets it.
-  std::optional<std::array<uint32_t, 3>> sizeSpecIds;
-};
+using EntryPoint = nabla::runtime::SPIRVEntryPoint;
 
 struct HostObject {
   /// Whether the object carried a launch description (a bare SPIR-V module

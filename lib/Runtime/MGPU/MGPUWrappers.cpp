@@ -6,7 +6,7 @@
 // once: $NABLA_TARGET (vulkan, cuda, hip) if set, otherwise from the first
 // module loaded (a CUDA or AMDGPU ELF, a fatbin or PTX select CUDA or HIP;
 // anything else, such as SPIR-V, Vulkan), and Vulkan when memory is used
-// before any module is loaded.
+// before any module is loaded. $NABLA_DEVICE selects the device index.
 //
 // The backend is never destroyed: a JIT's global destructors (which unload
 // modules) may run after this library's static destructors.
@@ -100,6 +100,9 @@ HostBackend &getBackend(const void *data = nullptr, size_t size = 0) {
     created = createHIPHostBackend();
   else
     fatal("$NABLA_TARGET must be vulkan, cuda or hip, not '" + name + "'");
+  if (defaultDevice < 0)
+    if (const char *index = std::getenv("NABLA_DEVICE"); index && *index)
+      defaultDevice = std::atoi(index);
   if (defaultDevice >= 0)
     created->setDefaultDevice(defaultDevice);
   backend = created.release();

@@ -311,8 +311,11 @@ void VulkanHostBackend::prepare(Function &function) {
 
 VkPipeline VulkanHostBackend::getPipeline(Function &function,
                                           std::array<uint32_t, 3> size) {
-  // A fixed LocalSize gives one pipeline whatever the launch.
-  if (function.entry->localSize || !function.entry->sizeSpecIds)
+  // Without specialization constants one pipeline serves every launch (of
+  // the LocalSize checkLaunchSize enforced). With them, the WorkgroupSize
+  // built-in overrides LocalSize, so even a kernel with a fixed LocalSize is
+  // specialized (to that size).
+  if (!function.entry->sizeSpecIds)
     size = {0, 0, 0};
   VkPipeline &pipeline = function.pipelines[size];
   if (pipeline)
@@ -533,8 +536,9 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
   checkLaunchSize(*function, grid, block);
   prepare(*function);
 
-  Cleanup cleanup;
+  // Declared before the clean-up that reads it, so destroyed after it.
   std::vector<StagingBuffer> staged;
+  Cleanup cleanup;
   cleanup.add([&] {
     for (StagingBuffer &staging : staged) {
       vk->vkUnmapMemory(vk->device, staging.memory);

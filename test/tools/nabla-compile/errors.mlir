@@ -5,7 +5,6 @@
 // RUN: %expect_exit 2 nabla-compile %s --target=spirv 2>&1 | FileCheck %s --check-prefix=NOOUT
 // RUN: %expect_exit 2 nabla-compile %s --target=spirv --block=1,2,3,4 -o %t 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: %expect_exit 1 nabla-compile %t.missing.mlir --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=MISSING
-// RUN: %expect_exit 1 nabla-compile %s --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=NOSIZE
 // RUN: %expect_exit 1 nabla-compile %s --target=nvvm --chip=gfx90a -o %t 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: %expect_exit 1 nabla-compile %S/../nabla-opt/malformed.mlir --target=spirv -o %t 2>&1 | FileCheck %s --check-prefix=PARSE
 
@@ -15,7 +14,6 @@
 // NOOUT-NOT: Stack dump
 // BLOCK: --workgroup-size takes at most 3 values
 // MISSING: cannot open input file
-// NOSIZE: errors.mlir:[[@LINE+5]]:5: error: 'gpu.func' op needs a workgroup size for SPIR-V
 // CHIP: error: invalid chip 'gfx90a' for the nvvm target
 // PARSE: malformed.mlir:{{[0-9]+}}:{{[0-9]+}}: error: expected
 module attributes {gpu.container_module} {

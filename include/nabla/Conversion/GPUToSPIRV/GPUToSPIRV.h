@@ -66,7 +66,7 @@ inline constexpr unsigned kWorkgroupSizeSpecId = 100;
 /// 2, default 1) named `nabla_workgroup_size`. Vulkan takes the size from the
 /// composite once it is decorated BuiltIn WorkgroupSize, which MLIR's
 /// serializer cannot express: nabla-spirv-to-binary adds that decoration.
-/// Does nothing when no kernel loads the built-in.
+/// Does nothing when every kernel has a fixed workgroup size.
 void specializeWorkgroupSize(mlir::spirv::ModuleOp module);
 
 } // namespace nabla

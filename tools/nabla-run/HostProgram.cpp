@@ -1,0 +1,234 @@
+//===- HostProgram.cpp - nabla-run --entry: run a whole GPU program -------===//
+//
+// The target decides the pipeline: vulkan (default, or $NABLA_TARGET) runs
+// nabla-to-spirv with the device's subgroup size, cuda nabla-to-nvvm for the
+// device's chip, hip nabla-to-rocdl. The lowered module is JIT-compiled and
+// linked against libnabla_mgpu.so (found next to the tools, in ../lib, where
+// both the build and an installation put it) and MLIR's runner utility and
+// async runtime libraries; $NABLA_TARGET is set for the library so that it
+// uses the same back end. The entry takes no arguments and returns nothing
+// or an i32, which becomes the exit status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostProgram.h"
+
+#include "nabla/InitAll.h"
+#include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/Launcher.h"
+#include "nabla/Support/SourceChecks.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <iostream>
+
+using namespace mlir;
+
+static const char *kHostUsage =
+    "usage: nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip] "
+    "[--device=N] [--emulate-float-atomics]\n";
+
+bool nabla::isHostProgramRun(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (StringRef(argv[i]).starts_with("--entry"))
+      return true;
+  return false;
+}
+
+namespace {
+
+struct HostOptions {
+  std::string file, entry, target;
+  int device = -1;
+  bool emulateFloatAtomics = false;
+};
+
+int usage(const std::string &message) {
+  std::cerr << "nabla-run: " << message << "\n" << kHostUsage;
+  return 2;
+}
+
+/// The directory holding libnabla_mgpu.so: ../lib from this executable.
+std::string findWrapperLibrary(const char *argv0) {
+  std::string executable =
+      llvm::sys::fs::getMainExecutable(argv0, (void *)&findWrapperLibrary);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(executable));
+  llvm::sys::path::append(path, "..", "lib", "libnabla_mgpu.so");
+  return std::string(path);
+}
+
+/// Lowers `module` with the target's pipeline; false after diagnostics.
+bool lower(ModuleOp module, const HostOptions &options,
+           nabla::runtime::Device &device) {
+  PassManager pm(module.getContext());
+  if (options.target == "vulkan") {
+    nabla::NablaToSPIRVOptions spirv;
+    spirv.subgroupSize = device.subgroupSize();
+    spirv.emulateFloatAtomics = options.emulateFloatAtomics;
+    nabla::buildNablaToSPIRVPipeline(pm, spirv);
+  } else if (options.target == "cuda") {
+    nabla::NablaToNVVMOptions nvvm;
+    nvvm.chip = device.chip();
+    nabla::buildNablaToNVVMPipeline(pm, nvvm);
+  } else {
+    nabla::NablaToROCDLOptions rocdl;
+    rocdl.chip = device.chip();
+    nabla::buildNablaToROCDLPipeline(pm, rocdl);
+  }
+  return succeeded(pm.run(module));
+}
+
+} // namespace
+
+int nabla::runHostProgram(int argc, char **argv) {
+  HostOptions options;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg.consume_front("--entry=")) {
+      if (arg.empty())
+        return usage("--entry needs a function name");
+      options.entry = arg.str();
+    } else if (arg.consume_front("--target=")) {
+      if (arg != "vulkan" && arg != "cuda" && arg != "hip")
+        return usage("unknown target '" + arg.str() +
+                     "' (expected vulkan, cuda or hip)");
+      options.target = arg.str();
+    } else if (arg.consume_front("--device=")) {
+      if (arg.getAsInteger(10, options.device) || options.device < 0)
+        return usage("malformed --device (expected an index >= 0)");
+    } else if (arg == "--emulate-float-atomics") {
+      options.emulateFloatAtomics = true;
+    } else if (arg.starts_with("-")) {
+      return usage("unknown option '" + arg.str() +
+                   "' (with --entry, kernel launch flags do not apply)");
+    } else if (options.file.empty()) {
+      options.file = arg.str();
+    } else {
+      return usage("expected one input file");
+    }
+  }
+  if (options.entry.empty())
+    return usage("--entry needs a function name");
+  if (options.file.empty())
+    return usage("expected one input .mlir file");
+  if (options.target.empty()) {
+    runtime::LaunchOptions launch;
+    options.target = runtime::resolveTarget(launch);
+  }
+
+  std::string error;
+  std::unique_ptr<runtime::Device> device =
+      runtime::openDevice(options.target, options.device, error);
+  if (!device) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  registerUpstreamDialects(registry);
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto buffer = openInputFile(options.file, &error);
+  if (!buffer) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseCheckedModule(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (!SymbolTable::lookupSymbolIn(*module, options.entry)) {
+    std::cerr << "error: '" << options.file << "' has no function '"
+              << options.entry << "'\n";
+    return 1;
+  }
+  if (!lower(*module, options, *device))
+    return 1;
+  auto entry = module->lookupSymbol<LLVM::LLVMFuncOp>(options.entry);
+  if (!entry || entry.isExternal()) {
+    std::cerr << "error: '" << options.entry
+              << "' is not a function with a body\n";
+    return 1;
+  }
+  Type result = entry.getFunctionType().getReturnType();
+  bool returnsVoid = isa<LLVM::LLVMVoidType>(result);
+  if (entry.getNumArguments() != 0 ||
+      !(returnsVoid || result.isInteger(32))) {
+    std::cerr << "error: entry '" << options.entry
+              << "' must take no arguments and return nothing or an i32\n";
+    return 1;
+  }
+  // The device was only needed to compile for it; the wrapper library
+  // opens its own.
+  device.reset();
+
+  std::string wrappers = findWrapperLibrary(argv[0]);
+  if (!llvm::sys::fs::exists(wrappers)) {
+    std::cerr << "error: '" << wrappers
+              << "' not found (nabla-run looks for libnabla_mgpu.so in the "
+                 "lib directory next to its bin directory)\n";
+    return 1;
+  }
+  std::string llvmLib = NABLA_LLVM_LIBRARY_DIR;
+  SmallVector<StringRef> libraries;
+  std::vector<std::string> paths = {
+      wrappers, llvmLib + "/libmlir_runner_utils.so",
+      llvmLib + "/libmlir_c_runner_utils.so",
+      llvmLib + "/libmlir_async_runtime.so"};
+  for (const std::string &path : paths)
+    libraries.push_back(path);
+  ::setenv("NABLA_TARGET", options.target.c_str(), /*overwrite=*/1);
+  if (options.device >= 0)
+    ::setenv("NABLA_DEVICE", std::to_string(options.device).c_str(), 1);
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = makeOptimizingTransformer(
+      /*optLevel=*/2, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  engineOptions.sharedLibPaths = libraries;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine) {
+    std::cerr << "error: cannot JIT-compile the program: "
+              << llvm::toString(engine.takeError()) << "\n";
+    return 1;
+  }
+  int status = 0;
+  llvm::Error invoked = llvm::Error::success();
+  if (returnsVoid) {
+    invoked = (*engine)->invokePacked(options.entry);
+  } else {
+    int32_t value = 0;
+    invoked = (*engine)->invoke(options.entry,
+                                ExecutionEngine::result(value));
+    status = value;
+  }
+  if (invoked) {
+    std::cerr << "error: cannot run '" << options.entry
+              << "': " << llvm::toString(std::move(invoked)) << "\n";
+    return 1;
+  }
+  // Runs the program's global destructors (module unloads) before the
+  // output is flushed.
+  engine->reset();
+  std::cout.flush();
+  std::fflush(stdout);
+  return status;
+}
