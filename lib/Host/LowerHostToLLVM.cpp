@@ -59,6 +59,57 @@ bool hasAsyncOps(ModuleOp module) {
   return found;
 }
 
+/// gpu-to-llvm lowers an asynchronous allocation, copy, memset or
+/// deallocation only with exactly one dependency, and gpu-async-region adds
+/// the stream's token to ops that already had their own. Each such op gets
+/// one dependency: a gpu.wait async joining its (deduplicated) dependencies.
+void joinAsyncDependencies(ModuleOp module) {
+  module.walk([](gpu::AsyncOpInterface op) {
+    if (isa<gpu::WaitOp, gpu::LaunchFuncOp>(op) || !op.getAsyncToken())
+      return;
+    SmallVector<Value> dependencies;
+    for (Value dependency : op.getAsyncDependencies())
+      if (!llvm::is_contained(dependencies, dependency))
+        dependencies.push_back(dependency);
+    if (dependencies.size() == 1 && op.getAsyncDependencies().size() == 1)
+      return;
+    OpBuilder builder(op);
+    Value joined =
+        gpu::WaitOp::create(builder, op->getLoc(),
+                            builder.getType<gpu::AsyncTokenType>(),
+                            dependencies)
+            .getAsyncToken();
+    Operation *operation = op;
+    unsigned count = op.getAsyncDependencies().size();
+    // Async dependencies are the leading operands of every such op.
+    operation->eraseOperands(0, count);
+    operation->insertOperands(0, joined);
+    if (auto segments = operation->getAttrOfType<DenseI32ArrayAttr>(
+            "operandSegmentSizes")) {
+      SmallVector<int32_t> sizes(segments.asArrayRef());
+      sizes.front() = 1;
+      operation->setAttr("operandSegmentSizes",
+                         builder.getDenseI32ArrayAttr(sizes));
+    }
+  });
+}
+
+/// The first op that the host lowering left outside the LLVM dialect (other
+/// than the binaries and launches the translation to LLVM IR handles), or
+/// null.
+Operation *findUnloweredOp(ModuleOp module) {
+  Operation *found = nullptr;
+  module.walk([&](Operation *op) {
+    if (op == module.getOperation() ||
+        isa<LLVM::LLVMDialect>(op->getDialect()) ||
+        isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
+      return WalkResult::advance();
+    found = op;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
 struct LowerHostToLLVM
     : public nabla::impl::LowerHostToLLVMBase<LowerHostToLLVM> {
   using Base::Base;
@@ -83,13 +134,18 @@ struct LowerHostToLLVM
       return signalPassFailure();
     }
 
-    OpPassManager pm(ModuleOp::getOperationName());
+    OpPassManager prepare(ModuleOp::getOperationName());
     if (target == "spirv")
-      pm.addPass(nabla::createWrapHostObjects());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createSCFToControlFlowPass());
-    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+      prepare.addPass(nabla::createWrapHostObjects());
+    prepare.addPass(createLowerAffinePass());
+    prepare.addPass(memref::createExpandStridedMetadataPass());
+    prepare.addPass(createSCFToControlFlowPass());
+    prepare.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+    if (failed(runPipeline(prepare, module)))
+      return signalPassFailure();
+    joinAsyncDependencies(module);
+
+    OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createGpuToLLVMConversionPass());
     if (hasAsyncOps(module)) {
       pm.addPass(createAsyncToAsyncRuntimePass());
@@ -101,6 +157,14 @@ struct LowerHostToLLVM
     pm.addPass(createReconcileUnrealizedCastsPass());
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
+    // The conversions are partial: what they could not lower is reported
+    // here, at its source location, instead of by the translation to LLVM
+    // IR.
+    if (Operation *op = findUnloweredOp(module)) {
+      op->emitOpError("cannot be lowered in host code for the ")
+          << target << " target";
+      return signalPassFailure();
+    }
   }
 };
 
