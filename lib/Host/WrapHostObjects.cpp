@@ -53,9 +53,24 @@ FailureOr<llvm::json::Object> describeArgument(gpu::LaunchFuncOp launch,
     llvm::json::Array shape;
     for (int64_t extent : memref.getShape())
       shape.push_back(ShapedType::isDynamic(extent) ? int64_t(-1) : extent);
-    return llvm::json::Object{{"kind", "buffer"},
-                              {"element", typeName(memref.getElementType())},
-                              {"shape", std::move(shape)}};
+    llvm::json::Object param{{"kind", "buffer"},
+                             {"element", typeName(memref.getElementType())},
+                             {"shape", std::move(shape)}};
+    if (!memref.getLayout().isIdentity()) {
+      // The kernel applies a static layout itself, to the whole buffer from
+      // the descriptor's aligned pointer on.
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(memref.getStridesAndOffset(strides, offset)) ||
+          ShapedType::isDynamic(offset) ||
+          llvm::any_of(strides, ShapedType::isDynamic))
+        return launch.emitOpError("argument #")
+               << index << " has type " << type
+               << ", whose layout a SPIR-V kernel cannot receive (only the "
+                  "identity layout or static strides and offset)";
+      param["layout"] = "strided";
+    }
+    return param;
   }
   if (isBindableScalar(type))
     return llvm::json::Object{{"kind", "scalar"}, {"type", typeName(type)}};

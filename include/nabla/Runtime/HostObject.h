@@ -14,8 +14,10 @@
 //   then       the SPIR-V module's words, to the end of the object
 //
 // A parameter P is {"kind": "buffer", "element": T, "shape": [E...]} (E is
-// -1 for a dynamic extent) or {"kind": "scalar", "type": T}, T an MLIR type
-// name (f32, i8, index...). The bindings follow docs/Targets.md: binding k for
+// -1 for a dynamic extent; "layout": "strided" when the memref type has a
+// static non-identity layout, which the kernel applies itself to the buffer
+// from the descriptor's aligned pointer on) or {"kind": "scalar", "type": T},
+// T an MLIR type name (f32, i8, index...). The bindings follow docs/Targets.md: binding k for
 // parameter k, then one i32 size binding per dynamic extent of each dynamic
 // memref of rank >= 2, in parameter order.
 //

@@ -85,6 +85,13 @@ bool readParam(const json &entry, const std::string &where, KernelParam &param,
       return fail("extents must be integers >= -1");
     param.shape.push_back(extent.get<int64_t>());
   }
+  auto layout = entry.find("layout");
+  if (layout != entry.end()) {
+    if (!layout->is_string() ||
+        layout->get_ref<const std::string &>() != "strided")
+      return fail("\"layout\" must be \"strided\" when present");
+    param.strided = true;
+  }
   return true;
 }
 

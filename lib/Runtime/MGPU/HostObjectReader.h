@@ -29,6 +29,9 @@ struct KernelParam {
   std::string type;
   /// Buffers: extents, -1 where dynamic.
   std::vector<int64_t> shape;
+  /// Buffers: a static non-identity layout, which the kernel applies to the
+  /// buffer from the aligned pointer on (not to packed elements).
+  bool strided = false;
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   /// Flat LLVM arguments of the parameter: a memref descriptor's 3 + 2 *

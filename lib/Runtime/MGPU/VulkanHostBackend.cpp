@@ -8,9 +8,12 @@
 // copied into a fresh buffer before the dispatch and back after it, so the
 // host sees the kernel's writes once the launch has completed. Index
 // elements are narrowed to SPIR-V's 32-bit index on the way in and widened
-// on the way out (a value that does not fit is an error), strided views are
-// gathered and scattered, and an argument that an allocation holds at an
-// offset Vulkan cannot bind is staged too.
+// on the way out (a value that does not fit is an error), strided views of a
+// kernel parameter with the identity layout are gathered and scattered, and
+// an argument that an allocation holds at an offset Vulkan cannot bind is
+// staged too. A parameter with a static strided layout is bound from the
+// descriptor's aligned pointer over every element the view spans: the
+// kernel applies the layout itself.
 //
 // Ordering. Every operation completes before its call returns: a launch
 // waits for its fence (with the timeout of HostBackend.h), so streams and
@@ -595,6 +598,20 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
                        "index");
         sizeValues.push_back(static_cast<int32_t>(size));
       }
+    }
+    if (param.strided) {
+      // The kernel indexes the buffer with the type's layout: bind every
+      // element the view spans, from the aligned pointer on.
+      int64_t last = offset;
+      for (size_t d = 0; d < view.sizes.size(); ++d) {
+        if (view.sizes[d] == 0)
+          last = -1;
+        if (last >= 0)
+          last += (view.sizes[d] - 1) * view.strides[d];
+      }
+      view.start = *static_cast<uint8_t **>(fields[1]);
+      view.sizes = {last + 1};
+      view.strides = {1};
     }
     uint64_t bytes = uint64_t(view.count()) * deviceBytes;
     if (view.count() > 0 && view.contiguous() &&
