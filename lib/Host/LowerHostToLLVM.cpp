@@ -98,16 +98,23 @@ void joinAsyncDependencies(ModuleOp module) {
 /// than the binaries and launches the translation to LLVM IR handles), or
 /// null.
 Operation *findUnloweredOp(ModuleOp module) {
-  Operation *found = nullptr;
+  // The casts a partial conversion leaves around an op point at its
+  // operands; the op itself is the better location.
+  Operation *found = nullptr, *cast = nullptr;
   module.walk([&](Operation *op) {
     if (op == module.getOperation() ||
         isa<LLVM::LLVMDialect>(op->getDialect()) ||
         isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
       return WalkResult::advance();
+    if (isa<UnrealizedConversionCastOp>(op)) {
+      if (!cast)
+        cast = op;
+      return WalkResult::advance();
+    }
     found = op;
     return WalkResult::interrupt();
   });
-  return found;
+  return found ? found : cast;
 }
 
 struct LowerHostToLLVM
