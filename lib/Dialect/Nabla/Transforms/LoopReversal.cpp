@@ -279,7 +279,13 @@ void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
                             int64_t bytes) {
   if (!remarks)
     return;
-  if (plan.strategy == LoopStrategy::Tape)
+  if (plan.strategy == LoopStrategy::Preaccumulate)
+    loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
+                          "forward mode ("
+                       << plan.state.size() << " state x "
+                       << plan.state.size() + plan.inputs.size()
+                       << " columns): " << bytes << " bytes per thread";
+  else if (plan.strategy == LoopStrategy::Tape)
     loop->emitRemark() << "loop reversed with a tape of " << plan.bound
                        << (plan.hinted ? " (nabla.max_trip_count)" : "")
                        << " slots per enclosing iteration: " << bytes
@@ -320,6 +326,18 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
            ? TypeRange(forOp.getInitArgs().getTypes())
            : TypeRange(cast<scf::WhileOp>(loop).getInits().getTypes()))
     stateBytes += privateSlotBytes(type);
+  // A loop with no static bound that would be checkpointed, whose state is a
+  // few scalars updated by pure float ops, carries its Jacobian instead (no
+  // recomputation; explicit nabla.checkpoints keeps checkpointing).
+  if (forOp && !bound && !loop->hasAttr(kCheckpointsAttrName) &&
+      !recomputeRoot && canPreaccumulate(forOp, plan)) {
+    plan.strategy = LoopStrategy::Preaccumulate;
+    Type type = forOp.getRegionIterArgs()[plan.state.front()].getType();
+    remarkPlan(loop, plan,
+               privateSlotBytes(type) * plan.state.size() *
+                   (plan.state.size() + plan.inputs.size()));
+    return plan;
+  }
   if (bound && !holdsWhile) {
     collectTaped(forOp, plan.taped, plan.recomputed);
     int64_t perSlot = 0;
@@ -364,6 +382,8 @@ LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {
   loopPlans[op] = *plan;
   if (plan->strategy == LoopStrategy::Tape)
     return forwardTapedFor(op, *plan);
+  if (plan->strategy == LoopStrategy::Preaccumulate)
+    return forwardPreaccumulatedFor(op, loopPlans[op]);
   // Checkpointed: the primal loop as is (or, when recomputing an enclosing
   // loop, without its writes to memory from outside that loop).
   Operation *clone =
@@ -376,5 +396,7 @@ LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {
 LogicalResult VJPEmitter::reverseFor(scf::ForOp op, AdjointScope &outer) {
   if (loopPlans.lookup(op).strategy == LoopStrategy::Tape)
     return reverseTapedFor(op, outer);
+  if (loopPlans.lookup(op).strategy == LoopStrategy::Preaccumulate)
+    return reversePreaccumulatedFor(op, outer);
   return reverseCheckpointedFor(op, outer);
 }

@@ -121,7 +121,10 @@ public:
   /// Checkpoint: binomial checkpointing of the loop state; iterations are
   /// recomputed from snapshots, with writes to memory from outside the loop
   /// skipped (the reads it recomputes are checked to be stable).
-  enum class LoopStrategy { Tape, Checkpoint };
+  /// Preaccumulate: the forward loop also carries the Jacobian of its state
+  /// (forward mode); the reverse sweep applies its transpose
+  /// (LoopPreaccumulation.cpp).
+  enum class LoopStrategy { Tape, Checkpoint, Preaccumulate };
   struct LoopPlan {
     LoopStrategy strategy = LoopStrategy::Tape;
     int64_t bound = -1;    // Tape: slots per iteration of the enclosing loops
@@ -131,6 +134,13 @@ public:
     /// (collectTaped).
     SmallVector<Value> taped;
     SmallVector<Operation *> recomputed;
+    /// Preaccumulate: the positions of the differentiated iter_args (the
+    /// state) and the differentiated values from outside the loop its body
+    /// uses (the inputs); the Jacobian's columns are state then inputs.
+    SmallVector<unsigned> state;
+    SmallVector<Value> inputs;
+    /// Preaccumulate: the Jacobian's slots (function entry), state-major.
+    Value jacobian;
   };
   DenseMap<Operation *, LoopPlan> loopPlans;
 
@@ -216,6 +226,21 @@ public:
 
   /// The reverse of a checkpointed scf.for.
   LogicalResult reverseCheckpointedFor(scf::ForOp op, AdjointScope &outer);
+
+  /// True if `op`'s Jacobian can be preaccumulated (filling the plan's state
+  /// and inputs): outside every other loop, a body of ops without regions
+  /// whose differentiated results are scalars of one float type computed by
+  /// memory-free ops with rules, no access to differentiated memory, and a
+  /// Jacobian of at most kMaxPreaccumulated entries.
+  bool canPreaccumulate(scf::ForOp op, LoopPlan &plan);
+
+  /// The forward loop carrying its state's tangents along every column;
+  /// stores the final Jacobian into slots for the reverse sweep.
+  LogicalResult forwardPreaccumulatedFor(scf::ForOp op, LoopPlan &plan);
+
+  /// The reverse of a preaccumulated scf.for: the transposed Jacobian times
+  /// the results' adjoints, added to the inits' and the inputs' adjoints.
+  LogicalResult reversePreaccumulatedFor(scf::ForOp op, AdjointScope &outer);
 
   /// Keys standing for the iteration count of each forward while: the count
   /// is not a value of the callee, but mapping it like one lets enclosing

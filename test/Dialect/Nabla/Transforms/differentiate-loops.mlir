@@ -2,8 +2,9 @@
 // per thread (remarks), the checkpointing and taping code, the cost model.
 // RUN: nabla-opt %s -split-input-file --nabla-differentiate=remarks=true -verify-diagnostics | FileCheck %s
 
-// A trip count from a parameter: checkpointed with 8 snapshots of the state
-// (an f32) and its position (8 bytes): 96 bytes per thread, static.
+// A trip count from a parameter, checkpoints asked for: 8 snapshots of the
+// state (an f32) and its position (8 bytes): 96 bytes per thread, static.
+// (Without the attribute this loop is preaccumulated: @preaccumulated.)
 // CHECK-LABEL: func.func private @__nabla_vjp_dynamic_ac_a
 // CHECK-DAG: memref.alloca() : memref<8x2xi32>
 // CHECK-DAG: memref.alloca() : memref<8xi32>
@@ -18,7 +19,7 @@ func.func @dynamic(%x: f32, %m: index) -> f32 {
   %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
     %s = math.sin %a : f32
     scf.yield %s : f32
-  }
+  } {nabla.checkpoints = 8 : i64}
   return %r : f32
 }
 func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
@@ -120,7 +121,7 @@ func.func @inplace(%A: memref<?xf32>, %m: index) {
     %a = memref.load %A[%c0] : memref<?xf32>
     %s = math.sin %a : f32
     memref.store %s, %A[%c0] : memref<?xf32>
-  }
+  } {nabla.checkpoints = 8 : i64}
   return
 }
 func.func @g(%A: memref<?xf32>, %dA: memref<?xf32>, %m: index) {
@@ -171,5 +172,62 @@ func.func @tree(%tile: memref<64xf32, #gpu.address_space<workgroup>>) {
 }
 func.func @g(%tile: memref<64xf32, #gpu.address_space<workgroup>>, %dtile: memref<64xf32, #gpu.address_space<workgroup>>) {
   nabla.autodiff @tree(%tile, %dtile) {activity = [#nabla.activity<dup>], ret_activity = []} : (memref<64xf32, #gpu.address_space<workgroup>>, memref<64xf32, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// A trip count from a parameter, a scalar state and a body of pure float ops
+// (no memory, no nested region): the forward loop carries the state's
+// tangents along two columns (the initial state and the input %x the body
+// reads), the Jacobian goes to 2 slots, and the reverse sweep multiplies the
+// result's adjoint by it: no tape, no checkpoints, no scf.while.
+// CHECK-LABEL: func.func private @__nabla_vjp_preaccumulated_aca_a
+// CHECK: %[[J:.*]] = memref.alloca() : memref<2xi32>
+// CHECK: %[[LOOP:.*]]:3 = scf.for %{{.*}} iter_args(%[[A:.*]] = %{{.*}}, %[[DA0:.*]] = %{{.*}}, %[[DX:.*]] = %{{.*}}) -> (f32, f32, f32)
+// CHECK: math.cos %[[A]]
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[J]]
+// CHECK: memref.store %{{.*}}, %[[J]]
+// CHECK-NOT: scf.while
+// CHECK: memref.load %[[J]]
+// CHECK: memref.load %[[J]]
+// CHECK: return
+func.func @preaccumulated(%x: f32, %m: index, %y: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by its Jacobian, preaccumulated in forward mode (1 state x 2 columns): 8 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %y) -> (f32) {
+    %s = math.sin %a : f32
+    %t = arith.mulf %s, %x : f32
+    scf.yield %t : f32
+  }
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %y: f32, %s: f32) -> (f32, f32) {
+  %d:3 = nabla.autodiff @preaccumulated(%x, %m, %y, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>, #nabla.activity<active>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32, f32) -> (f32, f32, f32)
+  return %d#1, %d#2 : f32, f32
+}
+
+// -----
+
+// A body reading differentiated memory (its adjoint needs every iteration's
+// index) is not preaccumulated: checkpointed as before.
+// CHECK-LABEL: func.func private @__nabla_vjp_reads_memory_dcc
+// CHECK: scf.while
+func.func @reads_memory(%X: memref<?xf32>, %m: index, %init: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %init) -> (f32) {
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %v = memref.load %X[%k] : memref<?xf32>
+    %s = arith.addf %a, %v : f32
+    scf.yield %s : f32
+  }
+  return %r : f32
+}
+func.func @g(%X: memref<?xf32>, %dX: memref<?xf32>, %m: index, %init: f32, %s: f32) {
+  nabla.autodiff @reads_memory(%X, %dX, %m, %init, %s) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (memref<?xf32>, memref<?xf32>, index, f32, f32) -> ()
   return
 }
