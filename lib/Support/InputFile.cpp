@@ -22,7 +22,9 @@
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -134,6 +136,43 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
     return {};
   }
 
+  // Relocation conventions travel as named metadata (MLIR's importer drops
+  // it): !nabla.gv_to_value = !{!{!"<global>", !"<key>"}, ...} (v2) and
+  // !nabla.address_map = !{!{!"<address>", !"<key>", i64 <bytes>}, ...} (v1).
+  SmallVector<NamedAttribute> gvToValue, addressMap, addressSizes;
+  auto readTable = [&](StringRef name, SmallVectorImpl<NamedAttribute> &keys,
+                       SmallVectorImpl<NamedAttribute> *sizes) -> bool {
+    llvm::NamedMDNode *table = module->getNamedMetadata(name);
+    if (!table)
+      return true;
+    for (llvm::MDNode *entry : table->operands()) {
+      auto *first = entry->getNumOperands() >= 2
+                        ? dyn_cast<llvm::MDString>(entry->getOperand(0))
+                        : nullptr;
+      auto *second = first ? dyn_cast<llvm::MDString>(entry->getOperand(1))
+                           : nullptr;
+      if (!second) {
+        emitError(fileLoc(0, 0))
+            << "!" << name << " entries must be !{!\"<name>\", !\"<key>\""
+            << (sizes ? ", i64 <bytes>}" : "}");
+        return false;
+      }
+      keys.emplace_back(StringAttr::get(context, first->getString()),
+                        StringAttr::get(context, second->getString()));
+      if (sizes && entry->getNumOperands() >= 3)
+        if (auto *size = llvm::mdconst::dyn_extract<llvm::ConstantInt>(
+                entry->getOperand(2)))
+          sizes->emplace_back(
+              StringAttr::get(context, first->getString()),
+              IntegerAttr::get(IntegerType::get(context, 64),
+                               size->getSExtValue()));
+    }
+    return true;
+  };
+  if (!readTable("nabla.gv_to_value", gvToValue, nullptr) ||
+      !readTable("nabla.address_map", addressMap, &addressSizes))
+    return {};
+
   // The importer warns about data layout entries MLIR does not model (vector
   // alignments of NVPTX); they do not matter for kernels, so only errors are
   // reported.
@@ -144,8 +183,19 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
       translateLLVMIRToModule(std::move(module), context,
                               /*emitExpensiveWarnings=*/false,
                               /*dropDICompositeTypeElements=*/true);
-  if (!imported)
+  if (!imported) {
     emitError(fileLoc(0, 0)) << "cannot import this LLVM IR into MLIR";
+    return imported;
+  }
+  if (!gvToValue.empty())
+    (*imported)->setAttr("reloc.gv_to_value",
+                         DictionaryAttr::get(context, gvToValue));
+  if (!addressMap.empty())
+    (*imported)->setAttr("reloc.address_map",
+                         DictionaryAttr::get(context, addressMap));
+  if (!addressSizes.empty())
+    (*imported)->setAttr("nabla.address_sizes",
+                         DictionaryAttr::get(context, addressSizes));
   return imported;
 }
 

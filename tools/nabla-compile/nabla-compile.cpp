@@ -17,6 +17,7 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -157,10 +158,18 @@ int main(int argc, char **argv) {
     return 1;
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
+  bool isLLVMIR = false;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      nabla::parseInputModule(sourceMgr, &context);
+      nabla::parseInputModule(sourceMgr, &context, &isLLVMIR);
   if (!module)
     return 1;
+  if (isLLVMIR) {
+    // A frontend's kernels: raised first, so that the manifest lists them.
+    mlir::PassManager raise(&context);
+    raise.addPass(nabla::createRaiseLLVM());
+    if (failed(raise.run(*module)))
+      return 1;
+  }
 
   nabla::CompileOptions options;
   options.target = *target;

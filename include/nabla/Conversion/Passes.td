@@ -98,6 +98,7 @@ def RaiseLLVM : Pass<"nabla-raise-llvm", "mlir::ModuleOp"> {
     "mlir::func::FuncDialect", "mlir::gpu::GPUDialect",
     "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect", "nabla::NablaDialect",
+    "nabla::reloc::RelocDialect",
     "mlir::ub::UBDialect",
   ];
 }

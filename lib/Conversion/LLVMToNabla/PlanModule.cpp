@@ -94,6 +94,42 @@ static void collectLeaves(const DataLayout &layout, Type type, int64_t base,
   leaves.emplace_back(base, type);
 }
 
+std::optional<std::pair<int64_t, Type>>
+nabla::raise::getAggregateLeaf(const DataLayout &layout, Type type,
+                               ArrayRef<int64_t> position) {
+  int64_t offset = 0;
+  for (int64_t index : position) {
+    if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+      if (index < 0 || index >= int64_t(structType.getBody().size()))
+        return std::nullopt;
+      int64_t fieldOffset = 0;
+      for (auto [k, field] : llvm::enumerate(structType.getBody())) {
+        if (!structType.isPacked())
+          fieldOffset =
+              llvm::alignTo(fieldOffset, layout.getTypeABIAlignment(field));
+        if (int64_t(k) == index) {
+          type = field;
+          break;
+        }
+        fieldOffset += getTypeSize(layout, field);
+      }
+      offset += fieldOffset;
+    } else if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
+      if (index < 0 || index >= int64_t(arrayType.getNumElements()))
+        return std::nullopt;
+      type = arrayType.getElementType();
+      offset += index * getTypeSize(layout, type);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::make_pair(offset, type);
+}
+
+std::string nabla::raise::getAddressGlobalName(StringRef address) {
+  return ("__nabla_address_" + address).str();
+}
+
 SmallVector<std::pair<int64_t, Type>>
 nabla::raise::getStructLeaves(const DataLayout &layout, Type type) {
   SmallVector<std::pair<int64_t, Type>> leaves;
@@ -113,7 +149,8 @@ unsigned FunctionPlan::getOrAddRoot(const Root &root) {
 Type ModulePlan::getElementType(const FunctionPlan &plan,
                                 unsigned root) const {
   const Root &r = plan.roots[root];
-  if (r.kind == Root::Shared || r.kind == Root::HostGlobal)
+  if (r.kind == Root::Shared || r.kind == Root::HostGlobal ||
+      r.kind == Root::Address)
     if (Type type = globalElementTypes.lookup(r.global))
       return type;
   return plan.getElementType(root);
@@ -321,14 +358,43 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
         // A round trip through an integer (HIP converts kernel pointers to
         // the generic address space so) keeps the pointer.
         auto toInt = cast.getArg().getDefiningOp<LLVM::PtrToIntOp>();
+        APInt address;
+        if (!toInt && matchPattern(cast.getArg(), m_ConstantInt(&address))) {
+          // A baked address (v1): an object when the frontend lists it.
+          std::string text = std::to_string(address.getZExtValue());
+          auto map =
+              module.module->getAttrOfType<DictionaryAttr>("reloc.address_map");
+          if (!map || !map.get(text))
+            return emitError(plainLoc(cast.getLoc()))
+                   << "cannot raise the baked address " << text
+                   << ": list it with its key and size in !nabla.address_map "
+                      "(the v1 convention)";
+          return std::optional<unsigned>(plan.getOrAddRoot(
+              {Root::Address, 0, 0, nullptr,
+               StringAttr::get(cast.getContext(),
+                               getAddressGlobalName(text))}));
+        }
         if (!toInt)
           return emitError(plainLoc(cast.getLoc()))
-                 << "cannot raise a pointer made from an integer (a baked "
-                    "address needs the v1 convention: reloc.address_map)";
+                 << "cannot raise a pointer made from a computed integer";
         FailureOr<std::optional<unsigned>> root = resolve(toInt.getArg());
         if (succeeded(root) && plan.byvalOffset.count(toInt.getArg()))
           plan.byvalOffset[value] = plan.byvalOffset[toInt.getArg()];
         return root;
+      })
+      .Case([&](LLVM::ExtractValueOp extract)
+                -> FailureOr<std::optional<unsigned>> {
+        auto arg = dyn_cast<BlockArgument>(extract.getContainer());
+        std::optional<std::pair<int64_t, Type>> leaf;
+        if (arg && arg.getOwner()->isEntryBlock())
+          leaf = getAggregateLeaf(layout, arg.getType(),
+                                  extract.getPosition());
+        if (!leaf)
+          return emitError(plainLoc(extract.getLoc()))
+                 << "cannot raise a pointer extracted from an aggregate that "
+                    "is not a parameter";
+        return std::optional<unsigned>(plan.getOrAddRoot(
+            {Root::ByvalField, arg.getArgNumber(), leaf->first}));
       })
       .Case([&](LLVM::CallIntrinsicOp call)
                 -> FailureOr<std::optional<unsigned>> {
@@ -374,7 +440,8 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
   if (isa<LLVM::LLVMPointerType>(type))
     return fail(op) << "cannot raise a pointer stored in memory";
   Type *slot = nullptr;
-  if (r.kind == Root::Shared || r.kind == Root::HostGlobal)
+  if (r.kind == Root::Shared || r.kind == Root::HostGlobal ||
+      r.kind == Root::Address)
     slot = &module.globalElementTypes[r.global];
   else
     slot = &plan.elementTypes[root];
@@ -429,6 +496,8 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
            << type << " at byte " << offset
            << " of a byval parameter: it is not a field of " << structType;
   }
+  if (r.global && !isa<LLVM::LoadOp>(op))
+    module.writtenGlobals.insert(r.global);
   return recordElementType(op, **root, type);
 }
 
@@ -533,6 +602,28 @@ LogicalResult FunctionPlanner::planParams() {
               {Param::Scalar, 0, leaf, static_cast<unsigned>(index), offset});
         } else {
           return fail(func) << "cannot raise byval field of type " << leaf;
+        }
+      }
+      continue;
+    }
+    if (isa<LLVM::LLVMStructType, LLVM::LLVMArrayType>(type)) {
+      // An aggregate passed by value (Julia's device arrays): its fields,
+      // read with extractvalue.
+      if (!plan.isKernel)
+        return fail(func) << "cannot raise an aggregate parameter of a device "
+                             "function (only kernels take them)";
+      for (auto [offset, leaf] : getStructLeaves(layout, type)) {
+        if (isa<LLVM::LLVMPointerType>(leaf)) {
+          unsigned root = plan.getOrAddRoot(
+              {Root::ByvalField, static_cast<unsigned>(index), offset});
+          plan.params.push_back({Param::Buffer, root, nullptr,
+                                 static_cast<unsigned>(index), offset});
+        } else if (leaf.isIntOrIndexOrFloat()) {
+          plan.params.push_back(
+              {Param::Scalar, 0, leaf, static_cast<unsigned>(index), offset});
+        } else {
+          return fail(func) << "cannot raise an aggregate field of type "
+                            << leaf;
         }
       }
       continue;
@@ -738,6 +829,18 @@ MemRefType nabla::raise::getRootMemRefType(const ModulePlan &module,
       element = known;
     int64_t count = getTypeSize(layout, global.getGlobalType()) /
                     getTypeSize(layout, element);
+    return MemRefType::get({count}, element);
+  }
+  case Root::Address: {
+    auto sizes = module.module->getAttrOfType<DictionaryAttr>(
+        "nabla.address_sizes");
+    StringRef address =
+        r.global.getValue().drop_front(getAddressGlobalName("").size());
+    auto bytes = sizes ? sizes.getAs<IntegerAttr>(address) : IntegerAttr();
+    DataLayout layout = DataLayout::closest(plan.func);
+    if (Type known = module.globalElementTypes.lookup(r.global))
+      element = known;
+    int64_t count = bytes ? bytes.getInt() / getTypeSize(layout, element) : 0;
     return MemRefType::get({count}, element);
   }
   case Root::Alloca: {

@@ -139,6 +139,38 @@ Value FunctionRaiser::getHostGlobal(Location loc, unsigned root) {
   StringAttr name = plan.roots[root].global;
   MemRefType type = getRootMemRefType(module, plan, root);
   auto *gpuModule = into.getParentOp();
+  if (plan.roots[root].kind == Root::Address) {
+    // A baked address (v1): a declaration of the object, named in
+    // reloc.gv_to_value with the key reloc.address_map gives it, so that
+    // reloc-raise makes it a record like any host object.
+    if (type.getDimSize(0) == 0) {
+      emitError(loc) << "the baked address of " << name.getValue()
+                     << " needs its size in bytes in !nabla.address_map";
+      return nullptr;
+    }
+    if (!SymbolTable::lookupSymbolIn(gpuModule, name)) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&into);
+      // Constant unless some kernel writes through the address.
+      memref::GlobalOp::create(builder, loc, name,
+                               builder.getStringAttr("public"), type,
+                               Attribute(),
+                               !module.writtenGlobals.contains(name),
+                               /*alignment=*/nullptr);
+      ModuleOp top = module.module;
+      StringRef address =
+          name.getValue().drop_front(getAddressGlobalName("").size());
+      auto map = top->getAttrOfType<DictionaryAttr>("reloc.address_map");
+      NamedAttrList entries;
+      if (auto existing =
+              top->getAttrOfType<DictionaryAttr>("reloc.gv_to_value"))
+        entries.append(existing.getValue());
+      entries.set(name, map.get(address));
+      top->setAttr("reloc.gv_to_value",
+                   entries.getDictionary(top.getContext()));
+    }
+    return memref::GetGlobalOp::create(builder, loc, type, name);
+  }
   if (!SymbolTable::lookupSymbolIn(gpuModule, name)) {
     LLVM::GlobalOp global = module.lookupGlobal(name);
     OpBuilder::InsertionGuard guard(builder);
@@ -230,7 +262,7 @@ LogicalResult FunctionRaiser::createSignature() {
       for (auto [k, slot] : llvm::enumerate(plan.shared))
         if (slot.global == root.global && !slot.shadow)
           rootBases[i] = slotValues[k];
-    } else if (root.kind == Root::HostGlobal) {
+    } else if (root.kind == Root::HostGlobal || root.kind == Root::Address) {
       rootBases[i] = getHostGlobal(loc, i);
       if (!rootBases[i])
         return failure();
@@ -387,6 +419,10 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
         return success();
       })
       .Case([&](LLVM::IntToPtrOp cast) -> LogicalResult {
+        if (plan.roots[root].kind == Root::Address) {
+          offsets[result] = zero;
+          return success();
+        }
         auto toInt = cast.getArg().getDefiningOp<LLVM::PtrToIntOp>();
         auto source = toInt ? offsets.find(toInt.getArg()) : offsets.end();
         if (source == offsets.end())
@@ -394,7 +430,8 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
         offsets[result] = source->second;
         return success();
       })
-      .Case<LLVM::AddressOfOp, LLVM::AllocaOp, LLVM::LoadOp>(
+      .Case<LLVM::AddressOfOp, LLVM::AllocaOp, LLVM::LoadOp,
+            LLVM::ExtractValueOp>(
           [&](Operation *) -> LogicalResult {
             offsets[result] = zero;
             return success();
@@ -1073,6 +1110,18 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     // Gradients returned by an Enzyme request, mapped there.
     if (scalars.contains(extract.getResult()))
       return success();
+    // A field of an aggregate parameter.
+    auto arg = dyn_cast<BlockArgument>(extract.getContainer());
+    if (arg && arg.getOwner()->isEntryBlock())
+      if (auto leaf = getAggregateLeaf(layout, arg.getType(),
+                                       extract.getPosition()))
+        for (auto [i, param] : llvm::enumerate(plan.params))
+          if (param.kind == Param::Scalar &&
+              param.llvmArgument == arg.getArgNumber() &&
+              param.fieldOffset == leaf->first) {
+            scalars.map(extract.getResult(), result.getArgument(i));
+            return success();
+          }
     return fail(op) << "cannot raise an aggregate value";
   }
   if (auto constant = dyn_cast<LLVM::ConstantOp>(op)) {

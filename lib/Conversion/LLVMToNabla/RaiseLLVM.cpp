@@ -13,6 +13,7 @@
 
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
+#include "nabla/Dialect/Reloc/Transforms/Passes.h"
 
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -103,6 +105,51 @@ static void makeKernel(func::FuncOp func, ArrayRef<Type> attributions) {
   func.erase();
 }
 
+/// Calls that report an error before a trap (Julia's GPU runtime, CUDA's
+/// assert): the raised kernel has no way to report, and the thread returns
+/// at the trap's `unreachable` instead.
+static bool isErrorReport(StringRef name) {
+  return llvm::is_contained({"gpu_report_exception", "gpu_signal_exception",
+                             "gpu_report_exception_name",
+                             "gpu_report_exception_frame", "__assertfail",
+                             "__assert_fail"},
+                            name);
+}
+
+/// Drops error reports and traps, and what only they used (their message
+/// and host-object operands).
+static void dropErrorPaths(ModuleOp module) {
+  SmallVector<Operation *> dead;
+  module.walk([&](Operation *op) {
+    if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+      if (call.getCallee() && isErrorReport(*call.getCallee()) &&
+          call.use_empty())
+        dead.push_back(op);
+    } else if (op->getName().getStringRef() == "llvm.intr.trap") {
+      dead.push_back(op);
+    } else if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+      if (intrinsic.getIntrin() == "llvm.trap")
+        dead.push_back(op);
+    }
+  });
+  SmallVector<Operation *> operands;
+  for (Operation *op : dead) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        operands.push_back(def);
+    op->erase();
+  }
+  while (!operands.empty()) {
+    Operation *op = operands.pop_back_val();
+    if (!op->use_empty() || !isMemoryEffectFree(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        operands.push_back(def);
+    op->erase();
+  }
+}
+
 void RaiseLLVM::runOnOperation() {
   ModuleOp module = getOperation();
   if (llvm::none_of(module.getOps<LLVM::LLVMFuncOp>(),
@@ -118,6 +165,7 @@ void RaiseLLVM::runOnOperation() {
     return signalPassFailure();
   }
 
+  dropErrorPaths(module);
   ModulePlan plan;
   if (failed(planModule(module, plan)))
     return signalPassFailure();
@@ -145,6 +193,7 @@ void RaiseLLVM::runOnOperation() {
     if (&op != gpuModule.getOperation())
       op.erase();
   for (StringRef attr : {"dlti.dl_spec", "llvm.data_layout",
+                         "nabla.address_sizes",
                          "llvm.target_triple", "llvm.ident",
                          "llvm.module_asm", "llvm.dependent_libraries"})
     module->removeAttr(attr);
@@ -164,4 +213,14 @@ void RaiseLLVM::runOnOperation() {
     if (fp.isKernel)
       makeKernel(gpuModule.lookupSymbol<func::FuncOp>(name),
                  attributions.lookup(name));
+
+  // Host objects the frontend named (v2 declarations, v1 baked addresses)
+  // become relocation records, as reloc-raise makes them for MLIR input.
+  if (module->hasAttr("reloc.gv_to_value") ||
+      module->hasAttr("reloc.address_map")) {
+    OpPassManager records(ModuleOp::getOperationName());
+    records.addPass(nabla::reloc::createRelocRaise());
+    if (failed(runPipeline(records, module)))
+      return signalPassFailure();
+  }
 }

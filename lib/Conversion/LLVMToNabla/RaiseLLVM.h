@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -34,6 +35,7 @@ struct Root {
     Marker,     ///< `global`, an Enzyme activity marker (enzyme_dup, ...)
     Function,   ///< `global`, a function (the first operand of an Enzyme call)
     Dispatch,   ///< AMDGPU launch data: `index` 0 implicitarg.ptr, 1 dispatch.ptr
+    Address,    ///< `global`, a baked address (v1) listed in reloc.address_map
   };
   Kind kind;
   unsigned index = 0;
@@ -100,6 +102,8 @@ struct ModulePlan {
   llvm::MapVector<mlir::StringAttr, FunctionPlan> functions;
   /// Element types of global roots (Shared and HostGlobal), by name.
   llvm::DenseMap<mlir::StringAttr, mlir::Type> globalElementTypes;
+  /// Global roots (and baked addresses) some function writes to.
+  llvm::DenseSet<mlir::StringAttr> writtenGlobals;
   /// Names of declarations that are Enzyme requests, with their mode.
   llvm::DenseMap<mlir::StringAttr, bool> enzymeReverse;
 
@@ -169,6 +173,14 @@ int64_t getTypeSize(const mlir::DataLayout &layout, mlir::Type type);
 /// structs and arrays flattened), in order.
 llvm::SmallVector<std::pair<int64_t, mlir::Type>>
 getStructLeaves(const mlir::DataLayout &layout, mlir::Type type);
+
+/// The byte offset and type of the leaf at `position` of aggregate `type`.
+std::optional<std::pair<int64_t, mlir::Type>>
+getAggregateLeaf(const mlir::DataLayout &layout, mlir::Type type,
+                 llvm::ArrayRef<int64_t> position);
+
+/// The name of the memref.global a baked address (v1) becomes.
+std::string getAddressGlobalName(llvm::StringRef address);
 
 /// The memref type that stands for `root` of `plan` inside a function
 /// (parameters: `memref<?xT>`; allocas, globals: static; workgroup: with the
