@@ -18,8 +18,10 @@
 #    (registers, shared memory, stack frame = local memory, spills) and the
 #    atomics left in each kernel's PTX. Static: no GPU runs here.
 # 3. The loop cost curve over the trip count N: the runtime-bounded loop's
-#    primal, its generated adjoint by checkpointing (the default) and by a
-#    tape (bench/loops' hinted kernel), and the hand-written one.
+#    primal, its generated adjoint as Nabla chooses by default (the Jacobian
+#    preaccumulated in forward mode), by checkpointing and by a tape
+#    (bench/loops' kernels with nabla.checkpoints = 8 and the hint
+#    nabla.max_trip_count = 100), and the hand-written one.
 # 4. Reused from the other benchmarks: the deterministic mode's cost
 #    (bench/gradients), compile time against upstream's
 #    gpu-lower-to-nvvm-pipeline (bench/compile_time), nabla-differentiate's
@@ -148,6 +150,7 @@ def loop_curve(nabla, loops, repeat):
     primals = Launcher.__new__(Launcher)
     primals.nabla, primals.kernels = nabla, {}
     primals.module = nabla.Module.parse(loops.kernels())
+    defaults = Launcher(nabla, cases.PRIMALS)
     hands = Launcher(nabla, cases.HANDWRITTEN)
     rng = np.random.default_rng(1)
     n = LOOP_THREADS
@@ -155,14 +158,16 @@ def loop_curve(nabla, loops, repeat):
     y = np.zeros(n, np.float32)
     w = rng.standard_normal(n).astype(np.float32)
     grid, block = ((n + 63) // 64,), (64,)
-    series = {"primal": [], "checkpointing (generated)": [], "tape (generated)": [],
-              "hand-written": []}
+    series = {"primal": [], "generated (default)": [], "checkpointing (generated)": [],
+              "tape (generated)": [], "hand-written": []}
     for trips in LOOP_TRIPS:
         size = [("index", n), ("index", trips)]
         adjoint = [x, w, y, w] + size
         t = {k: [] for k in series}
         for _ in range(repeat):
             t["primal"].append(primals.seconds("ckpt8_primal", [x, y] + size, grid, block))
+            t["generated (default)"].append(
+                defaults.seconds("rloop_grad", adjoint, grid, block))
             t["checkpointing (generated)"].append(
                 primals.seconds("ckpt8_grad", adjoint, grid, block))
             if trips <= 100:  # the tape's hint
@@ -304,7 +309,7 @@ def main():
 
     print(f"\n3. loop cost over the trip count N ({LOOP_THREADS} threads; ms and /primal)")
     curve = loop_curve(nabla, loops, max(3, args.repeat // 2))
-    print(f"{'N':>6}" + "".join(f"{k[:20]:>24}" for k in curve))
+    print(f"{'N':>6}" + "".join(f"{k[:22]:>24}" for k in curve))
     for j, trips in enumerate(LOOP_TRIPS):
         line = f"{trips:>6}"
         for k, values in curve.items():
