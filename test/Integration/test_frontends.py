@@ -184,6 +184,32 @@ def test_math_functions_and_branches(tmp_path, opt):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+def test_forward_mode_request(tmp_path, opt):
+    """__enzyme_fwddiff: the tangent of y for the tangent dx of x, against
+    a central difference along dx, and the dot-product test with the
+    reverse request of the same file."""
+    ll = compile_cuda(tmp_path, "mathfns", opt)
+    n = 96
+    x = RNG.uniform(-1.5, 1.5, n)
+    x[np.abs(np.abs(x) - 0.5) < 0.02] = 0.25
+    v = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "fwd_mathfns", 2, 64,
+              [f32(x), f32(v), f32(np.zeros(n)), f32(np.zeros(n)),
+               f"i32:{n}"])
+    h = 1e-6
+    jv = (mathfns_model(x + h * v) - mathfns_model(x - h * v)) / (2 * h)
+    check(out[2], mathfns_model(x))
+    check(out[3], jv)
+    w = RNG.standard_normal(n)
+    rev = run(tmp_path, ll, "grad_mathfns", 2, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w),
+               f"i32:{n}"])
+    np.testing.assert_allclose(np.dot(out[3], w), np.dot(v, rev[1]),
+                               rtol=1e-4)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 @pytest.mark.parametrize("m", [0, 1, 7])
 def test_runtime_bounded_loop(tmp_path, opt, m):
     ll = compile_cuda(tmp_path, "loop", opt)

@@ -25,3 +25,10 @@ __global__ void grad_mathfns(const float *x, float *dx, float *y, float *dy,
   __enzyme_autodiff<void>((void *)mathfns, enzyme_dup, x, dx, enzyme_dup, y, dy,
                           enzyme_const, n);
 }
+
+// Forward mode: dy = J dx (the tangent of y for the tangent dx of x).
+__global__ void fwd_mathfns(const float *x, float *dx, float *y, float *dy,
+                            int n) {
+  __enzyme_fwddiff<void>((void *)mathfns, enzyme_dup, x, dx, enzyme_dup, y, dy,
+                         enzyme_const, n);
+}

@@ -1,0 +1,129 @@
+// What --nabla-raise-llvm cannot raise: a located error (file:line:col of
+// the .ll instruction) naming the construct and the reason, exit 1, never a
+// crash or a silently wrong kernel.
+// RUN: split-file %s %t
+// RUN: not nabla-opt %t/asm.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=ASM
+// RUN: not nabla-opt %t/indirect.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=INDIRECT
+// RUN: not nabla-opt %t/punning.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=PUN
+// RUN: not nabla-opt %t/intrinsic.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=INTRINSIC
+// RUN: not nabla-opt %t/recursion.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=RECURSION
+// RUN: not nabla-opt %t/external.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=EXTERNAL
+// RUN: not nabla-opt %t/loaded.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=LOADED
+// RUN: not nabla-opt %t/baked.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=BAKED
+// RUN: not nabla-opt %t/phi.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=PHI
+// RUN: not nabla-opt %t/enzyme.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=ENZYME
+// RUN: not nabla-opt %t/syntax.ll 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// RUN: not nabla-opt %t/verifier.ll 2>&1 | FileCheck %s --check-prefix=VERIFIER
+// RUN: %python -c "open('%t/garbage.bc', 'wb').write(b'BC\xc0\xde' + bytes(12))"
+// RUN: not nabla-opt %t/garbage.bc 2>&1 | FileCheck %s --check-prefix=BITCODE
+// RUN: not nabla-run %t/asm.ll --kernel=k --grid=1 --block=1 2>&1 | FileCheck %s --check-prefix=ASM
+// RUN: not nabla-compile %t/asm.ll --target=nvvm -o %t/out 2>&1 | FileCheck %s --check-prefix=ASM
+
+// ASM: asm.ll:4:3: error: cannot raise inline assembly
+// INDIRECT: indirect.ll:2:3: error: cannot raise an indirect call (call a function by name)
+// PUN: punning.ll:4:3: error: cannot raise an object accessed both as 'f32' and as 'i32' (a pointer cast between element types): parameter #0
+// INTRINSIC: intrinsic.ll:2:3: error: cannot raise 'nvvm.read.ptx.sreg.clock' (an intrinsic Nabla does not know)
+// RECURSION: recursion.ll:2:3: error: cannot raise the recursive function @f
+// EXTERNAL: external.ll:4:3: error: cannot raise a call of the external function @my_helper
+// LOADED: loaded.ll:2:3: error: a pointer loaded from memory cannot be raised
+// BAKED: baked.ll:2:3: error: cannot raise the baked address 4096: list it with its key and size in !nabla.address_map
+// PHI: error: a pointer that selects between two different objects cannot be raised
+// ENZYME: enzyme.ll:6:3: error: this Enzyme request passes 1 arguments, @f takes 2
+// SYNTAX: syntax.ll:3:11: error: invalid LLVM IR: expected value token
+// VERIFIER: error: invalid LLVM IR (verifier): Instruction does not dominate all uses!
+// BITCODE: error: invalid LLVM bitcode
+
+//--- asm.ll
+target triple = "nvptx64-nvidia-cuda"
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  call void asm sideeffect "trap;", ""()
+  ret void
+}
+//--- indirect.ll
+define ptx_kernel void @k(ptr %f) {
+  call void %f()
+  ret void
+}
+//--- punning.ll
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  %p = getelementptr i8, ptr %a, i64 4
+  %y = load i32, ptr %p
+  ret void
+}
+//--- intrinsic.ll
+define ptx_kernel void @k(ptr %a) {
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.clock()
+  store i32 %c, ptr %a
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.clock()
+//--- recursion.ll
+define void @f(ptr %a) {
+  call void @f(ptr %a)
+  ret void
+}
+define ptx_kernel void @k(ptr %a) {
+  call void @f(ptr %a)
+  ret void
+}
+//--- external.ll
+declare float @my_helper(float)
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  %y = call float @my_helper(float %x)
+  store float %y, ptr %a
+  ret void
+}
+//--- loaded.ll
+define ptx_kernel void @k(ptr %pp) {
+  %p = load ptr, ptr %pp
+  %x = load float, ptr %p
+  ret void
+}
+//--- baked.ll
+define ptx_kernel void @k() {
+  %p = inttoptr i64 4096 to ptr
+  %x = load float, ptr %p
+  ret void
+}
+//--- phi.ll
+define ptx_kernel void @k(ptr %a, ptr %b, i1 %c) {
+entry:
+  br i1 %c, label %l, label %r
+l:
+  br label %m
+r:
+  br label %m
+m:
+  %p = phi ptr [ %a, %l ], [ %b, %r ]
+  store float 1.0, ptr %p
+  ret void
+}
+//--- enzyme.ll
+@enzyme_dup = external global i32
+declare void @__enzyme_autodiff(ptr, ...)
+define void @f(ptr %a, i32 %n) { ret void }
+define ptx_kernel void @k(ptr %a, ptr %da) {
+  %d = load i32, ptr @enzyme_dup
+  call void (ptr, ...) @__enzyme_autodiff(ptr @f, i32 %d, ptr %a, ptr %da)
+  ret void
+}
+//--- syntax.ll
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  store %x, ptr %a
+  ret void
+}
+//--- verifier.ll
+define ptx_kernel void @k(i1 %c) {
+entry:
+  br i1 %c, label %a, label %b
+a:
+  %x = add i32 1, 2
+  br label %b
+b:
+  %y = add i32 %x, 1
+  ret void
+}
