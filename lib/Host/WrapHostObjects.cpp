@@ -129,13 +129,40 @@ struct WrapHostObjects
       auto it = launched.find(binary.getName().str());
       if (it == launched.end())
         continue;
+      // Kernels that print, and the formats of their records.
+      DictionaryAttr printf;
+      for (Attribute attr : binary.getObjects())
+        if (DictionaryAttr properties =
+                cast<gpu::ObjectAttr>(attr).getProperties())
+          if (auto found = properties.getAs<DictionaryAttr>("nabla.printf"))
+            printf = found;
+      auto printing = [&](StringRef kernel) {
+        auto names = printf ? printf.getAs<ArrayAttr>("kernels") : nullptr;
+        return names && llvm::is_contained(names.getAsValueRange<StringAttr>(),
+                                           kernel);
+      };
       llvm::json::Array kernels;
-      for (auto &[name, params] : it->second)
-        kernels.push_back(
-            llvm::json::Object{{"name", name}, {"params", std::move(params)}});
+      for (auto &[name, params] : it->second) {
+        llvm::json::Object kernel{{"name", name},
+                                  {"params", std::move(params)}};
+        if (printing(name))
+          kernel["printf"] = true;
+        kernels.push_back(std::move(kernel));
+      }
+      llvm::json::Object root{{"kernels", std::move(kernels)}};
+      if (printf) {
+        llvm::json::Array formats;
+        if (auto list = printf.getAs<ArrayAttr>("formats"))
+          for (StringRef format : list.getAsValueRange<StringAttr>())
+            formats.push_back(format.str());
+        int64_t capacity = 0;
+        if (auto words = printf.getAs<IntegerAttr>("capacity"))
+          capacity = words.getInt();
+        root["printf"] = llvm::json::Object{{"formats", std::move(formats)},
+                                            {"capacity", capacity}};
+      }
       std::string description;
-      llvm::raw_string_ostream(description)
-          << llvm::json::Value(llvm::json::Object{{"kernels", std::move(kernels)}});
+      llvm::raw_string_ostream(description) << llvm::json::Value(std::move(root));
 
       SmallVector<Attribute> objects;
       for (Attribute attr : binary.getObjects()) {

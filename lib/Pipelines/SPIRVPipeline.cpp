@@ -10,6 +10,7 @@
 
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
+#include "nabla/Host/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -51,6 +52,9 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
       nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true,
                                    workgroupThreads(workgroupSize)}));
   device.addPass(nabla::createLinearizeKernelMemRefs());
+  // After the size parameters: the printf buffer is the last binding.
+  if (client == "vulkan")
+    device.addPass(nabla::createLowerPrintfToBuffer());
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());
   // Ceil/floor divisions in terms of ops the SPIR-V conversion has patterns

@@ -248,6 +248,10 @@ struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
     NamedAttrList properties;
     if (format == "msl")
       properties.append("language", builder.getStringAttr("msl"));
+    // The printf formats the runtime prints the kernels' records with
+    // (nabla-lower-printf-to-buffer).
+    if (Attribute printf = module->getAttr("nabla.printf"))
+      properties.append("nabla.printf", printf);
     auto objectAttr = gpu::ObjectAttr::get(
         &getContext(), target, objectFormat, builder.getStringAttr(object),
         properties.empty() ? DictionaryAttr()

@@ -128,4 +128,37 @@ def RestoreHostCode : Pass<"nabla-restore-host-code", "mlir::ModuleOp"> {
   }];
 }
 
+def LowerPrintfToBuffer : Pass<"nabla-lower-printf-to-buffer",
+                               "mlir::gpu::GPUModuleOp"> {
+  let summary = "Turn gpu.printf into records in a buffer the runtime prints";
+  let description = [{
+    SPIR-V for Vulkan has no printf. Each kernel that calls `gpu.printf` gets
+    a trailing `memref<?xi32>` parameter (argument attribute
+    `nabla.printf_buffer`), the printf buffer; each `gpu.printf` reserves a
+    record with an atomic add on word 0 and, if the record fits in
+    `capacity` words, writes the format's index, the record's length and one
+    64-bit slot per argument (integers sign- or zero-extended as their
+    conversion needs, floats as f64, as C's variadic promotion does).
+    libnabla_mgpu binds the buffer after the kernel's other bindings, reads
+    it when the launch completes and prints each record with its format. The
+    gpu.module records the formats, the kernels and the capacity in its
+    `nabla.printf` attribute, which the binary's object keeps.
+
+    ```mlir
+    gpu.printf "x = %f\n", %x : f32
+    // becomes (schematically)
+    %at = memref.atomic_rmw addi %c4, %printf[%c0] : (i32, memref<?xi32>) -> i32
+    // store [format 0, length 4, low and high word of (f64) %x] at %at + 1
+    ```
+  }];
+  let options = [
+    Option<"capacity", "capacity", "unsigned", "262144",
+           "Words of records a launch's printf buffer holds; later records "
+           "are counted and reported as lost">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 #endif // NABLA_HOST_PASSES_TD

@@ -14,6 +14,9 @@
 
 #include "nabla/Runtime/HostObject.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 
 using namespace nabla::mgpu;
@@ -123,9 +126,69 @@ bool readDescription(const std::string &text, HostObject &object,
       if (!readParam((*params)[p], where + ".params[" + std::to_string(p) + "]",
                      list[p], error))
         return false;
-    object.kernels[name->get_ref<const std::string &>()] = std::move(list);
+    const std::string &kernelName = name->get_ref<const std::string &>();
+    object.kernels[kernelName] = std::move(list);
+    auto prints = kernel.find("printf");
+    if (prints != kernel.end() && prints->is_boolean() && prints->get<bool>())
+      object.printing.insert(kernelName);
+  }
+  auto printf = root.find("printf");
+  if (printf != root.end()) {
+    auto formats = printf->is_object() ? printf->find("formats") : printf->end();
+    auto capacity =
+        printf->is_object() ? printf->find("capacity") : printf->end();
+    if (!printf->is_object() || formats == printf->end() ||
+        !formats->is_array() || capacity == printf->end() ||
+        !capacity->is_number_unsigned() ||
+        capacity->get<uint64_t>() > (1u << 28)) {
+      error = "malformed launch description: \"printf\" needs \"formats\" "
+              "and a \"capacity\" of at most 2^28 words";
+      return false;
+    }
+    for (const json &format : *formats) {
+      if (!format.is_string()) {
+        error = "malformed launch description: printf formats are strings";
+        return false;
+      }
+      object.printfFormats.push_back(format.get<std::string>());
+    }
+    object.printfCapacity = static_cast<uint32_t>(capacity->get<uint64_t>());
   }
   return true;
+}
+
+/// One conversion of `format` (from its '%' at `at`) applied to `slot`.
+std::string formatConversion(const std::string &format, size_t &at,
+                                    uint64_t slot) {
+  size_t start = at++;
+  while (at < format.size() && std::string("-+ #0").find(format[at]) !=
+                                   std::string::npos)
+    ++at;
+  while (at < format.size() && (isdigit(format[at]) || format[at] == '.'))
+    ++at;
+  std::string spec = format.substr(start, at - start);
+  while (at < format.size() &&
+         std::string("hljztL").find(format[at]) != std::string::npos)
+    ++at;
+  if (at >= format.size())
+    return spec;
+  char kind = format[at++];
+  char text[512];
+  if (std::string("fFeEgGaA").find(kind) != std::string::npos) {
+    double value;
+    std::memcpy(&value, &slot, 8);
+    std::snprintf(text, sizeof(text), (spec + kind).c_str(), value);
+  } else if (kind == 'c') {
+    std::snprintf(text, sizeof(text), (spec + kind).c_str(),
+                  static_cast<int>(slot));
+  } else if (kind == 'd' || kind == 'i') {
+    std::snprintf(text, sizeof(text), (spec + "ll" + kind).c_str(),
+                  static_cast<long long>(slot));
+  } else {
+    std::snprintf(text, sizeof(text), (spec + "ll" + kind).c_str(),
+                  static_cast<unsigned long long>(slot));
+  }
+  return text;
 }
 
 } // namespace
@@ -165,4 +228,44 @@ bool nabla::mgpu::readHostObject(const void *data, size_t size,
   std::memcpy(object.words.data(), bytes + first, size - first);
   return nabla::runtime::reflectEntryPoints(
       object.words.data(), object.words.size(), object.entryPoints, error);
+}
+
+std::string
+nabla::mgpu::formatPrintfRecords(const uint32_t *words, uint32_t capacity,
+                                 const std::vector<std::string> &formats) {
+  std::string out;
+  uint32_t reserved = words[0];
+  uint32_t end = std::min(reserved, capacity);
+  for (uint32_t at = 0; at + 2 <= end;) {
+    uint32_t index = words[1 + at], length = words[2 + at];
+    if (index >= formats.size() || length < 2 || at + length > end ||
+        length % 2 != 0) {
+      out += "nabla_mgpu: malformed printf record\n";
+      break;
+    }
+    const std::string &format = formats[index];
+    uint32_t slot = 0, slots = (length - 2) / 2;
+    for (size_t k = 0; k < format.size();) {
+      if (format[k] != '%') {
+        out.push_back(format[k++]);
+        continue;
+      }
+      if (k + 1 < format.size() && format[k + 1] == '%') {
+        out.push_back('%');
+        k += 2;
+        continue;
+      }
+      uint64_t value = 0;
+      if (slot < slots)
+        value = uint64_t(words[3 + at + 2 * slot]) |
+                (uint64_t(words[4 + at + 2 * slot]) << 32);
+      ++slot;
+      out += formatConversion(format, k, value);
+    }
+    at += length;
+  }
+  if (reserved > capacity)
+    out += "nabla_mgpu: printf buffer full, output of " +
+           std::to_string(reserved - capacity) + " words lost\n";
+  return out;
 }

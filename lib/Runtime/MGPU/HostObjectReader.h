@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct HostObject {
   /// does not).
   bool described = false;
   std::map<std::string, std::vector<KernelParam>> kernels;
+  /// Kernels with a printf buffer binding, the formats of their records and
+  /// the buffer's capacity in words (nabla-lower-printf-to-buffer).
+  std::set<std::string> printing;
+  std::vector<std::string> printfFormats;
+  uint32_t printfCapacity = 0;
   std::vector<uint32_t> words;
   std::map<std::string, EntryPoint> entryPoints;
 };
@@ -58,6 +64,12 @@ struct HostObject {
 /// host object nor SPIR-V, or malformed.
 bool readHostObject(const void *data, size_t size, HostObject &object,
                     std::string &error);
+
+/// The text the printf records in `words` (word 0 the count of words
+/// reserved, then records of format index, length and 64-bit slots) print,
+/// with a note when records were lost to the capacity or are malformed.
+std::string formatPrintfRecords(const uint32_t *words, uint32_t capacity,
+                                const std::vector<std::string> &formats);
 
 /// Bytes of one element of MLIR type `type` in host memory (index: 8) and
 /// in a SPIR-V binding (index: 4); 0 for an unknown type.

@@ -20,6 +20,11 @@
 // events need no state, and the program order of calls is the device order
 // (stronger than CUDA's stream semantics, never weaker).
 //
+// gpu.printf. A kernel compiled by nabla-lower-printf-to-buffer has one more
+// binding, after all others: a zeroed buffer it appends records to. Once the
+// launch has completed the records are formatted with the module's format
+// strings and written to stdout, in the order the threads reserved them.
+//
 // Arguments. mgpuLaunchKernel passes the flat LLVM arguments of the launch;
 // the module's host object (nabla/Runtime/HostObject.h) says which kernel
 // parameter each belongs to: binding k is parameter k (a buffer, or a
@@ -35,6 +40,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -62,6 +68,8 @@ struct Function {
   std::string name;
   const std::vector<KernelParam> *params = nullptr;
   const EntryPoint *entry = nullptr;
+  /// Whether the kernel has a printf buffer, its last binding.
+  bool prints = false;
   unsigned bindingCount = 0;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
@@ -275,6 +283,7 @@ void *VulkanHostBackend::getFunction(void *handle, const char *name) {
   auto params = module.object.kernels.find(kernel);
   if (params != module.object.kernels.end())
     function->params = &params->second;
+  function->prints = module.object.printing.count(kernel) != 0;
   functions.insert(function.get());
   return function.get();
 }
@@ -283,7 +292,7 @@ void *VulkanHostBackend::getFunction(void *handle, const char *name) {
 void VulkanHostBackend::prepare(Function &function) {
   if (function.setLayout)
     return;
-  unsigned bindings = function.params->size();
+  unsigned bindings = function.params->size() + (function.prints ? 1 : 0);
   for (const KernelParam &param : *function.params)
     if (param.hasSizeBindings())
       for (int64_t extent : param.shape)
@@ -639,6 +648,17 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
     staged.push_back(staging);
     bindings.push_back({staging.buffer, 0, VK_WHOLE_SIZE});
   }
+  // The printf buffer: a zero counter, then room for the records.
+  const uint32_t *printfWords = nullptr;
+  const HostObject &object = function->module->object;
+  if (function->prints) {
+    uint64_t bytes = (uint64_t(object.printfCapacity) + 1) * 4;
+    StagingBuffer staging = createStaging(bytes);
+    std::memset(staging.mapped, 0, bytes);
+    staged.push_back(staging);
+    bindings.push_back({staging.buffer, 0, VK_WHOLE_SIZE});
+    printfWords = reinterpret_cast<const uint32_t *>(staging.mapped);
+  }
   if (bindings.size() != function->bindingCount)
     fatal("internal error: kernel '" + function->name + "' has " +
           std::to_string(function->bindingCount) + " bindings, the launch " +
@@ -727,6 +747,11 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
       transfer(staging.view, staging.type, staging.mapped,
                /*toDevice=*/false,
                "argument #" + std::to_string(staging.parameter));
+  if (printfWords) {
+    std::cout << formatPrintfRecords(printfWords, object.printfCapacity,
+                                     object.printfFormats);
+    std::cout.flush();
+  }
   checkValidation("the launch of kernel '" + function->name + "'");
 }
 
