@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/Launcher.h"
 #include "nabla/Support/Limits.h"
+#include "nabla/Support/InputFile.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -118,6 +120,28 @@ public:
     auto module = nabla::parseCheckedModule(sourceMgr, &context->context);
     if (!module)
       collector.raise("failed to parse the module");
+    return Module(std::move(context), std::move(module));
+  }
+
+  /// A frontend's LLVM IR (text or bitcode), imported and raised by
+  /// --nabla-raise-llvm into a gpu.module named `moduleName`.
+  static Module parseLLVMIR(std::shared_ptr<Context> context,
+                            const std::string &data,
+                            const std::string &moduleName) {
+    Collector collector(context->context);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(data, "<llvm-ir>.ll"),
+        llvm::SMLoc());
+    auto module = nabla::importLLVMIR(sourceMgr, &context->context);
+    if (!module)
+      collector.raise("failed to read the LLVM IR");
+    mlir::PassManager raise(&context->context);
+    nabla::RaiseLLVMOptions options;
+    options.moduleName = moduleName;
+    raise.addPass(nabla::createRaiseLLVM(options));
+    if (mlir::failed(raise.run(*module)))
+      collector.raise("failed to raise the LLVM IR");
     return Module(std::move(context), std::move(module));
   }
 
@@ -414,6 +438,8 @@ PYBIND11_MODULE(_nabla, m) {
   py::class_<Context, std::shared_ptr<Context>>(m, "Context").def(py::init<>());
   py::class_<Module>(m, "Module")
       .def_static("parse", &Module::parse, py::arg("context"), py::arg("text"))
+      .def_static("parse_llvm_ir", &Module::parseLLVMIR, py::arg("context"),
+                  py::arg("data"), py::arg("module_name"))
       .def("__str__", &Module::str)
       .def("clone", &Module::clone)
       .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));

@@ -87,6 +87,24 @@ class Module:
         return Module(_translate(_nabla.Module.parse, _context(context)._native,
                                  text), argument_names(text))
 
+    @staticmethod
+    def parse_llvm_ir(source, context=None, module_name="kernels"):
+        """A frontend's LLVM IR -- `.ll` text (str) or bitcode (bytes) --
+        imported and raised by --nabla-raise-llvm (clang CUDA/HIP,
+        Julia-style IR; Enzyme's __enzyme_autodiff/__enzyme_fwddiff requests
+        become nabla.autodiff/fwddiff). Kernels keep their LLVM names; a
+        byval or aggregate parameter is passed as its fields in order."""
+        if isinstance(source, str):
+            data = source.encode()
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+        else:
+            raise TypeError("Module.parse_llvm_ir expects .ll text (str) or "
+                            "bitcode (bytes)")
+        return Module(_translate(_nabla.Module.parse_llvm_ir,
+                                 _context(context)._native, data,
+                                 module_name))
+
     def clone(self):
         return Module(self._native.clone(), self._argument_names)
 
