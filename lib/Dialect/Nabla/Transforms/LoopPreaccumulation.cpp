@@ -4,15 +4,15 @@
 // scalars updated by a straight line of pure float ops (a per-thread
 // recurrence such as a = 0.5 a + 0.4 x a / (1 + a^2) with a trip count from a
 // kernel parameter). The forward sweep runs the loop once, carrying next to
-// its state the tangents of every state value along every column: the initial
-// state (k columns) and the differentiated values from outside the loop its
-// body reads (m columns). After the loop those tangents are the Jacobian J
-// (k x (k + m)), kept in per-thread slots; the reverse sweep adds J^T times
-// the results' adjoints to the inits' and inputs' adjoints. Nothing is taped
-// per iteration and nothing is recomputed: the cost is the primal loop plus
-// k (k + m) tangent updates per op, against checkpointing's repeated forward
-// steps. This is the forward-mode adjoint an expert writes for a
-// scalar-to-scalar map.
+// its state the tangents of every state value along every column; the columns
+// are the distinct differentiated values from outside the loop that it
+// depends on: the inits of its state and what its body reads (a = x then x
+// read inside is one column). After the loop those tangents are the Jacobian
+// J (k x c), kept in per-thread slots; the reverse sweep adds J^T times the
+// results' adjoints to the columns' adjoints. Nothing is taped per iteration
+// and nothing is recomputed: the cost is the primal loop plus k c tangent
+// updates per op, against checkpointing's repeated forward steps. This is the
+// forward-mode adjoint an expert writes for a scalar-to-scalar map.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +57,11 @@ bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
     }
   if (state.empty())
     return false;
+  // Columns: the state's differentiated inits first, then the inputs.
   SetVector<Value> inputs;
+  for (unsigned position : state)
+    if (act.isVaried(op.getInitArgs()[position]))
+      inputs.insert(op.getInitArgs()[position]);
   auto noteInput = [&](Value v) {
     if (!act.isVaried(v) || op->isAncestor(v.getParentRegion()->getParentOp()))
       return true;
@@ -90,8 +94,7 @@ bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
       if (isa<FloatType>(v.getType()) && !noteInput(v))
         return false;
   }
-  unsigned columns = state.size() + inputs.size();
-  if (state.size() * columns > kMaxPreaccumulated)
+  if (inputs.empty() || state.size() * inputs.size() > kMaxPreaccumulated)
     return false;
   plan.state = std::move(state);
   plan.inputs = inputs.takeVector();
@@ -101,16 +104,16 @@ bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
 LogicalResult VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
                                                    LoopPlan &plan) {
   Location loc = op.getLoc();
-  unsigned k = plan.state.size(), columns = k + plan.inputs.size();
+  unsigned k = plan.state.size(), columns = plan.inputs.size();
   Type floatType = op.getRegionIterArgs()[plan.state.front()].getType();
   Value zero = createZero(b, loc, floatType);
   Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, 1.0));
-  // The tangents start as [I | 0]: each state value along its own column.
+  // At entry each state value is its init: tangent 1 along the init's column.
   SmallVector<Value> inits = mapped(op.getInitArgs());
   unsigned primalCount = inits.size();
-  for (unsigned i = 0; i < k; ++i)
-    for (unsigned j = 0; j < columns; ++j)
-      inits.push_back(i == j ? one : zero);
+  for (unsigned position : plan.state)
+    for (Value column : plan.inputs)
+      inits.push_back(column == op.getInitArgs()[position] ? one : zero);
   auto loop = scf::ForOp::create(b, loc, fwd.lookup(op.getLowerBound()),
                                  fwd.lookup(op.getUpperBound()),
                                  fwd.lookup(op.getStep()), inits);
@@ -134,7 +137,7 @@ LogicalResult VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
     for (auto [l, input] : llvm::enumerate(plan.inputs)) {
       SmallVector<Value> &row = tangents[input];
       row.assign(columns, Value());
-      row[k + l] = one;
+      row[l] = one;
     }
     for (Operation &inner : op.getBody()->without_terminator()) {
       // Body values stay inside the loop: mapped, not cached by enclosing
@@ -191,7 +194,7 @@ LogicalResult VJPEmitter::reversePreaccumulatedFor(scf::ForOp op,
                                                    AdjointScope &outer) {
   Location loc = op.getLoc();
   const LoopPlan &plan = loopPlans[op];
-  unsigned k = plan.state.size(), columns = k + plan.inputs.size();
+  unsigned k = plan.state.size(), columns = plan.inputs.size();
   Type floatType = op.getRegionIterArgs()[plan.state.front()].getType();
   SmallVector<Value> adjoints;
   for (unsigned position : plan.state)
@@ -210,10 +213,7 @@ LogicalResult VJPEmitter::reversePreaccumulatedFor(scf::ForOp op,
     }
     return sum;
   };
-  for (auto [j, position] : llvm::enumerate(plan.state))
-    if (act.isVaried(op.getInitArgs()[position]))
-      outer.add(b, loc, op.getInitArgs()[position], column(j));
-  for (auto [l, input] : llvm::enumerate(plan.inputs))
-    outer.add(b, loc, input, column(k + l));
+  for (auto [j, input] : llvm::enumerate(plan.inputs))
+    outer.add(b, loc, input, column(j));
   return success();
 }

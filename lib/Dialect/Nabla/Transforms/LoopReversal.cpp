@@ -283,8 +283,8 @@ void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
     loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
                           "forward mode ("
                        << plan.state.size() << " state x "
-                       << plan.state.size() + plan.inputs.size()
-                       << " columns): " << bytes << " bytes per thread";
+                       << plan.inputs.size() << " columns): " << bytes
+                       << " bytes per thread";
   else if (plan.strategy == LoopStrategy::Tape)
     loop->emitRemark() << "loop reversed with a tape of " << plan.bound
                        << (plan.hinted ? " (nabla.max_trip_count)" : "")
@@ -334,8 +334,7 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
     plan.strategy = LoopStrategy::Preaccumulate;
     Type type = forOp.getRegionIterArgs()[plan.state.front()].getType();
     remarkPlan(loop, plan,
-               privateSlotBytes(type) * plan.state.size() *
-                   (plan.state.size() + plan.inputs.size()));
+               privateSlotBytes(type) * plan.state.size() * plan.inputs.size());
     return plan;
   }
   if (bound && !holdsWhile) {

@@ -135,8 +135,9 @@ public:
     SmallVector<Value> taped;
     SmallVector<Operation *> recomputed;
     /// Preaccumulate: the positions of the differentiated iter_args (the
-    /// state) and the differentiated values from outside the loop its body
-    /// uses (the inputs); the Jacobian's columns are state then inputs.
+    /// state) and the Jacobian's columns: the distinct differentiated values
+    /// from outside the loop the state depends on (its inits, what the body
+    /// reads).
     SmallVector<unsigned> state;
     SmallVector<Value> inputs;
     /// Preaccumulate: the Jacobian's slots (function entry), state-major.
@@ -228,7 +229,7 @@ public:
   LogicalResult reverseCheckpointedFor(scf::ForOp op, AdjointScope &outer);
 
   /// True if `op`'s Jacobian can be preaccumulated (filling the plan's state
-  /// and inputs): outside every other loop, a body of ops without regions
+  /// and columns): outside every other loop, a body of ops without regions
   /// whose differentiated results are scalars of one float type computed by
   /// memory-free ops with rules, no access to differentiated memory, and a
   /// Jacobian of at most kMaxPreaccumulated entries.
