@@ -75,8 +75,7 @@ static bool sortAccesses(Value memref, SmallVector<Operation *> &writes,
 /// True if `read` comes before `write` in program order and no loop holds
 /// both (a later iteration would read what `write` stored).
 static bool readsBefore(Operation *read, Operation *write) {
-  for (Operation *loop = read->getParentOp(); loop;
-       loop = loop->getParentOp())
+  for (Operation *loop = read->getParentOp(); loop; loop = loop->getParentOp())
     if (isa<LoopLikeOpInterface>(loop) && loop->isAncestor(write))
       return false;
   // The ancestors of both in their innermost common block.
@@ -100,9 +99,8 @@ void VJPEmitter::collectUnneededBuffers(Block &body, ArrayRef<Activity> args) {
     // A write no read can observe is dropped: every read of the buffer comes
     // before it (y = a x + y reads y[i], then stores it).
     for (Operation *write : writes)
-      if (llvm::all_of(reads, [&](Operation *read) {
-            return readsBefore(read, write);
-          }))
+      if (llvm::all_of(
+              reads, [&](Operation *read) { return readsBefore(read, write); }))
         unneededWrites.insert(write);
   }
 }

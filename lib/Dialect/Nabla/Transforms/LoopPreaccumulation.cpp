@@ -86,7 +86,8 @@ bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
                                [&](Value r) { return act.isVaried(r); });
     if (!varied)
       continue;
-    if (inner.getNumResults() != 1 || !sameFloat(inner.getResult(0).getType()) ||
+    if (inner.getNumResults() != 1 ||
+        !sameFloat(inner.getResult(0).getType()) ||
         !isMemoryEffectFree(&inner) || !hasDerivativeRule(&inner) ||
         isa<arith::ExtFOp, arith::TruncFOp>(inner))
       return false;

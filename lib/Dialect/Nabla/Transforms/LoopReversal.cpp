@@ -282,9 +282,8 @@ void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
   if (plan.strategy == LoopStrategy::Preaccumulate)
     loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
                           "forward mode ("
-                       << plan.state.size() << " state x "
-                       << plan.inputs.size() << " columns): " << bytes
-                       << " bytes per thread";
+                       << plan.state.size() << " state x " << plan.inputs.size()
+                       << " columns): " << bytes << " bytes per thread";
   else if (plan.strategy == LoopStrategy::Tape)
     loop->emitRemark() << "loop reversed with a tape of " << plan.bound
                        << (plan.hinted ? " (nabla.max_trip_count)" : "")

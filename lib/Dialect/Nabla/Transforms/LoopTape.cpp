@@ -333,11 +333,10 @@ LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op, AdjointScope &outer) {
     SmallVector<std::pair<Value, Value>> saved;
     Value inductionVar = op.getInductionVar();
     saved.push_back({inductionVar, fwd.lookupOrNull(inductionVar)});
-    fwd.map(inductionVar,
-            arith::AddIOp::create(
-                b, loc, fwd.lookup(op.getLowerBound()),
-                arith::MulIOp::create(b, loc, local,
-                                      fwd.lookup(op.getStep()))));
+    fwd.map(inductionVar, arith::AddIOp::create(
+                              b, loc, fwd.lookup(op.getLowerBound()),
+                              arith::MulIOp::create(b, loc, local,
+                                                    fwd.lookup(op.getStep()))));
     for (auto [src, memref] : tape.tapes) {
       saved.push_back({src, fwd.lookupOrNull(src)});
       fwd.map(src, loadPrivateSlot(b, loc, memref, iteration, src.getType()));
