@@ -110,6 +110,7 @@ def SetAsideHostCode : Pass<"nabla-set-aside-host-code", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
 def RestoreHostCode : Pass<"nabla-restore-host-code", "mlir::ModuleOp"> {
