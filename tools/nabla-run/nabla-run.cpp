@@ -200,9 +200,12 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   if (isLLVMIR) {
-    // A frontend's kernels: raised before the kernel is looked up.
+    // A frontend's kernels: the launched one and what it reaches, raised
+    // before it is looked up (errors elsewhere in the file do not matter).
     mlir::PassManager raise(&context);
-    raise.addPass(nabla::createRaiseLLVM());
+    nabla::RaiseLLVMOptions raiseOptions;
+    raiseOptions.kernel = options.kernel;
+    raise.addPass(nabla::createRaiseLLVM(raiseOptions));
     if (failed(raise.run(*module)))
       return 1;
   }

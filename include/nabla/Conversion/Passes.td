@@ -92,6 +92,9 @@ def RaiseLLVM : Pass<"nabla-raise-llvm", "mlir::ModuleOp"> {
   let options = [
     Option<"moduleName", "module-name", "std::string", [{"kernels"}],
            "Name of the gpu.module that receives the raised functions">,
+    Option<"kernel", "kernel", "std::string", [{""}],
+           "Raise only this kernel and what it reaches (nabla-run: errors "
+           "in other kernels of the file do not matter)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",

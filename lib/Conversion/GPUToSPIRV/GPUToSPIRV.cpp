@@ -674,8 +674,8 @@ struct ConvertGPUToSPIRV
       FailureOr<SmallVector<int32_t, 3>> size = getWorkgroupSize(kernel);
       if (failed(size))
         return failure();
-      if (!size->empty() &&
-          failed(nabla::emulateWideShuffles(kernel, limitSize, *size)))
+      // Sized for the block when known, for the largest block otherwise.
+      if (failed(nabla::emulateWideShuffles(kernel, limitSize, *size)))
         return failure();
       kernel->setAttr(spirv::getEntryPointABIAttrName(),
                       spirv::getEntryPointABIAttr(context, *size));

@@ -775,7 +775,8 @@ orderFunctions(ModuleOp module, LLVM::LLVMFuncOp func,
   return success();
 }
 
-LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan) {
+LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan,
+                                       StringRef kernel) {
   plan.module = module;
   DenseMap<Operation *, int> state;
   SmallVector<LLVM::LLVMFuncOp> order;
@@ -785,8 +786,16 @@ LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan) {
                                  [](LLVM::LLVMFuncOp f) {
                                    return !f.isExternal() && isKernel(f);
                                  });
+  if (!kernel.empty()) {
+    auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(kernel);
+    if (!func || func.isExternal() || !isKernel(func))
+      return module.emitError("no kernel named '") << kernel << "' to raise";
+    if (failed(orderFunctions(module, func, state, order)))
+      return failure();
+  }
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-    if (!func.isExternal() && (!hasKernels || isKernel(func)) &&
+    if (kernel.empty() && !func.isExternal() &&
+        (!hasKernels || isKernel(func)) &&
         failed(orderFunctions(module, func, state, order)))
       return failure();
   for (LLVM::LLVMFuncOp func : order) {

@@ -167,7 +167,7 @@ void RaiseLLVM::runOnOperation() {
 
   dropErrorPaths(module);
   ModulePlan plan;
-  if (failed(planModule(module, plan)))
+  if (failed(planModule(module, plan, kernel)))
     return signalPassFailure();
   // Workgroup slots of kernels become attributions (typed now, while the
   // LLVM globals still exist).

@@ -164,7 +164,9 @@ std::optional<DispatchField> getDispatchField(unsigned table, int64_t offset,
 
 /// Builds the plan: kernels, call order, roots, element types, parameters,
 /// workgroup slots. Emits located errors for what cannot be raised.
-mlir::LogicalResult planModule(mlir::ModuleOp module, ModulePlan &plan);
+/// Only `kernel` and what it reaches are planned when it is not empty.
+mlir::LogicalResult planModule(mlir::ModuleOp module, ModulePlan &plan,
+                               llvm::StringRef kernel = {});
 
 /// The size in bytes of `type` under the module's data layout.
 int64_t getTypeSize(const mlir::DataLayout &layout, mlir::Type type);
