@@ -25,3 +25,9 @@ cmake --build "$work/build" > "$work/build.log"
 "$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" | tee "$work/out.txt"
 grep -qx 'nabla.autodiff of @mul in @grad_mul_kernel' "$work/out.txt"
 grep -qx 'derivative requests: 1' "$work/out.txt"
+# The installed nabla-run runs a host program with the installed wrappers.
+test -f "$work/prefix/lib/libnabla_mgpu.so"
+env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-run" \
+  "$src/test/Integration/host/all-reduce-kinds.mlir" --entry=main \
+  | tee "$work/host.txt"
+grep -q '^\[91,  1296,' "$work/host.txt"
