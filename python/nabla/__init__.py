@@ -24,13 +24,15 @@ import statistics
 import numpy as np
 
 from . import _nabla
+from ._host import HostProgramError, HostResult, run_host
 from ._arguments import (VULKAN_INDEX_MAX, Parameter, argument_names,
                          as_array, as_buffer, pack_scalar,
                          parameters as _parameters)
 
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
-           "Kernel", "Parameter", "KernelTimes"]
+           "Kernel", "Parameter", "KernelTimes", "run_host", "HostResult",
+           "HostProgramError"]
 
 
 class MLIRError(Exception):
