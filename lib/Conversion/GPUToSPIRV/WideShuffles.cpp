@@ -2,8 +2,9 @@
 //
 // CUDA code shuffles across a 32-lane warp; Vulkan devices have subgroups of
 // 4 to 128 lanes (lavapipe: 8), and SPIR-V's shuffles stay inside one
-// subgroup. A gpu.shuffle whose constant width exceeds the subgroup size is
-// therefore exchanged through workgroup memory: the block's threads form
+// subgroup and take its width. A gpu.shuffle of any other width (wider, as
+// CUDA's 32 on lavapipe's 8, narrower, or known only at run time, such as a
+// block dimension of 13) is therefore exchanged through workgroup memory: the block's threads form
 // groups of `width` consecutive linear thread ids (CUDA's warps), each
 // thread stores its value in a scratch attribution, waits at a barrier,
 // reads its source lane's slot, and waits again before the scratch is
@@ -70,15 +71,19 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
   SmallVector<gpu::ShuffleOp> wide;
   unsigned words = 1;
   WalkResult walk = kernel.walk([&](gpu::ShuffleOp op) -> WalkResult {
+    // SPIR-V's own shuffles take exactly the subgroup's width; any other
+    // width, also one known only at run time (a block dimension), goes
+    // through memory.
     APInt width;
-    if (!matchPattern(op.getWidth(), m_ConstantInt(&width)) ||
-        width.getZExtValue() <= subgroupSize)
+    bool constant = matchPattern(op.getWidth(), m_ConstantInt(&width));
+    if (constant && width.getZExtValue() == subgroupSize)
       return WalkResult::advance();
     Type type = op.getValue().getType();
     if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() > 64) {
-      op.emitOpError("cannot exchange ")
-          << type << " across " << width.getZExtValue()
-          << " lanes on a device with " << subgroupSize << "-lane subgroups";
+      InFlightDiagnostic diag = op.emitOpError("cannot exchange ") << type;
+      if (constant)
+        diag << " across " << width.getZExtValue() << " lanes";
+      diag << " on a device with " << subgroupSize << "-lane subgroups";
       return WalkResult::interrupt();
     }
     words = std::max(words, (type.getIntOrFloatBitWidth() + 31) / 32);
