@@ -6,6 +6,8 @@
 // RUN: nabla-compile %s --target=spirv -o %t && spirv-val --target-env vulkan1.1 %t/kernels.spv
 // RUN: spirv-dis %t/kernels.spv | FileCheck %s --check-prefix=BINARY
 // RUN: FileCheck %s --input-file=%t/manifest.json --check-prefix=MANIFEST
+// Metal: the same constants become function constants the host sets.
+// RUN: nabla-compile %s --target=metal -o %t.metal && FileCheck %s --input-file=%t.metal/kernels.metal --check-prefix=MSL
 
 // CHECK: spirv.SpecConstant @nabla_workgroup_size_x spec_id(100) = 1 : i32
 // CHECK: spirv.SpecConstant @nabla_workgroup_size_y spec_id(101) = 1 : i32
@@ -19,6 +21,8 @@
 // BINARY-DAG: %[[WG]] = OpSpecConstantComposite
 // BINARY-NOT: LocalSize
 // MANIFEST: "workgroup_size": null
+// MSL: constant uint nabla_workgroup_size_x_tmp {{\[\[}}function_constant(100)]];
+// MSL: constant uint3 gl_WorkGroupSize {{.*}} = uint3(nabla_workgroup_size_x, nabla_workgroup_size_y, nabla_workgroup_size_z);
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k(%A: memref<?xf32>) kernel {
