@@ -27,6 +27,8 @@ PACKAGES=(
   # Integration tests compare against numpy references under pytest; the
   # Python package is built with pybind11 against Debian's python3.
   python3-numpy python3-pytest pybind11-dev python3-dev
+  # Benchmark charts (bench/run.py writes PNGs with matplotlib).
+  python3-matplotlib
 )
 
 missing=()
