@@ -92,8 +92,8 @@ struct AnnotateLaunchSizes
         if (std::optional<ArrayRef<int32_t>> known =
                 kernel.getKnownBlockSize()) {
           if (*known != ArrayRef<int32_t>(*sizes.block)) {
-            InFlightDiagnostic diag = sizes.constantLaunch.emitOpError(
-                "launches kernel @");
+            InFlightDiagnostic diag =
+                sizes.constantLaunch.emitOpError("launches kernel @");
             diag << kernel.getName() << " with block size "
                  << llvm::interleaved(*sizes.block)
                  << ", but the kernel declares known_block_size "

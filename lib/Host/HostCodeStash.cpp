@@ -58,10 +58,10 @@ struct SetAsideHostCode
     });
     builder.setInsertionPointToStart(stash.getBody());
     for (const std::string &name : launched) {
-      auto placeholder = gpu::ObjectAttr::get(
-          context, spirv::getDefaultTargetEnv(context),
-          gpu::CompilationTarget::Binary, builder.getStringAttr(""), nullptr,
-          nullptr);
+      auto placeholder =
+          gpu::ObjectAttr::get(context, spirv::getDefaultTargetEnv(context),
+                               gpu::CompilationTarget::Binary,
+                               builder.getStringAttr(""), nullptr, nullptr);
       gpu::BinaryOp::create(builder, module.getLoc(), name, nullptr,
                             builder.getArrayAttr({placeholder}));
     }
@@ -93,8 +93,7 @@ struct RestoreHostCode
     stash.erase();
     bool failed = false;
     module.walk([&](gpu::LaunchFuncOp launch) {
-      Operation *container =
-          module.lookupSymbol(launch.getKernelModuleName());
+      Operation *container = module.lookupSymbol(launch.getKernelModuleName());
       if (!isa_and_nonnull<gpu::BinaryOp, gpu::GPUModuleOp>(container)) {
         launch.emitOpError("launches a kernel of '")
             << launch.getKernelModuleName().getValue()

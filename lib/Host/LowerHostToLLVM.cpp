@@ -74,11 +74,10 @@ void joinAsyncDependencies(ModuleOp module) {
     if (dependencies.size() == 1 && op.getAsyncDependencies().size() == 1)
       return;
     OpBuilder builder(op);
-    Value joined =
-        gpu::WaitOp::create(builder, op->getLoc(),
-                            builder.getType<gpu::AsyncTokenType>(),
-                            dependencies)
-            .getAsyncToken();
+    Value joined = gpu::WaitOp::create(builder, op->getLoc(),
+                                       builder.getType<gpu::AsyncTokenType>(),
+                                       dependencies)
+                       .getAsyncToken();
     Operation *operation = op;
     unsigned count = op.getAsyncDependencies().size();
     // Async dependencies are the leading operands of every such op.

@@ -36,12 +36,12 @@ FailureOr<SmallVector<char>> conversions(StringRef format) {
       continue;
     while (at < format.size() && StringRef("-+ #0").contains(format[at]))
       ++at;
-    while (at < format.size() &&
-           (isdigit(format[at]) || format[at] == '.'))
+    while (at < format.size() && (isdigit(format[at]) || format[at] == '.'))
       ++at;
     while (at < format.size() && StringRef("hljztL").contains(format[at]))
       ++at;
-    if (at >= format.size() || !StringRef("diuxXocfFeEgGaA").contains(format[at]))
+    if (at >= format.size() ||
+        !StringRef("diuxXocfFeEgGaA").contains(format[at]))
       return failure();
     found.push_back(format[at]);
   }
@@ -83,11 +83,10 @@ struct LowerPrintfToBuffer
         unsigned position = kernel.getNumArguments();
         kernel.insertArgument(
             position, bufferType,
-            DictionaryAttr::get(context,
-                                {NamedAttribute(StringAttr::get(
-                                                    context,
-                                                    "nabla.printf_buffer"),
-                                                UnitAttr::get(context))}),
+            DictionaryAttr::get(
+                context,
+                {NamedAttribute(StringAttr::get(context, "nabla.printf_buffer"),
+                                UnitAttr::get(context))}),
             op.getLoc());
         buffer = kernel.getArgument(position);
         kernels.push_back(kernel.getNameAttr());
@@ -165,9 +164,8 @@ struct LowerPrintfToBuffer
       words.push_back(high);
     }
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value start =
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
-                                    constant(length), buffer, zero);
+    Value start = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addi, constant(length), buffer, zero);
     // Records start at word 1 (word 0 counts); one fits when it ends within
     // the capacity.
     Value end = arith::AddIOp::create(b, loc, start, constant(length));
@@ -176,8 +174,8 @@ struct LowerPrintfToBuffer
     auto store = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
     b.setInsertionPointToStart(store.thenBlock());
     Value first = arith::IndexCastOp::create(
-        b, loc, b.getIndexType(), arith::AddIOp::create(b, loc, start,
-                                                        constant(1)));
+        b, loc, b.getIndexType(),
+        arith::AddIOp::create(b, loc, start, constant(1)));
     for (auto [k, word] : llvm::enumerate(words)) {
       Value at = arith::AddIOp::create(
           b, loc, first, arith::ConstantIndexOp::create(b, loc, k));

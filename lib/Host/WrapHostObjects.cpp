@@ -138,8 +138,8 @@ struct WrapHostObjects
             printf = found;
       auto printing = [&](StringRef kernel) {
         auto names = printf ? printf.getAs<ArrayAttr>("kernels") : nullptr;
-        return names && llvm::is_contained(names.getAsValueRange<StringAttr>(),
-                                           kernel);
+        return names &&
+               llvm::is_contained(names.getAsValueRange<StringAttr>(), kernel);
       };
       llvm::json::Array kernels;
       for (auto &[name, params] : it->second) {
@@ -162,7 +162,8 @@ struct WrapHostObjects
                                             {"capacity", capacity}};
       }
       std::string description;
-      llvm::raw_string_ostream(description) << llvm::json::Value(std::move(root));
+      llvm::raw_string_ostream(description)
+          << llvm::json::Value(std::move(root));
 
       SmallVector<Attribute> objects;
       for (Attribute attr : binary.getObjects()) {

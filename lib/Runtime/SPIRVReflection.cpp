@@ -57,11 +57,11 @@ bool nabla::runtime::reflectEntryPoints(
       if (length >= 4)
         entryNames[op[2]] = literalString(words, at + 3, at + length);
       break;
-    case 16: // OpExecutionMode
+    case 16:                          // OpExecutionMode
       if (length >= 6 && op[2] == 17) // LocalSize
         localSizes[op[1]] = {op[3], op[4], op[5]};
       break;
-    case 71: // OpDecorate
+    case 71:                         // OpDecorate
       if (length >= 4 && op[2] == 1) // SpecId
         specIds[op[1]] = op[3];
       if (length >= 4 && op[2] == 11 && op[3] == 25) // BuiltIn WorkgroupSize

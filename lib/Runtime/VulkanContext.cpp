@@ -189,7 +189,7 @@ bool VulkanContext::open(int index, std::string &error) {
 }
 
 bool VulkanContext::createBuffer(VkDeviceSize size, VkBuffer &buffer,
-                                VkDeviceMemory &memory, std::string &error) {
+                                 VkDeviceMemory &memory, std::string &error) {
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;

@@ -86,7 +86,6 @@ namespace nabla::runtime {
   X(vkFreeCommandBuffers)                                                      \
   X(vkResetCommandPool)
 
-
 /// Runs the registered clean-up actions in reverse order.
 class Cleanup {
 public:

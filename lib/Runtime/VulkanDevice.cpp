@@ -300,8 +300,8 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
   VkSpecializationMapEntry sizeEntries[3];
   uint32_t sizeValues[3] = {b.x, b.y, b.z};
   VkSpecializationInfo specialization{};
-  if (reflectEntryPoints(shaderInfo.pCode, spec.image->size() / 4,
-                         entryPoints, reflectionError)) {
+  if (reflectEntryPoints(shaderInfo.pCode, spec.image->size() / 4, entryPoints,
+                         reflectionError)) {
     auto entry = entryPoints.find(spec.kernel->name);
     if (entry != entryPoints.end() && entry->second.sizeSpecIds) {
       for (uint32_t d = 0; d < 3; ++d)

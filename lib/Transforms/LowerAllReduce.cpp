@@ -163,8 +163,7 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
         ValueRange{},
         [&](OpBuilder &nested, Location nestedLoc, Value level, ValueRange) {
           Value shift = arith::AddIOp::create(nested, nestedLoc, level, one);
-          Value stride =
-              arith::ShRUIOp::create(nested, nestedLoc, top, shift);
+          Value stride = arith::ShRUIOp::create(nested, nestedLoc, top, shift);
           Value partner =
               arith::AddIOp::create(nested, nestedLoc, linear, stride);
           Value active = arith::AndIOp::create(
@@ -184,8 +183,8 @@ struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
             Value theirs =
                 memref::LoadOp::create(nested, nestedLoc, scratch, partner);
             memref::StoreOp::create(
-                nested, nestedLoc,
-                combine(nested, nestedLoc, op, mine, theirs), scratch, linear);
+                nested, nestedLoc, combine(nested, nestedLoc, op, mine, theirs),
+                scratch, linear);
           }
           gpu::BarrierOp::create(nested, nestedLoc);
           scf::YieldOp::create(nested, nestedLoc);

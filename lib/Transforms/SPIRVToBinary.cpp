@@ -124,8 +124,7 @@ void decorateWorkgroupSizeBuiltin(SmallVectorImpl<uint32_t> &words) {
     uint32_t opcode = words[at] & 0xffff, count = words[at] >> 16;
     if (count == 0 || at + count > words.size())
       return;
-    if (opcode == opDecorate && count >= 4 &&
-        words[at + 2] == decorationSpecId)
+    if (opcode == opDecorate && count >= 4 && words[at + 2] == decorationSpecId)
       specIds[words[at + 1]] = words[at + 3];
     // OpDecorate, OpMemberDecorate, decoration groups, OpDecorateId and
     // OpDecorateString form the annotation section.

@@ -1,4 +1,4 @@
-# ===- nabla/_host.py - Run host programs ------------------------------=== #
+# ===- nabla/_host.py - Run host programs -------------------------------=== #
 #
 # nabla.run_host: a whole GPU program (host code plus kernels, see
 # docs/HostPrograms.md) run by `nabla-run FILE --entry=NAME` in a child

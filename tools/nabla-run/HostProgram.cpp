@@ -169,8 +169,7 @@ int nabla::runHostProgram(int argc, char **argv) {
   }
   Type result = entry.getFunctionType().getReturnType();
   bool returnsVoid = isa<LLVM::LLVMVoidType>(result);
-  if (entry.getNumArguments() != 0 ||
-      !(returnsVoid || result.isInteger(32))) {
+  if (entry.getNumArguments() != 0 || !(returnsVoid || result.isInteger(32))) {
     std::cerr << "error: entry '" << options.entry
               << "' must take no arguments and return nothing or an i32\n";
     return 1;
@@ -188,10 +187,10 @@ int nabla::runHostProgram(int argc, char **argv) {
   }
   std::string llvmLib = NABLA_LLVM_LIBRARY_DIR;
   SmallVector<StringRef> libraries;
-  std::vector<std::string> paths = {
-      wrappers, llvmLib + "/libmlir_runner_utils.so",
-      llvmLib + "/libmlir_c_runner_utils.so",
-      llvmLib + "/libmlir_async_runtime.so"};
+  std::vector<std::string> paths = {wrappers,
+                                    llvmLib + "/libmlir_runner_utils.so",
+                                    llvmLib + "/libmlir_c_runner_utils.so",
+                                    llvmLib + "/libmlir_async_runtime.so"};
   for (const std::string &path : paths)
     libraries.push_back(path);
   ::setenv("NABLA_TARGET", options.target.c_str(), /*overwrite=*/1);
@@ -216,8 +215,7 @@ int nabla::runHostProgram(int argc, char **argv) {
     invoked = (*engine)->invokePacked(options.entry);
   } else {
     int32_t value = 0;
-    invoked = (*engine)->invoke(options.entry,
-                                ExecutionEngine::result(value));
+    invoked = (*engine)->invoke(options.entry, ExecutionEngine::result(value));
     status = value;
   }
   if (invoked) {

@@ -1,4 +1,4 @@
-//===- HostProgram.h - nabla-run --entry: run a whole GPU program -*- C++ -*-===//
+//===- HostProgram.h - nabla-run --entry: whole GPU programs ----*- C++ -*-===//
 //
 // `nabla-run FILE.mlir --entry=NAME` compiles a host program (host code plus
 // kernels) with the target's nabla-to-* pipeline and runs function NAME in

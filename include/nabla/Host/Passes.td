@@ -1,4 +1,4 @@
-//===- Passes.td - Host program lowering passes --------------*- tablegen -*-===//
+//===- Passes.td - Host program lowering passes ------------*- tablegen -*-===//
 //
 // Passes that prepare and lower the host half of a GPU program (the code
 // around gpu.launch_func / gpu.launch) so that it runs against the `mgpu*` C

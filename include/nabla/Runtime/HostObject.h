@@ -17,13 +17,14 @@
 // -1 for a dynamic extent; "layout": "strided" when the memref type has a
 // static non-identity layout, which the kernel applies itself to the buffer
 // from the descriptor's aligned pointer on) or {"kind": "scalar", "type": T},
-// T an MLIR type name (f32, i8, index...). A kernel that calls gpu.printf has "printf": true and one more
-// binding after all others, the printf buffer (nabla-lower-printf-to-buffer);
-// the description then has "printf": {"formats": [F...], "capacity": N}: the
-// format strings records refer to by index, and the buffer's words of
-// records (plus the counter word 0). The bindings follow docs/Targets.md: binding k for
-// parameter k, then one i32 size binding per dynamic extent of each dynamic
-// memref of rank >= 2, in parameter order.
+// T an MLIR type name (f32, i8, index...). A kernel that calls gpu.printf has
+// "printf": true and one more binding after all others, the printf buffer
+// (nabla-lower-printf-to-buffer); the description then has "printf":
+// {"formats": [F...], "capacity": N}: the format strings records refer to by
+// index, and the buffer's words of records (plus the counter word 0). The
+// bindings follow docs/Targets.md: binding k for parameter k, then one i32 size
+// binding per dynamic extent of each dynamic memref of rank >= 2, in parameter
+// order.
 //
 //===----------------------------------------------------------------------===//
 

@@ -41,9 +41,9 @@ void nabla::specializeWorkgroupSize(spirv::ModuleOp module) {
   SmallVector<Attribute, 3> constituents;
   for (unsigned d = 0; d < 3; ++d) {
     std::string name = std::string("nabla_workgroup_size_") + "xyz"[d];
-    auto constant = spirv::SpecConstantOp::create(
-        builder, loc, builder.getStringAttr(name),
-        builder.getI32IntegerAttr(1));
+    auto constant =
+        spirv::SpecConstantOp::create(builder, loc, builder.getStringAttr(name),
+                                      builder.getI32IntegerAttr(1));
     constant->setAttr("spec_id",
                       builder.getI32IntegerAttr(kWorkgroupSizeSpecId + d));
     constituents.push_back(FlatSymbolRefAttr::get(context, name));
@@ -74,8 +74,8 @@ void nabla::specializeWorkgroupSize(spirv::ModuleOp module) {
           FlatSymbolRefAttr::get(composite.getSymNameAttr()));
       Value loaded = load.getResult();
       if (loaded.getType() != vectorType)
-        size = spirv::BitcastOp::create(at, load.getLoc(), loaded.getType(),
-                                        size);
+        size =
+            spirv::BitcastOp::create(at, load.getLoc(), loaded.getType(), size);
       loaded.replaceAllUsesWith(size);
       load.erase();
     }

@@ -110,8 +110,8 @@ public:
     const char *text = nullptr;
     if (cuGetErrorString)
       cuGetErrorString(status, &text);
-    return std::string("CUDA: ") + what + " failed: " +
-           (text ? text : "error " + std::to_string(status));
+    return std::string("CUDA: ") + what +
+           " failed: " + (text ? text : "error " + std::to_string(status));
   }
 
   int loadModule(void **module, const void *data) override {
@@ -122,8 +122,7 @@ public:
     return cuModuleGetFunction(function, module, name);
   }
   int launch(void *function, LaunchSize grid, LaunchSize block,
-             uint32_t sharedMemoryBytes, void *stream,
-             void **params) override {
+             uint32_t sharedMemoryBytes, void *stream, void **params) override {
     return cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y,
                           block.z, sharedMemoryBytes, stream, params, nullptr);
   }

@@ -94,15 +94,13 @@ public:
   }
   void copy(void *destination, const void *source, size_t bytes,
             void *stream) override {
-    check(driver().copy(destination, source, bytes, stream),
-          "copying memory");
+    check(driver().copy(destination, source, bytes, stream), "copying memory");
   }
   void fill(void *destination, uint32_t value, unsigned width, size_t count,
             void *stream) override {
-    int status =
-        width == 4
-            ? driver().fill32(destination, value, count, stream)
-            : driver().fill16(destination, uint16_t(value), count, stream);
+    int status = width == 4 ? driver().fill32(destination, value, count, stream)
+                            : driver().fill16(destination, uint16_t(value),
+                                              count, stream);
     check(status, "setting memory");
   }
   void registerHostMemory(void *pointer, uint64_t bytes) override {
@@ -147,8 +145,7 @@ private:
   }
 
   /// Polls `query` until it stops reporting pending work, up to the timeout.
-  template <typename Query>
-  void poll(Query query, const char *what) {
+  template <typename Query> void poll(Query query, const char *what) {
     driver();
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::seconds(timeoutSeconds());

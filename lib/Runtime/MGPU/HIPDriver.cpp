@@ -91,8 +91,8 @@ public:
 
   std::string describe(const char *what, int status) override {
     const char *text = hipGetErrorString ? hipGetErrorString(status) : nullptr;
-    return std::string("HIP: ") + what + " failed: " +
-           (text ? text : "error " + std::to_string(status));
+    return std::string("HIP: ") + what +
+           " failed: " + (text ? text : "error " + std::to_string(status));
   }
 
   int loadModule(void **module, const void *data) override {
@@ -103,8 +103,7 @@ public:
     return hipModuleGetFunction(function, module, name);
   }
   int launch(void *function, LaunchSize grid, LaunchSize block,
-             uint32_t sharedMemoryBytes, void *stream,
-             void **params) override {
+             uint32_t sharedMemoryBytes, void *stream, void **params) override {
     return hipModuleLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
                                  block.y, block.z, sharedMemoryBytes, stream,
                                  params, nullptr);
@@ -124,9 +123,8 @@ public:
   }
   int queryEvent(void *event) override { return hipEventQuery(event); }
   int allocate(void **pointer, uint64_t bytes, bool managed) override {
-    return managed
-               ? hipMallocManaged(pointer, bytes, /*hipMemAttachGlobal=*/1)
-               : hipMalloc(pointer, bytes);
+    return managed ? hipMallocManaged(pointer, bytes, /*hipMemAttachGlobal=*/1)
+                   : hipMalloc(pointer, bytes);
   }
   int free(void *pointer) override { return hipFree(pointer); }
   int copy(void *destination, const void *source, size_t bytes,
@@ -166,8 +164,7 @@ private:
   hipError_t (*hipStreamCreate)(hipStream_t *) = nullptr;
   hipError_t (*hipStreamDestroy)(hipStream_t) = nullptr;
   hipError_t (*hipStreamQuery)(hipStream_t) = nullptr;
-  hipError_t (*hipStreamWaitEvent)(hipStream_t, hipEvent_t,
-                                   unsigned) = nullptr;
+  hipError_t (*hipStreamWaitEvent)(hipStream_t, hipEvent_t, unsigned) = nullptr;
   hipError_t (*hipEventCreateWithFlags)(hipEvent_t *, unsigned) = nullptr;
   hipError_t (*hipEventDestroy)(hipEvent_t) = nullptr;
   hipError_t (*hipEventRecord)(hipEvent_t, hipStream_t) = nullptr;

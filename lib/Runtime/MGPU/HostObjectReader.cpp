@@ -43,8 +43,7 @@ unsigned nabla::mgpu::hostElementBytes(const std::string &type) {
         return 0;
       bits = bits * 10 + (type[k] - '0');
     }
-    if (bits == 0 || (type[0] == 'f' && bits != 16 && bits != 32 &&
-                      bits != 64))
+    if (bits == 0 || (type[0] == 'f' && bits != 16 && bits != 32 && bits != 64))
       return 0;
     return (bits + 7) / 8;
   }
@@ -134,7 +133,8 @@ bool readDescription(const std::string &text, HostObject &object,
   }
   auto printf = root.find("printf");
   if (printf != root.end()) {
-    auto formats = printf->is_object() ? printf->find("formats") : printf->end();
+    auto formats =
+        printf->is_object() ? printf->find("formats") : printf->end();
     auto capacity =
         printf->is_object() ? printf->find("capacity") : printf->end();
     if (!printf->is_object() || formats == printf->end() ||
@@ -159,10 +159,10 @@ bool readDescription(const std::string &text, HostObject &object,
 
 /// One conversion of `format` (from its '%' at `at`) applied to `slot`.
 std::string formatConversion(const std::string &format, size_t &at,
-                                    uint64_t slot) {
+                             uint64_t slot) {
   size_t start = at++;
-  while (at < format.size() && std::string("-+ #0").find(format[at]) !=
-                                   std::string::npos)
+  while (at < format.size() &&
+         std::string("-+ #0").find(format[at]) != std::string::npos)
     ++at;
   while (at < format.size() && (isdigit(format[at]) || format[at] == '.'))
     ++at;

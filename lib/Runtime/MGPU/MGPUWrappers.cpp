@@ -65,8 +65,9 @@ const char *guessBackend(const void *data, size_t size) {
   const auto *bytes = static_cast<const unsigned char *>(data);
   // Unknown sizes (PTX for mgpuModuleLoadJIT) are NUL-terminated text.
   size_t known = size ? size : std::strlen(static_cast<const char *>(data));
-  if (known >= 20 && std::memcmp(bytes, "\x7f"
-                                        "ELF",
+  if (known >= 20 && std::memcmp(bytes,
+                                 "\x7f"
+                                 "ELF",
                                  4) == 0) {
     unsigned machine = bytes[18] | (bytes[19] << 8);
     if (machine == 190) // EM_CUDA
@@ -110,8 +111,7 @@ HostBackend &getBackend(const void *data = nullptr, size_t size = 0) {
 }
 
 /// The memref descriptor the runner utilities and upstream's wrappers use.
-template <typename T, int Rank>
-struct MemRefDescriptor {
+template <typename T, int Rank> struct MemRefDescriptor {
   T *allocated;
   T *aligned;
   int64_t offset;
@@ -150,10 +150,10 @@ NABLA_MGPU_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 }
 
 NABLA_MGPU_EXPORT void
-mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
-                 intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                 intptr_t blockZ, int32_t sharedMemoryBytes, void *stream,
-                 void **params, void ** /*extra*/, size_t paramsCount) {
+mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                 intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                 int32_t sharedMemoryBytes, void *stream, void **params,
+                 void ** /*extra*/, size_t paramsCount) {
   for (intptr_t size : {gridX, gridY, gridZ, blockX, blockY, blockZ})
     if (size <= 0 || size > UINT32_MAX)
       fatal("launch with a grid or block size of " + std::to_string(size) +
@@ -161,19 +161,16 @@ mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   if (sharedMemoryBytes < 0)
     fatal("launch with negative dynamic shared memory");
   getBackend().launch(
-      function,
-      {uint64_t(gridX), uint64_t(gridY), uint64_t(gridZ)},
+      function, {uint64_t(gridX), uint64_t(gridY), uint64_t(gridZ)},
       {uint64_t(blockX), uint64_t(blockY), uint64_t(blockZ)},
       static_cast<uint32_t>(sharedMemoryBytes), stream, params, paramsCount);
 }
 
-NABLA_MGPU_EXPORT void
-mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
-                        intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
-                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                        intptr_t blockZ, int32_t sharedMemoryBytes,
-                        void *stream, void **params, void **extra,
-                        size_t paramsCount) {
+NABLA_MGPU_EXPORT void mgpuLaunchClusterKernel(
+    void *function, intptr_t clusterX, intptr_t clusterY, intptr_t clusterZ,
+    intptr_t gridX, intptr_t gridY, intptr_t gridZ, intptr_t blockX,
+    intptr_t blockY, intptr_t blockZ, int32_t sharedMemoryBytes, void *stream,
+    void **params, void **extra, size_t paramsCount) {
   if (clusterX != 1 || clusterY != 1 || clusterZ != 1)
     fatal("thread block clusters are not supported by libnabla_mgpu");
   mgpuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
@@ -219,8 +216,8 @@ NABLA_MGPU_EXPORT void mgpuMemFree(void *pointer, void *stream) {
   getBackend().free(pointer, stream);
 }
 
-NABLA_MGPU_EXPORT void mgpuMemcpy(void *destination, void *source,
-                                  size_t bytes, void *stream) {
+NABLA_MGPU_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
+                                  void *stream) {
   getBackend().copy(destination, source, bytes, stream);
 }
 
@@ -243,8 +240,7 @@ NABLA_MGPU_EXPORT void mgpuMemHostUnregister(void *pointer) {
 }
 
 NABLA_MGPU_EXPORT void
-mgpuMemHostRegisterMemRef(int64_t rank,
-                          MemRefDescriptor<char, 1> *descriptor,
+mgpuMemHostRegisterMemRef(int64_t rank, MemRefDescriptor<char, 1> *descriptor,
                           int64_t elementBytes) {
   const int64_t *sizes = descriptor->sizes;
   char *start = descriptor->aligned + descriptor->offset * elementBytes;

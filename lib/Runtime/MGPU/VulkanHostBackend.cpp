@@ -47,8 +47,8 @@
 
 using namespace nabla::mgpu;
 using nabla::runtime::Cleanup;
-using nabla::runtime::VulkanContext;
 using nabla::runtime::vkError;
+using nabla::runtime::VulkanContext;
 
 namespace {
 
@@ -273,8 +273,8 @@ void *VulkanHostBackend::getFunction(void *handle, const char *name) {
     for (auto &[entryName, info] : module.object.entryPoints)
       known += (known.empty() ? "" : ", ") + entryName;
     module.functions.erase(kernel);
-    fatal("the SPIR-V module has no kernel '" + kernel + "' (it has: " +
-          (known.empty() ? "none" : known) + ")");
+    fatal("the SPIR-V module has no kernel '" + kernel +
+          "' (it has: " + (known.empty() ? "none" : known) + ")");
   }
   function = std::make_unique<Function>();
   function->module = &module;
@@ -396,8 +396,8 @@ void VulkanHostBackend::free(void *pointer, void *) {
   allocations.erase(it);
 }
 
-void VulkanHostBackend::fill(void *destination, uint32_t value,
-                             unsigned width, size_t count, void *) {
+void VulkanHostBackend::fill(void *destination, uint32_t value, unsigned width,
+                             size_t count, void *) {
   auto *bytes = static_cast<uint8_t *>(destination);
   for (size_t k = 0; k < count; ++k)
     std::memcpy(bytes + k * width, &value, width);
@@ -424,17 +424,17 @@ StagingBuffer VulkanHostBackend::createStaging(uint64_t bytes) {
     fatal("staging a launch argument of " + std::to_string(bytes) +
           " bytes: " + error);
   void *mapped = nullptr;
-  check(vk->vkMapMemory(vk->device, staging.memory, 0, VK_WHOLE_SIZE, 0,
-                        &mapped),
-        "vkMapMemory");
+  check(
+      vk->vkMapMemory(vk->device, staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped),
+      "vkMapMemory");
   staging.mapped = static_cast<uint8_t *>(mapped);
   return staging;
 }
 
 /// Copies a memref view's elements to (toDevice) or from a packed device
 /// buffer, converting index elements between 64 and 32 bits.
-void transfer(const MemRefView &view, const std::string &type,
-              uint8_t *device, bool toDevice, const std::string &what) {
+void transfer(const MemRefView &view, const std::string &type, uint8_t *device,
+              bool toDevice, const std::string &what) {
   int64_t total = view.count();
   if (total <= 0)
     return;
@@ -498,16 +498,15 @@ void VulkanHostBackend::checkLaunchSize(const Function &function,
     fatal("kernel '" + function.name + "' launched with blocks of " +
           text(block) + " threads, more than '" + vk->deviceName() +
           "' allows (at most " +
-          std::to_string(limits.maxComputeWorkGroupInvocations) +
-          " threads, " + std::to_string(limits.maxComputeWorkGroupSize[0]) +
-          "," + std::to_string(limits.maxComputeWorkGroupSize[1]) + "," +
+          std::to_string(limits.maxComputeWorkGroupInvocations) + " threads, " +
+          std::to_string(limits.maxComputeWorkGroupSize[0]) + "," +
+          std::to_string(limits.maxComputeWorkGroupSize[1]) + "," +
           std::to_string(limits.maxComputeWorkGroupSize[2]) + ")");
   if (grid.x > limits.maxComputeWorkGroupCount[0] ||
       grid.y > limits.maxComputeWorkGroupCount[1] ||
       grid.z > limits.maxComputeWorkGroupCount[2])
     fatal("kernel '" + function.name + "' launched with a grid of " +
-          text(grid) + " blocks, more than '" + vk->deviceName() +
-          "' allows");
+          text(grid) + " blocks, more than '" + vk->deviceName() + "' allows");
   const EntryPoint &entry = *function.entry;
   if (entry.localSize) {
     const std::array<uint32_t, 3> &size = *entry.localSize;
@@ -542,9 +541,8 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
   for (const KernelParam &param : *function->params)
     expected += param.llvmArgumentCount();
   if (expected != count)
-    fatal("kernel '" + function->name + "' takes " +
-          std::to_string(expected) + " LLVM arguments, the launch passed " +
-          std::to_string(count));
+    fatal("kernel '" + function->name + "' takes " + std::to_string(expected) +
+          " LLVM arguments, the launch passed " + std::to_string(count));
   checkLaunchSize(*function, grid, block);
   prepare(*function);
 
@@ -664,9 +662,8 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
           std::to_string(function->bindingCount) + " bindings, the launch " +
           "made " + std::to_string(bindings.size()));
 
-  VkPipeline pipeline =
-      getPipeline(*function, {uint32_t(block.x), uint32_t(block.y),
-                              uint32_t(block.z)});
+  VkPipeline pipeline = getPipeline(
+      *function, {uint32_t(block.x), uint32_t(block.y), uint32_t(block.z)});
 
   VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                 std::max<uint32_t>(1, bindings.size())};
@@ -678,9 +675,8 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
   VkDescriptorPool pool;
   check(vk->vkCreateDescriptorPool(vk->device, &poolInfo, nullptr, &pool),
         "vkCreateDescriptorPool");
-  cleanup.add([this, pool] {
-    vk->vkDestroyDescriptorPool(vk->device, pool, nullptr);
-  });
+  cleanup.add(
+      [this, pool] { vk->vkDestroyDescriptorPool(vk->device, pool, nullptr); });
   VkDescriptorSetAllocateInfo setInfo{
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   setInfo.descriptorPool = pool;
@@ -717,8 +713,7 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
   check(vk->vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
   vk->vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vk->vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
-                              function->pipelineLayout, 0, 1, &set, 0,
-                              nullptr);
+                              function->pipelineLayout, 0, 1, &set, 0, nullptr);
   vk->vkCmdDispatch(commands, grid.x, grid.y, grid.z);
   // The fence makes the kernel's writes available; this barrier makes them
   // visible to the host's reads after the wait.
@@ -735,9 +730,9 @@ void VulkanHostBackend::launch(void *handle, LaunchSize grid, LaunchSize block,
   submit.pCommandBuffers = &commands;
   check(vk->vkResetFences(vk->device, 1, &fence), "vkResetFences");
   check(vk->vkQueueSubmit(vk->queue, 1, &submit, fence), "vkQueueSubmit");
-  VkResult waited = vk->vkWaitForFences(
-      vk->device, 1, &fence, VK_TRUE,
-      uint64_t(timeoutSeconds()) * 1000000000ull);
+  VkResult waited =
+      vk->vkWaitForFences(vk->device, 1, &fence, VK_TRUE,
+                          uint64_t(timeoutSeconds()) * 1000000000ull);
   if (waited == VK_TIMEOUT)
     fatal("kernel '" + function->name + "' did not finish within " +
           std::to_string(timeoutSeconds()) + " s (set $NABLA_TIMEOUT)");
