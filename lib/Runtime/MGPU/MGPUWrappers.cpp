@@ -281,18 +281,59 @@ void fillMemRef(MemRefDescriptor<T, Rank> *memref, T value) {
 }
 } // namespace
 
-#define NABLA_FILL_RESOURCE(NAME, TYPE, RANK)                                  \
+// Each helper exists twice: `_mlir_ciface_fillResource...` takes the memref
+// descriptor by pointer (callers with C wrappers, as upstream's test
+// pipeline requested) and `fillResource...` its fields as separate arguments
+// (the default lowering of a func.call, as nabla-to-spirv produces).
+#define NABLA_FILL_RESOURCE_1D(NAME, TYPE)                                     \
   NABLA_MGPU_EXPORT void _mlir_ciface_fillResource##NAME(                      \
-      MemRefDescriptor<TYPE, RANK> *memref, TYPE value) {                      \
+      MemRefDescriptor<TYPE, 1> *memref, TYPE value) {                         \
     fillMemRef(memref, value);                                                 \
+  }                                                                            \
+  NABLA_MGPU_EXPORT void fillResource##NAME(TYPE *allocated, TYPE *aligned,    \
+                                            int64_t offset, int64_t size,      \
+                                            int64_t stride, TYPE value) {      \
+    MemRefDescriptor<TYPE, 1> memref{                                          \
+        allocated, aligned, offset, {size}, {stride}};                         \
+    fillMemRef(&memref, value);                                                \
   }
-NABLA_FILL_RESOURCE(1DFloat, float, 1)
-NABLA_FILL_RESOURCE(2DFloat, float, 2)
-NABLA_FILL_RESOURCE(3DFloat, float, 3)
-NABLA_FILL_RESOURCE(1DInt, int32_t, 1)
-NABLA_FILL_RESOURCE(2DInt, int32_t, 2)
-NABLA_FILL_RESOURCE(3DInt, int32_t, 3)
-NABLA_FILL_RESOURCE(1DInt8, int8_t, 1)
-NABLA_FILL_RESOURCE(2DInt8, int8_t, 2)
-NABLA_FILL_RESOURCE(3DInt8, int8_t, 3)
-#undef NABLA_FILL_RESOURCE
+#define NABLA_FILL_RESOURCE_2D(NAME, TYPE)                                     \
+  NABLA_MGPU_EXPORT void _mlir_ciface_fillResource##NAME(                      \
+      MemRefDescriptor<TYPE, 2> *memref, TYPE value) {                         \
+    fillMemRef(memref, value);                                                 \
+  }                                                                            \
+  NABLA_MGPU_EXPORT void fillResource##NAME(                                   \
+      TYPE *allocated, TYPE *aligned, int64_t offset, int64_t size0,           \
+      int64_t size1, int64_t stride0, int64_t stride1, TYPE value) {           \
+    MemRefDescriptor<TYPE, 2> memref{                                          \
+        allocated, aligned, offset, {size0, size1}, {stride0, stride1}};       \
+    fillMemRef(&memref, value);                                                \
+  }
+#define NABLA_FILL_RESOURCE_3D(NAME, TYPE)                                     \
+  NABLA_MGPU_EXPORT void _mlir_ciface_fillResource##NAME(                      \
+      MemRefDescriptor<TYPE, 3> *memref, TYPE value) {                         \
+    fillMemRef(memref, value);                                                 \
+  }                                                                            \
+  NABLA_MGPU_EXPORT void fillResource##NAME(                                   \
+      TYPE *allocated, TYPE *aligned, int64_t offset, int64_t size0,           \
+      int64_t size1, int64_t size2, int64_t stride0, int64_t stride1,          \
+      int64_t stride2, TYPE value) {                                           \
+    MemRefDescriptor<TYPE, 3> memref{allocated,                                \
+                                     aligned,                                  \
+                                     offset,                                   \
+                                     {size0, size1, size2},                    \
+                                     {stride0, stride1, stride2}};             \
+    fillMemRef(&memref, value);                                                \
+  }
+NABLA_FILL_RESOURCE_1D(1DFloat, float)
+NABLA_FILL_RESOURCE_2D(2DFloat, float)
+NABLA_FILL_RESOURCE_3D(3DFloat, float)
+NABLA_FILL_RESOURCE_1D(1DInt, int32_t)
+NABLA_FILL_RESOURCE_2D(2DInt, int32_t)
+NABLA_FILL_RESOURCE_3D(3DInt, int32_t)
+NABLA_FILL_RESOURCE_1D(1DInt8, int8_t)
+NABLA_FILL_RESOURCE_2D(2DInt8, int8_t)
+NABLA_FILL_RESOURCE_3D(3DInt8, int8_t)
+#undef NABLA_FILL_RESOURCE_1D
+#undef NABLA_FILL_RESOURCE_2D
+#undef NABLA_FILL_RESOURCE_3D
