@@ -71,8 +71,9 @@ def mangled(ll, name):
     return match.group(1)
 
 
-def run(tmp_path, ll, kernel, grid, block, args):
-    """nabla-run on the .ll; the final value of every buffer argument."""
+def run_named(tmp_path, ll, kernel, grid, block, args, extra=()):
+    """nabla-run on the .ll, the kernel named as the IR names it; the final
+    value of every buffer argument."""
     work = tmp_path / f"run-{kernel}-{len(list(tmp_path.iterdir()))}"
     work.mkdir()
     specs = []
@@ -83,13 +84,19 @@ def run(tmp_path, ll, kernel, grid, block, args):
         else:
             specs.append(f"--arg={arg}")
     result = subprocess.run(
-        [os.path.join(BIN, "nabla-run"), str(ll),
-         f"--kernel={mangled(ll, kernel)}", f"--grid={grid}",
-         f"--block={block}", f"--out={work / 'out'}"] + specs,
-        capture_output=True, text=True, timeout=300)
+        [os.path.join(BIN, "nabla-run"), str(ll), f"--kernel={kernel}",
+         f"--grid={grid}", f"--block={block}", f"--out={work / 'out'}"] +
+        specs + list(extra), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return {k: np.load(work / "out" / f"arg{k}.npy")
             for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
+
+
+def run(tmp_path, ll, kernel, grid, block, args, extra=()):
+    """nabla-run on the .ll (kernel named by its C++ name); the final value of
+    every buffer argument."""
+    return run_named(tmp_path, ll, mangled(ll, kernel), grid, block, args,
+                     extra)
 
 
 def finite_differences(model, inputs, seeds, h=1e-6):
@@ -387,26 +394,6 @@ def test_hip_shared_tile_2d_block_atomic(tmp_path, opt):
     check(out[1], dx)
     check(out[3], dw)
     check(out[5], do)
-
-
-def run_named(tmp_path, ll, kernel, grid, block, args, extra=()):
-    """nabla-run on a .ll whose kernel names are not C++-mangled."""
-    work = tmp_path / f"run-{kernel}-{len(list(tmp_path.iterdir()))}"
-    work.mkdir()
-    specs = []
-    for k, arg in enumerate(args):
-        if isinstance(arg, np.ndarray):
-            np.save(work / f"in{k}.npy", arg)
-            specs.append(f"--arg={work / f'in{k}.npy'}")
-        else:
-            specs.append(f"--arg={arg}")
-    result = subprocess.run(
-        [os.path.join(BIN, "nabla-run"), str(ll), f"--kernel={kernel}",
-         f"--grid={grid}", f"--block={block}", f"--out={work / 'out'}"] +
-        specs + list(extra), capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return {k: np.load(work / "out" / f"arg{k}.npy")
-            for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
 
 
 JULIA = os.path.join(SOURCES, "julia")

@@ -190,6 +190,8 @@ private:
   LogicalResult recordAccess(Operation *op, Value address, Type type);
   LogicalResult planCall(LLVM::CallOp call);
   LogicalResult planParams();
+  /// The fields of struct parameter `index` (of type `aggregate`).
+  LogicalResult planFields(unsigned index, Type aggregate);
   /// The constant byte offset a GEP adds; failure if an index is dynamic.
   FailureOr<int64_t> getConstantOffset(LLVM::GEPOp gep);
 
@@ -584,48 +586,35 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
   return success();
 }
 
+LogicalResult FunctionPlanner::planFields(unsigned index, Type aggregate) {
+  if (!plan.isKernel)
+    return fail(plan.func) << "cannot raise a struct parameter (byval or by "
+                              "value) of a device function: only kernels take "
+                              "them";
+  for (auto [offset, leaf] : getStructLeaves(layout, aggregate)) {
+    if (isa<LLVM::LLVMPointerType>(leaf)) {
+      unsigned root = plan.getOrAddRoot({Root::ByvalField, index, offset});
+      plan.params.push_back({Param::Buffer, root, nullptr, index, offset});
+    } else if (leaf.isIntOrIndexOrFloat()) {
+      plan.params.push_back({Param::Scalar, 0, leaf, index, offset});
+    } else {
+      return fail(plan.func) << "cannot raise a struct field of type " << leaf;
+    }
+  }
+  return success();
+}
+
 LogicalResult FunctionPlanner::planParams() {
   LLVM::LLVMFuncOp func = plan.func;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    if (Type byval = getByvalType(func, index)) {
-      if (!plan.isKernel)
-        return fail(func) << "cannot raise a byval parameter of a device "
-                              "function (only kernels take structs by value)";
-      for (auto [offset, leaf] : getStructLeaves(layout, byval)) {
-        if (isa<LLVM::LLVMPointerType>(leaf)) {
-          unsigned root = plan.getOrAddRoot(
-              {Root::ByvalField, static_cast<unsigned>(index), offset});
-          plan.params.push_back({Param::Buffer, root, nullptr,
-                                 static_cast<unsigned>(index), offset});
-        } else if (leaf.isIntOrIndexOrFloat()) {
-          plan.params.push_back(
-              {Param::Scalar, 0, leaf, static_cast<unsigned>(index), offset});
-        } else {
-          return fail(func) << "cannot raise byval field of type " << leaf;
-        }
-      }
-      continue;
-    }
-    if (isa<LLVM::LLVMStructType, LLVM::LLVMArrayType>(type)) {
-      // An aggregate passed by value (Julia's device arrays): its fields,
-      // read with extractvalue.
-      if (!plan.isKernel)
-        return fail(func) << "cannot raise an aggregate parameter of a device "
-                             "function (only kernels take them)";
-      for (auto [offset, leaf] : getStructLeaves(layout, type)) {
-        if (isa<LLVM::LLVMPointerType>(leaf)) {
-          unsigned root = plan.getOrAddRoot(
-              {Root::ByvalField, static_cast<unsigned>(index), offset});
-          plan.params.push_back({Param::Buffer, root, nullptr,
-                                 static_cast<unsigned>(index), offset});
-        } else if (leaf.isIntOrIndexOrFloat()) {
-          plan.params.push_back(
-              {Param::Scalar, 0, leaf, static_cast<unsigned>(index), offset});
-        } else {
-          return fail(func) << "cannot raise an aggregate field of type "
-                            << leaf;
-        }
-      }
+    // A byval struct, or an aggregate passed by value (Julia's device
+    // arrays, read with extractvalue): its fields.
+    Type aggregate = getByvalType(func, index);
+    if (!aggregate && isa<LLVM::LLVMStructType, LLVM::LLVMArrayType>(type))
+      aggregate = type;
+    if (aggregate) {
+      if (failed(planFields(index, aggregate)))
+        return failure();
       continue;
     }
     if (auto pointer = dyn_cast<LLVM::LLVMPointerType>(type)) {

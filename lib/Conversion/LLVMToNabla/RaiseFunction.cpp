@@ -65,6 +65,7 @@ private:
   Value castToDynamic(Location loc, Value memref);
   Value getHostGlobal(Location loc, unsigned root);
   void zeroSlot(Location loc, Value slot);
+  Value linearThreadId(Location loc);
 
   ModulePlan &module;
   FunctionPlan &plan;
@@ -633,21 +634,30 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
                     "function Nabla knows, or an Enzyme request)";
 }
 
+/// x + X * (y + Y * z): the thread's position in its block.
+Value FunctionRaiser::linearThreadId(Location loc) {
+  auto id = [&](gpu::Dimension d) -> Value {
+    return gpu::ThreadIdOp::create(builder, loc, d);
+  };
+  auto dim = [&](gpu::Dimension d) -> Value {
+    return gpu::BlockDimOp::create(builder, loc, d);
+  };
+  Value yz = arith::AddIOp::create(
+      builder, loc, id(gpu::Dimension::y),
+      arith::MulIOp::create(builder, loc, dim(gpu::Dimension::y),
+                            id(gpu::Dimension::z)));
+  return arith::AddIOp::create(
+      builder, loc, id(gpu::Dimension::x),
+      arith::MulIOp::create(builder, loc, dim(gpu::Dimension::x), yz));
+}
+
 /// Zeroes a workgroup shadow: the block's threads stride over it, then wait.
 void FunctionRaiser::zeroSlot(Location loc, Value slot) {
   auto type = cast<MemRefType>(slot.getType());
-  Value x = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
-  Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
+  Value linear = linearThreadId(loc);
   Value dx = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
   Value dy = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::y);
   Value dz = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::z);
-  Value linear = arith::AddIOp::create(
-      builder, loc, x,
-      arith::MulIOp::create(
-          builder, loc, dx,
-          arith::AddIOp::create(builder, loc, y,
-                                arith::MulIOp::create(builder, loc, dy, z))));
   Value threads = arith::MulIOp::create(
       builder, loc, dx, arith::MulIOp::create(builder, loc, dy, dz));
   Value size = indexConstant(loc, type.getDimSize(0));
@@ -913,19 +923,8 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   // devices with smaller subgroups the SPIR-V lowering exchanges 32-wide
   // shuffles through workgroup memory), so the lane is computed, not read.
   if (name == "nvvm.read.ptx.sreg.laneid") {
-    Value x = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-    Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
-    Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
-    Value dx = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
-    Value dy = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::y);
-    Value linear = arith::AddIOp::create(
-        builder, loc, x,
-        arith::MulIOp::create(
-            builder, loc, dx,
-            arith::AddIOp::create(builder, loc, y,
-                                  arith::MulIOp::create(builder, loc, dy, z))));
-    return mapId(
-        arith::RemUIOp::create(builder, loc, linear, indexConstant(loc, 32)));
+    return mapId(arith::RemUIOp::create(builder, loc, linearThreadId(loc),
+                                        indexConstant(loc, 32)));
   }
   if (name == "nvvm.read.ptx.sreg.warpsize")
     return mapId(indexConstant(loc, 32));
