@@ -18,11 +18,11 @@
 #include "mlir/Target/LLVMIR/Import.h"
 #include "llvm/AsmParser/AsmParserContext.h"
 #include "llvm/AsmParser/Parser.h"
-#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/BinaryFormat/Magic.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/InstIterator.h"
-#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
@@ -100,8 +100,8 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module;
-  bool isBitcode = llvm::identify_magic(buffer->getBuffer()) ==
-                   llvm::file_magic::bitcode;
+  bool isBitcode =
+      llvm::identify_magic(buffer->getBuffer()) == llvm::file_magic::bitcode;
   if (isBitcode) {
     llvm::Expected<std::unique_ptr<llvm::Module>> parsed =
         llvm::parseBitcodeFile(buffer->getMemBufferRef(), llvmContext);
@@ -114,13 +114,10 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
   } else {
     llvm::SMDiagnostic diagnostic;
     llvm::AsmParserContext positions;
-    module = llvm::parseAssembly(buffer->getMemBufferRef(), diagnostic,
-                                 llvmContext, /*Slots=*/nullptr,
-                                 /*DataLayoutCallback=*/
-                                 [](StringRef, StringRef) {
-                                   return std::nullopt;
-                                 },
-                                 &positions);
+    module = llvm::parseAssembly(
+        buffer->getMemBufferRef(), diagnostic, llvmContext, /*Slots=*/nullptr,
+        /*DataLayoutCallback=*/
+        [](StringRef, StringRef) { return std::nullopt; }, &positions);
     if (!module) {
       emitError(fileLoc(diagnostic.getLineNo(), diagnostic.getColumnNo() + 1))
           << "invalid LLVM IR: " << diagnostic.getMessage();
@@ -131,8 +128,8 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {
-    emitError(fileLoc(0, 0)) << "invalid LLVM IR (verifier): "
-                             << StringRef(problems).trim();
+    emitError(fileLoc(0, 0))
+        << "invalid LLVM IR (verifier): " << StringRef(problems).trim();
     return {};
   }
 
@@ -149,8 +146,8 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
       auto *first = entry->getNumOperands() >= 2
                         ? dyn_cast<llvm::MDString>(entry->getOperand(0))
                         : nullptr;
-      auto *second = first ? dyn_cast<llvm::MDString>(entry->getOperand(1))
-                           : nullptr;
+      auto *second =
+          first ? dyn_cast<llvm::MDString>(entry->getOperand(1)) : nullptr;
       if (!second) {
         emitError(fileLoc(0, 0))
             << "!" << name << " entries must be !{!\"<name>\", !\"<key>\""
@@ -162,10 +159,9 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
       if (sizes && entry->getNumOperands() >= 3)
         if (auto *size = llvm::mdconst::dyn_extract<llvm::ConstantInt>(
                 entry->getOperand(2)))
-          sizes->emplace_back(
-              StringAttr::get(context, first->getString()),
-              IntegerAttr::get(IntegerType::get(context, 64),
-                               size->getSExtValue()));
+          sizes->emplace_back(StringAttr::get(context, first->getString()),
+                              IntegerAttr::get(IntegerType::get(context, 64),
+                                               size->getSExtValue()));
     }
     return true;
   };

@@ -40,9 +40,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importLLVMIR(llvm::SourceMgr &sourceMgr,
 
 /// Reads the main buffer of `sourceMgr`: importLLVMIR for LLVM IR, otherwise
 /// parseCheckedModule. `isLLVMIR`, when given, says which it was.
-mlir::OwningOpRef<mlir::ModuleOp>
-parseInputModule(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
-                 bool *isLLVMIR = nullptr);
+mlir::OwningOpRef<mlir::ModuleOp> parseInputModule(llvm::SourceMgr &sourceMgr,
+                                                   mlir::MLIRContext *context,
+                                                   bool *isLLVMIR = nullptr);
 
 /// Registers the LLVM IR import interfaces of every dialect importLLVMIR may
 /// produce (LLVM, NVVM, ROCDL, ...).

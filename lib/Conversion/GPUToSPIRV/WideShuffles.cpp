@@ -4,10 +4,10 @@
 // 4 to 128 lanes (lavapipe: 8), and SPIR-V's shuffles stay inside one
 // subgroup and take its width. A gpu.shuffle of any other width (wider, as
 // CUDA's 32 on lavapipe's 8, narrower, or known only at run time, such as a
-// block dimension of 13) is therefore exchanged through workgroup memory: the block's threads form
-// groups of `width` consecutive linear thread ids (CUDA's warps), each
-// thread stores its value in a scratch attribution, waits at a barrier,
-// reads its source lane's slot, and waits again before the scratch is
+// block dimension of 13) is therefore exchanged through workgroup memory: the
+// block's threads form groups of `width` consecutive linear thread ids (CUDA's
+// warps), each thread stores its value in a scratch attribution, waits at a
+// barrier, reads its source lane's slot, and waits again before the scratch is
 // reused. Lanes without a source keep their own value (CUDA's result) and
 // `valid` is false for them. The barriers require every thread of the block
 // to reach the shuffle (CUDA requires it of the warp).
@@ -25,8 +25,7 @@
 using namespace mlir;
 
 /// The 32-bit words of `value` (an integer or float of at most 64 bits).
-static SmallVector<Value, 2> toWords(OpBuilder &b, Location loc,
-                                     Value value) {
+static SmallVector<Value, 2> toWords(OpBuilder &b, Location loc, Value value) {
   Type i32 = b.getI32Type();
   unsigned width = value.getType().getIntOrFloatBitWidth();
   Value bits = value;
@@ -105,8 +104,7 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
       {threads * words}, IntegerType::get(context, 32),
       MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  Value scratch =
-      kernel.addWorkgroupAttribution(scratchType, kernel.getLoc());
+  Value scratch = kernel.addWorkgroupAttribution(scratchType, kernel.getLoc());
 
   for (gpu::ShuffleOp op : wide) {
     OpBuilder b(op);
@@ -124,13 +122,12 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
             arith::AddIOp::create(
                 b, loc, id(gpu::Dimension::y),
                 arith::MulIOp::create(
-                    b, loc,
-                    gpu::BlockDimOp::create(b, loc, gpu::Dimension::y),
+                    b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::y),
                     id(gpu::Dimension::z)))));
-    Value width = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                               op.getWidth());
-    Value offset = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                                op.getOffset());
+    Value width =
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), op.getWidth());
+    Value offset =
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), op.getOffset());
     Value lane = arith::RemUIOp::create(b, loc, linear, width);
     Value base = arith::SubIOp::create(b, loc, linear, lane);
     Value source, valid;

@@ -19,9 +19,43 @@ using namespace nabla::raise;
 
 namespace {
 enum class MathFn {
-  Sin, Cos, Tan, Exp, Exp2, Exp10, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt,
-  Cbrt, Pow, Fabs, Floor, Ceil, Trunc, Round, Rint, Tanh, Sinh, Cosh, Atan,
-  Atan2, Asin, Acos, Asinh, Acosh, Atanh, Erf, Erfc, Fma, Fmin, Fmax, Copysign,
+  Sin,
+  Cos,
+  Tan,
+  Exp,
+  Exp2,
+  Exp10,
+  Expm1,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Cbrt,
+  Pow,
+  Fabs,
+  Floor,
+  Ceil,
+  Trunc,
+  Round,
+  Rint,
+  Tanh,
+  Sinh,
+  Cosh,
+  Atan,
+  Atan2,
+  Asin,
+  Acos,
+  Asinh,
+  Acosh,
+  Atanh,
+  Erf,
+  Erfc,
+  Fma,
+  Fmin,
+  Fmax,
+  Copysign,
   Powi,
 };
 } // namespace
@@ -211,8 +245,7 @@ Value nabla::raise::buildDeviceLibraryCall(OpBuilder &builder, Location loc,
                                            StringRef name,
                                            ValueRange operands) {
   std::optional<std::pair<MathFn, unsigned>> parsed = parseLibraryName(name);
-  if (!parsed || operands.size() != getArity(parsed->first) ||
-      operands.empty())
+  if (!parsed || operands.size() != getArity(parsed->first) || operands.empty())
     return nullptr;
   auto type = dyn_cast<FloatType>(operands[0].getType());
   if (!type || type.getWidth() != parsed->second)
@@ -226,8 +259,7 @@ Value nabla::raise::buildDeviceLibraryCall(OpBuilder &builder, Location loc,
   return buildMath(builder, loc, parsed->first, operands);
 }
 
-FailureOr<Value> nabla::raise::buildIntrinsic(OpBuilder &builder,
-                                              Operation *op,
+FailureOr<Value> nabla::raise::buildIntrinsic(OpBuilder &builder, Operation *op,
                                               ValueRange operands) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("llvm.intr."))
@@ -236,34 +268,37 @@ FailureOr<Value> nabla::raise::buildIntrinsic(OpBuilder &builder,
   if (op->getNumResults() != 1 || !op->getResult(0).getType().isIntOrFloat())
     return failure();
   if (isa<FloatType>(op->getResult(0).getType())) {
-    std::optional<MathFn> fn =
-        llvm::StringSwitch<std::optional<MathFn>>(name)
-            .Case("fabs", MathFn::Fabs)
-            .Case("fmuladd", MathFn::Fma)
-            .Case("minnum", MathFn::Fmin)
-            .Case("maxnum", MathFn::Fmax)
-            .Case("ceil", MathFn::Ceil)
-            .Case("trunc", MathFn::Trunc)
-            .Case("roundeven", MathFn::Rint)
-            .Default(lookupMathName(name));
+    std::optional<MathFn> fn = llvm::StringSwitch<std::optional<MathFn>>(name)
+                                   .Case("fabs", MathFn::Fabs)
+                                   .Case("fmuladd", MathFn::Fma)
+                                   .Case("minnum", MathFn::Fmin)
+                                   .Case("maxnum", MathFn::Fmax)
+                                   .Case("ceil", MathFn::Ceil)
+                                   .Case("trunc", MathFn::Trunc)
+                                   .Case("roundeven", MathFn::Rint)
+                                   .Default(lookupMathName(name));
     if (name == "minimum")
-      return Value(arith::MinimumFOp::create(builder, loc, operands[0],
-                                             operands[1]));
+      return Value(
+          arith::MinimumFOp::create(builder, loc, operands[0], operands[1]));
     if (name == "maximum")
-      return Value(arith::MaximumFOp::create(builder, loc, operands[0],
-                                             operands[1]));
+      return Value(
+          arith::MaximumFOp::create(builder, loc, operands[0], operands[1]));
     if (!fn || operands.size() != getArity(*fn))
       return failure();
     return buildMath(builder, loc, *fn, operands);
   }
   if (name == "smax")
-    return Value(arith::MaxSIOp::create(builder, loc, operands[0], operands[1]));
+    return Value(
+        arith::MaxSIOp::create(builder, loc, operands[0], operands[1]));
   if (name == "smin")
-    return Value(arith::MinSIOp::create(builder, loc, operands[0], operands[1]));
+    return Value(
+        arith::MinSIOp::create(builder, loc, operands[0], operands[1]));
   if (name == "umax")
-    return Value(arith::MaxUIOp::create(builder, loc, operands[0], operands[1]));
+    return Value(
+        arith::MaxUIOp::create(builder, loc, operands[0], operands[1]));
   if (name == "umin")
-    return Value(arith::MinUIOp::create(builder, loc, operands[0], operands[1]));
+    return Value(
+        arith::MinUIOp::create(builder, loc, operands[0], operands[1]));
   if (name == "abs")
     return Value(math::AbsIOp::create(builder, loc, operands[0]));
   if (name == "ctlz")

@@ -46,9 +46,8 @@ std::optional<StringRef> nabla::raise::getMarkerActivity(StringRef name) {
       .Default(std::nullopt);
 }
 
-std::optional<DispatchField> nabla::raise::getDispatchField(unsigned table,
-                                                           int64_t offset,
-                                                           Type type) {
+std::optional<DispatchField>
+nabla::raise::getDispatchField(unsigned table, int64_t offset, Type type) {
   unsigned width = type.isInteger() ? type.getIntOrFloatBitWidth() : 0;
   if (table == 0) { // implicit kernel arguments, code object v5
     if (width == 16 && (offset == 12 || offset == 14 || offset == 16))
@@ -146,8 +145,7 @@ unsigned FunctionPlan::getOrAddRoot(const Root &root) {
   return roots.size() - 1;
 }
 
-Type ModulePlan::getElementType(const FunctionPlan &plan,
-                                unsigned root) const {
+Type ModulePlan::getElementType(const FunctionPlan &plan, unsigned root) const {
   const Root &r = plan.roots[root];
   if (r.kind == Root::Shared || r.kind == Root::HostGlobal ||
       r.kind == Root::Address)
@@ -307,7 +305,8 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
           branch.getSuccessorOperands(it.getSuccessorIndex());
       Value in = operands[arg.getArgNumber()];
       if (!in)
-        return emitError(plainLoc(branch->getLoc())) << "unsupported pointer phi";
+        return emitError(plainLoc(branch->getLoc()))
+               << "unsupported pointer phi";
       incoming.push_back(in);
     }
     return merge(incoming, block->getParentOp());
@@ -340,22 +339,22 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
       .Case([&](LLVM::SelectOp select) {
         return merge({select.getTrueValue(), select.getFalseValue()}, select);
       })
-      .Case([&](LLVM::AddressOfOp address)
-                -> FailureOr<std::optional<unsigned>> {
-        StringAttr name = address.getGlobalNameAttr().getAttr();
-        if (module.module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-          return std::optional<unsigned>(
-              plan.getOrAddRoot({Root::Function, 0, 0, nullptr, name}));
-        LLVM::GlobalOp global = module.lookupGlobal(name);
-        if (!global)
-          return emitError(plainLoc(address.getLoc()))
-                 << "cannot raise the address of @" << name.getValue();
-        Root::Kind kind = getMarkerActivity(name.getValue()) ? Root::Marker
-                          : global.getAddrSpace() == 3 ? Root::Shared
-                                                       : Root::HostGlobal;
-        return std::optional<unsigned>(
-            plan.getOrAddRoot({kind, 0, 0, nullptr, name}));
-      })
+      .Case(
+          [&](LLVM::AddressOfOp address) -> FailureOr<std::optional<unsigned>> {
+            StringAttr name = address.getGlobalNameAttr().getAttr();
+            if (module.module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+              return std::optional<unsigned>(
+                  plan.getOrAddRoot({Root::Function, 0, 0, nullptr, name}));
+            LLVM::GlobalOp global = module.lookupGlobal(name);
+            if (!global)
+              return emitError(plainLoc(address.getLoc()))
+                     << "cannot raise the address of @" << name.getValue();
+            Root::Kind kind = getMarkerActivity(name.getValue()) ? Root::Marker
+                              : global.getAddrSpace() == 3       ? Root::Shared
+                                                           : Root::HostGlobal;
+            return std::optional<unsigned>(
+                plan.getOrAddRoot({kind, 0, 0, nullptr, name}));
+          })
       .Case([&](LLVM::IntToPtrOp cast) -> FailureOr<std::optional<unsigned>> {
         // A round trip through an integer (HIP converts kernel pointers to
         // the generic address space so) keeps the pointer.
@@ -371,10 +370,10 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
                    << "cannot raise the baked address " << text
                    << ": list it with its key and size in !nabla.address_map "
                       "(the v1 convention)";
-          return std::optional<unsigned>(plan.getOrAddRoot(
-              {Root::Address, 0, 0, nullptr,
-               StringAttr::get(cast.getContext(),
-                               getAddressGlobalName(text))}));
+          return std::optional<unsigned>(
+              plan.getOrAddRoot({Root::Address, 0, 0, nullptr,
+                                 StringAttr::get(cast.getContext(),
+                                                 getAddressGlobalName(text))}));
         }
         if (!toInt)
           return emitError(plainLoc(cast.getLoc()))
@@ -389,8 +388,7 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
         auto arg = dyn_cast<BlockArgument>(extract.getContainer());
         std::optional<std::pair<int64_t, Type>> leaf;
         if (arg && arg.getOwner()->isEntryBlock())
-          leaf = getAggregateLeaf(layout, arg.getType(),
-                                  extract.getPosition());
+          leaf = getAggregateLeaf(layout, arg.getType(), extract.getPosition());
         if (!leaf)
           return emitError(plainLoc(extract.getLoc()))
                  << "cannot raise a pointer extracted from an aggregate that "
@@ -421,9 +419,12 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
           return emitError(plainLoc(load.getLoc()))
                  << "a pointer loaded from memory cannot be raised (only the "
                     "pointer fields of byval struct parameters can be)";
-        return std::optional<unsigned>(plan.getOrAddRoot(
-            {Root::ByvalField, plan.roots[**root].index,
-             plan.byvalOffset[load.getAddr()], nullptr, {}}));
+        return std::optional<unsigned>(
+            plan.getOrAddRoot({Root::ByvalField,
+                               plan.roots[**root].index,
+                               plan.byvalOffset[load.getAddr()],
+                               nullptr,
+                               {}}));
       })
       .Default([&](Operation *op) -> FailureOr<std::optional<unsigned>> {
         return emitError(plainLoc(op->getLoc()))
@@ -437,8 +438,8 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
                                                  Type type) {
   const Root &r = plan.roots[root];
   if (isa<VectorType, LLVM::LLVMStructType, LLVM::LLVMArrayType>(type))
-    return fail(op) << "cannot raise an access of type "
-           << type << " (scalar loads and stores only)";
+    return fail(op) << "cannot raise an access of type " << type
+                    << " (scalar loads and stores only)";
   if (isa<LLVM::LLVMPointerType>(type))
     return fail(op) << "cannot raise a pointer stored in memory";
   Type *slot = nullptr;
@@ -448,8 +449,9 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
   else
     slot = &plan.elementTypes[root];
   if (*slot && *slot != type) {
-    InFlightDiagnostic diag = fail(op) << "cannot raise an object accessed "
-                                            "both as "
+    InFlightDiagnostic diag = fail(op)
+                              << "cannot raise an object accessed "
+                                 "both as "
                               << *slot << " and as " << type
                               << " (a pointer cast between element types)";
     if (r.kind == Root::Argument)
@@ -494,9 +496,9 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
     for (auto [leafOffset, leafType] : getStructLeaves(layout, structType))
       if (leafOffset == offset && leafType == type)
         return success();
-    return fail(op) << "cannot raise a load of "
-           << type << " at byte " << offset
-           << " of a byval parameter: it is not a field of " << structType;
+    return fail(op) << "cannot raise a load of " << type << " at byte "
+                    << offset << " of a byval parameter: it is not a field of "
+                    << structType;
   }
   if (r.global && !isa<LLVM::LoadOp>(op))
     module.writtenGlobals.insert(r.global);
@@ -507,24 +509,25 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
 LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
   std::optional<StringRef> name = call.getCallee();
   if (!name)
-    return fail(call) << "cannot raise an indirect call (call a function by name)";
+    return fail(call)
+           << "cannot raise an indirect call (call a function by name)";
   StringAttr calleeName = StringAttr::get(call.getContext(), *name);
   if (std::optional<bool> reverse = getEnzymeMode(*name)) {
     module.enzymeReverse[calleeName] = *reverse;
     if (call.getNumOperands() == 0)
       return fail(call) << "an Enzyme request needs the function to "
-                            "differentiate as its first argument";
+                           "differentiate as its first argument";
     FailureOr<std::optional<unsigned>> fnRoot = resolve(call.getOperand(0));
     if (failed(fnRoot))
       return failure();
     if (!*fnRoot || plan.roots[**fnRoot].kind != Root::Function)
       return fail(call) << "the first argument of an Enzyme request must be "
-                            "a function of this module";
+                           "a function of this module";
     FunctionPlan *callee = module.lookup(plan.roots[**fnRoot].global);
     if (!callee)
       return fail(call) << "cannot differentiate @"
-             << plan.roots[**fnRoot].global.getValue()
-             << ": it has no body in this module";
+                        << plan.roots[**fnRoot].global.getValue()
+                        << ": it has no body in this module";
     // Walk the arguments as the rewrite will: markers tag the next
     // argument; pointers (and dup scalars) are followed by a shadow.
     unsigned param = 0;
@@ -536,15 +539,14 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
         FailureOr<std::optional<unsigned>> root = resolve(load.getAddr());
         if (succeeded(root) && *root &&
             plan.roots[**root].kind == Root::Marker) {
-          activity =
-              getMarkerActivity(plan.roots[**root].global.getValue());
+          activity = getMarkerActivity(plan.roots[**root].global.getValue());
           continue;
         }
       }
       if (param >= callee->func.getNumArguments())
         return fail(call) << "this Enzyme request passes more arguments "
-                              "than @"
-               << callee->func.getName() << " takes";
+                             "than @"
+                          << callee->func.getName() << " takes";
       Type paramType = callee->func.getArgumentTypes()[param];
       bool pointer = isa<LLVM::LLVMPointerType>(paramType);
       bool hasShadow =
@@ -554,8 +556,8 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
       if (hasShadow) {
         if (i + 1 >= operands.size())
           return fail(call) << "this Enzyme request lacks the shadow of "
-                                "argument #"
-                 << param << " of @" << callee->func.getName();
+                               "argument #"
+                            << param << " of @" << callee->func.getName();
         values.push_back(operands[++i]);
       }
       if (pointer) {
@@ -620,8 +622,8 @@ LogicalResult FunctionPlanner::planParams() {
     if (auto pointer = dyn_cast<LLVM::LLVMPointerType>(type)) {
       if (pointer.getAddressSpace() == 3 || pointer.getAddressSpace() == 5)
         return fail(func) << "cannot raise a parameter pointing into "
-                              "workgroup or private memory (parameter #"
-               << index << ")";
+                             "workgroup or private memory (parameter #"
+                          << index << ")";
       unsigned root =
           plan.getOrAddRoot({Root::Argument, static_cast<unsigned>(index)});
       plan.params.push_back(
@@ -632,8 +634,8 @@ LogicalResult FunctionPlanner::planParams() {
       continue;
     }
     if (!type.isIntOrFloat())
-      return fail(func) << "cannot raise a parameter of type "
-             << type << " (parameter #" << index << ")";
+      return fail(func) << "cannot raise a parameter of type " << type
+                        << " (parameter #" << index << ")";
     plan.params.push_back(
         {Param::Scalar, 0, type, static_cast<unsigned>(index)});
   }
@@ -695,8 +697,7 @@ static void planSharedSlots(ModulePlan &module, FunctionPlan &plan) {
     if (!name)
       return;
     if (getEnzymeMode(*name)) {
-      auto address =
-          call.getOperand(0).getDefiningOp<LLVM::AddressOfOp>();
+      auto address = call.getOperand(0).getDefiningOp<LLVM::AddressOfOp>();
       Value fn = call.getOperand(0);
       while (!address && fn.getDefiningOp() &&
              fn.getDefiningOp()->getNumOperands() == 1) {
@@ -726,16 +727,15 @@ static void planSharedSlots(ModulePlan &module, FunctionPlan &plan) {
 
 /// Depth-first post order of the functions reachable through calls and
 /// Enzyme requests; recursion is an error.
-static LogicalResult
-orderFunctions(ModuleOp module, LLVM::LLVMFuncOp func,
-               DenseMap<Operation *, int> &state,
-               SmallVectorImpl<LLVM::LLVMFuncOp> &order) {
+static LogicalResult orderFunctions(ModuleOp module, LLVM::LLVMFuncOp func,
+                                    DenseMap<Operation *, int> &state,
+                                    SmallVectorImpl<LLVM::LLVMFuncOp> &order) {
   int &mark = state[func];
   if (mark == 2)
     return success();
   if (mark == 1)
     return fail(func) << "cannot raise the recursive function @"
-           << func.getName();
+                      << func.getName();
   mark = 1;
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     StringAttr target;
@@ -752,7 +752,8 @@ orderFunctions(ModuleOp module, LLVM::LLVMFuncOp func,
       return WalkResult::advance();
     if (callee == func)
       return fail(op) << "cannot raise the recursive function @"
-             << func.getName(), WalkResult::interrupt();
+                      << func.getName(),
+             WalkResult::interrupt();
     return failed(orderFunctions(module, callee, state, order))
                ? WalkResult::interrupt()
                : WalkResult::advance();
@@ -771,10 +772,10 @@ LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan,
   SmallVector<LLVM::LLVMFuncOp> order;
   // What the kernels reach (calls and Enzyme requests); device functions
   // nothing launches are not raised. A module without kernels raises all.
-  bool hasKernels = llvm::any_of(module.getOps<LLVM::LLVMFuncOp>(),
-                                 [](LLVM::LLVMFuncOp f) {
-                                   return !f.isExternal() && isKernel(f);
-                                 });
+  bool hasKernels =
+      llvm::any_of(module.getOps<LLVM::LLVMFuncOp>(), [](LLVM::LLVMFuncOp f) {
+        return !f.isExternal() && isKernel(f);
+      });
   if (!kernel.empty()) {
     auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(kernel);
     if (!func || func.isExternal() || !isKernel(func))
@@ -804,8 +805,8 @@ MemRefType nabla::raise::getSlotType(const ModulePlan &module,
   Type element = module.globalElementTypes.lookup(slot.global);
   if (!element)
     element = IntegerType::get(global.getContext(), 8);
-  int64_t count =
-      getTypeSize(layout, global.getGlobalType()) / getTypeSize(layout, element);
+  int64_t count = getTypeSize(layout, global.getGlobalType()) /
+                  getTypeSize(layout, element);
   return MemRefType::get(
       {count}, element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(global.getContext(),
@@ -830,8 +831,8 @@ MemRefType nabla::raise::getRootMemRefType(const ModulePlan &module,
     return MemRefType::get({count}, element);
   }
   case Root::Address: {
-    auto sizes = module.module->getAttrOfType<DictionaryAttr>(
-        "nabla.address_sizes");
+    auto sizes =
+        module.module->getAttrOfType<DictionaryAttr>("nabla.address_sizes");
     StringRef address =
         r.global.getValue().drop_front(getAddressGlobalName("").size());
     auto bytes = sizes ? sizes.getAs<IntegerAttr>(address) : IntegerAttr();
@@ -845,8 +846,7 @@ MemRefType nabla::raise::getRootMemRefType(const ModulePlan &module,
     auto alloca = cast<LLVM::AllocaOp>(r.op);
     DataLayout layout = DataLayout::closest(alloca);
     int64_t count = getTypeSize(layout, alloca.getElemType());
-    if (auto constant =
-            alloca.getArraySize().getDefiningOp<LLVM::ConstantOp>())
+    if (auto constant = alloca.getArraySize().getDefiningOp<LLVM::ConstantOp>())
       if (auto size = dyn_cast<IntegerAttr>(constant.getValue()))
         count *= size.getInt();
     return MemRefType::get({count / getTypeSize(layout, element)}, element);

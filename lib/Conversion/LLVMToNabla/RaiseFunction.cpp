@@ -37,8 +37,7 @@ struct RequestArgument {
 class FunctionRaiser {
 public:
   FunctionRaiser(ModulePlan &module, FunctionPlan &plan, Block &into)
-      : module(module), plan(plan), into(into),
-        builder(plan.func.getContext()),
+      : module(module), plan(plan), into(into), builder(plan.func.getContext()),
         layout(DataLayout::closest(plan.func)) {}
 
   func::FuncOp run();
@@ -126,9 +125,9 @@ Value FunctionRaiser::castToDynamic(Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   if (!type.hasStaticShape())
     return memref;
-  auto dynamic = MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
-                                 MemRefLayoutAttrInterface(),
-                                 type.getMemorySpace());
+  auto dynamic =
+      MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
+                      MemRefLayoutAttrInterface(), type.getMemorySpace());
   return memref::CastOp::create(builder, loc, dynamic, memref);
 }
 
@@ -153,11 +152,10 @@ Value FunctionRaiser::getHostGlobal(Location loc, unsigned root) {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(&into);
       // Constant unless some kernel writes through the address.
-      memref::GlobalOp::create(builder, loc, name,
-                               builder.getStringAttr("public"), type,
-                               Attribute(),
-                               !module.writtenGlobals.contains(name),
-                               /*alignment=*/nullptr);
+      memref::GlobalOp::create(
+          builder, loc, name, builder.getStringAttr("public"), type,
+          Attribute(), !module.writtenGlobals.contains(name),
+          /*alignment=*/nullptr);
       ModuleOp top = module.module;
       StringRef address =
           name.getValue().drop_front(getAddressGlobalName("").size());
@@ -221,14 +219,14 @@ LogicalResult FunctionRaiser::createSignature() {
   Type resultType = func.getFunctionType().getReturnType();
   if (!isa<LLVM::LLVMVoidType>(resultType)) {
     if (!resultType.isIntOrFloat())
-      return fail(func) << "cannot raise a function returning "
-             << resultType << " (scalars only)";
+      return fail(func) << "cannot raise a function returning " << resultType
+                        << " (scalars only)";
     results.push_back(resultType);
   }
   builder.setInsertionPointToEnd(&into);
-  result = func::FuncOp::create(builder, plainLoc(func.getLoc()),
-                                func.getName(),
-                                builder.getFunctionType(inputs, results));
+  result =
+      func::FuncOp::create(builder, plainLoc(func.getLoc()), func.getName(),
+                           builder.getFunctionType(inputs, results));
   Block *entry = result.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   zero = arith::ConstantIndexOp::create(builder, result.getLoc(), 0);
@@ -346,8 +344,8 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
           }
           Value term = arith::MulIOp::create(builder, loc, idx,
                                              indexConstant(loc, scale));
-          bytes = bytes ? arith::AddIOp::create(builder, loc, bytes, term)
-                        : term;
+          bytes =
+              bytes ? arith::AddIOp::create(builder, loc, bytes, term) : term;
           return success();
         };
         for (auto [i, index] : llvm::enumerate(gep.getIndices())) {
@@ -362,8 +360,8 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
             int64_t fieldOffset = 0;
             for (auto [k, field] : llvm::enumerate(structType.getBody())) {
               if (!structType.isPacked())
-                fieldOffset = llvm::alignTo(
-                    fieldOffset, layout.getTypeABIAlignment(field));
+                fieldOffset = llvm::alignTo(fieldOffset,
+                                            layout.getTypeABIAlignment(field));
               if (static_cast<int64_t>(k) == attr.getInt()) {
                 current = field;
                 break;
@@ -402,21 +400,20 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
       })
       .Case<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(
           [&](Operation *cast) -> LogicalResult {
-        auto source = offsets.find(cast->getOperand(0));
-        if (source == offsets.end())
-          return fail(cast) << "cannot raise a cast of an unknown pointer";
-        offsets[result] = source->second;
-        return success();
-      })
+            auto source = offsets.find(cast->getOperand(0));
+            if (source == offsets.end())
+              return fail(cast) << "cannot raise a cast of an unknown pointer";
+            offsets[result] = source->second;
+            return success();
+          })
       .Case([&](LLVM::SelectOp select) -> LogicalResult {
         Value condition = lookup(op, select.getCondition());
         auto t = offsets.find(select.getTrueValue());
         auto f = offsets.find(select.getFalseValue());
         if (!condition || t == offsets.end() || f == offsets.end())
           return failure();
-        offsets[result] =
-            arith::SelectOp::create(builder, loc, condition, t->second,
-                                    f->second);
+        offsets[result] = arith::SelectOp::create(builder, loc, condition,
+                                                  t->second, f->second);
         return success();
       })
       .Case([&](LLVM::IntToPtrOp cast) -> LogicalResult {
@@ -432,11 +429,10 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
         return success();
       })
       .Case<LLVM::AddressOfOp, LLVM::AllocaOp, LLVM::LoadOp,
-            LLVM::ExtractValueOp>(
-          [&](Operation *) -> LogicalResult {
-            offsets[result] = zero;
-            return success();
-          })
+            LLVM::ExtractValueOp>([&](Operation *) -> LogicalResult {
+        offsets[result] = zero;
+        return success();
+      })
       .Default([&](Operation *) -> LogicalResult {
         return fail(op) << "cannot raise this pointer operation";
       });
@@ -489,8 +485,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
     auto root = plan.rootOf.find(load.getAddr());
     if (root != plan.rootOf.end() &&
         plan.roots[root->second].kind == Root::Marker) {
-      auto name = getMarkerActivity(
-          plan.roots[root->second].global.getValue());
+      auto name = getMarkerActivity(plan.roots[root->second].global.getValue());
       markers[load.getResult()] = *nabla::symbolizeActivity(*name);
       return success();
     }
@@ -507,9 +502,8 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
                     ? Value(arith::MulIOp::create(builder, loc, blocks, value))
                     : blocks;
       }
-      scalars.map(load.getResult(),
-                  arith::IndexCastOp::create(builder, loc, load.getType(),
-                                             value));
+      scalars.map(load.getResult(), arith::IndexCastOp::create(
+                                        builder, loc, load.getType(), value));
       return success();
     }
     if (plan.byvalOffset.count(load.getAddr())) {
@@ -523,8 +517,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
         }
       return fail(load) << "cannot raise this load of a byval field";
     }
-    FailureOr<std::pair<Value, Value>> ptr =
-        lookupPointer(op, load.getAddr());
+    FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, load.getAddr());
     if (failed(ptr))
       return failure();
     scalars.map(load.getResult(),
@@ -534,8 +527,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
   }
   if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
     Value value = lookup(op, store.getValue());
-    FailureOr<std::pair<Value, Value>> ptr =
-        lookupPointer(op, store.getAddr());
+    FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, store.getAddr());
     if (!value || failed(ptr))
       return failure();
     memref::StoreOp::create(builder, loc, value, ptr->first,
@@ -546,7 +538,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
   auto kind = getAtomicKind(rmw.getBinOp());
   if (!kind)
     return fail(rmw) << "cannot raise atomicrmw "
-           << LLVM::stringifyAtomicBinOp(rmw.getBinOp());
+                     << LLVM::stringifyAtomicBinOp(rmw.getBinOp());
   Value value = lookup(op, rmw.getVal());
   FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, rmw.getPtr());
   if (!value || failed(ptr))
@@ -561,8 +553,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
                       value));
   scalars.map(rmw.getResult(),
               memref::AtomicRMWOp::create(builder, loc, kind->first, value,
-                                          ptr->first,
-                                          ValueRange{ptr->second}));
+                                          ptr->first, ValueRange{ptr->second}));
   return success();
 }
 
@@ -602,8 +593,8 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
       auto memrefType = cast<MemRefType>(ptr->first.getType());
       if (memrefType.getMemorySpace())
         return fail(call) << "cannot pass workgroup or private memory to "
-                              "the device function @"
-               << name << " as a pointer";
+                             "the device function @"
+                          << name << " as a pointer";
       operands.push_back(castToDynamic(loc, ptr->first));
     }
     for (const SharedSlot &slot : callee->shared)
@@ -629,9 +620,9 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
       scalars.map(call.getResult(), value);
       return success();
     }
-  return fail(call) << "cannot raise a call of the external function @"
-         << name << " (not a function of this module, a device library "
-                    "function Nabla knows, or an Enzyme request)";
+  return fail(call) << "cannot raise a call of the external function @" << name
+                    << " (not a function of this module, a device library "
+                       "function Nabla knows, or an Enzyme request)";
 }
 
 /// x + X * (y + Y * z): the thread's position in its block.
@@ -694,41 +685,41 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
     unsigned param = arguments.size();
     if (param >= calleeFunc.getNumArguments())
       return fail(call) << "this Enzyme request passes more arguments than @"
-             << calleeFunc.getName() << " takes";
+                        << calleeFunc.getName() << " takes";
     Type type = calleeFunc.getArgumentTypes()[param];
     bool pointer = isa<LLVM::LLVMPointerType>(type);
     nabla::Activity activity =
-        pending ? *pending
+        pending   ? *pending
         : pointer ? nabla::Activity::Dup
         : isa<FloatType>(type)
             ? (reverse ? nabla::Activity::Active : nabla::Activity::Dup)
             : nabla::Activity::Const;
     pending.reset();
-    if (activity == nabla::Activity::Active && (!reverse || pointer ||
-                                                !isa<FloatType>(type)))
+    if (activity == nabla::Activity::Active &&
+        (!reverse || pointer || !isa<FloatType>(type)))
       return fail(call) << "enzyme_out applies to floating-point arguments "
-                            "of __enzyme_autodiff only (argument #"
-             << param << " of @" << calleeFunc.getName() << ")";
+                           "of __enzyme_autodiff only (argument #"
+                        << param << " of @" << calleeFunc.getName() << ")";
     bool dup = activity == nabla::Activity::Dup ||
                activity == nabla::Activity::DupNoNeed;
     if (dup && !pointer && !(isa<FloatType>(type) && !reverse))
       return fail(call) << "enzyme_dup applies to pointers (and to floats "
-                            "in forward mode), not to argument #"
-             << param << " of @" << calleeFunc.getName();
+                           "in forward mode), not to argument #"
+                        << param << " of @" << calleeFunc.getName();
     RequestArgument argument{activity, operands[i], nullptr};
     if (dup) {
       if (i + 1 >= operands.size())
         return fail(call) << "this Enzyme request lacks the shadow of "
-                              "argument #"
-               << param << " of @" << calleeFunc.getName();
+                             "argument #"
+                          << param << " of @" << calleeFunc.getName();
       argument.shadow = operands[++i];
     }
     arguments.push_back(argument);
   }
   if (arguments.size() != calleeFunc.getNumArguments())
-    return fail(call) << "this Enzyme request passes "
-           << arguments.size() << " arguments, @" << calleeFunc.getName()
-           << " takes " << calleeFunc.getNumArguments();
+    return fail(call) << "this Enzyme request passes " << arguments.size()
+                      << " arguments, @" << calleeFunc.getName() << " takes "
+                      << calleeFunc.getNumArguments();
 
   SmallVector<Value> inputs;
   SmallVector<Attribute> activities;
@@ -773,8 +764,8 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
     if (shadow->second != primal->second &&
         !(matchPattern(shadow->second, m_Zero()) &&
           matchPattern(primal->second, m_Zero())))
-      return fail(call) << "the shadow of argument #"
-             << param.llvmArgument
+      return fail(call)
+             << "the shadow of argument #" << param.llvmArgument
              << " must point at the same offset into its buffer as the "
                 "primal does";
     inputs.push_back(castToDynamic(loc, shadow->first));
@@ -828,24 +819,25 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
   auto callee_ = FlatSymbolRefAttr::get(calleeFunc.getSymNameAttr());
   Operation *request;
   if (reverse)
-    request = nabla::AutodiffOp::create(
-        builder, loc, resultTypes, callee_, inputs,
-        builder.getArrayAttr(activities), builder.getArrayAttr(resultActivities));
+    request =
+        nabla::AutodiffOp::create(builder, loc, resultTypes, callee_, inputs,
+                                  builder.getArrayAttr(activities),
+                                  builder.getArrayAttr(resultActivities));
   else
-    request = nabla::FwddiffOp::create(
-        builder, loc, resultTypes, callee_, inputs,
-        builder.getArrayAttr(activities), builder.getArrayAttr(resultActivities));
-  ValueRange results = request->getResults().drop_front(reverse ? skippedResults
-                                                                : skippedResults);
+    request = nabla::FwddiffOp::create(builder, loc, resultTypes, callee_,
+                                       inputs, builder.getArrayAttr(activities),
+                                       builder.getArrayAttr(resultActivities));
+  ValueRange results = request->getResults().drop_front(
+      reverse ? skippedResults : skippedResults);
   if (call.getNumResults() == 0)
     return success();
   Value callResult = call.getResult();
   if (!reverse || activeCount == 0) {
     if (results.size() != 1 || results[0].getType() != callResult.getType())
       return fail(call) << "this Enzyme request returns "
-             << callResult.getType() << ", but differentiating @"
-             << calleeFunc.getName() << " gives " << results.size()
-             << " value(s)";
+                        << callResult.getType() << ", but differentiating @"
+                        << calleeFunc.getName() << " gives " << results.size()
+                        << " value(s)";
     scalars.map(callResult, results[0]);
     return success();
   }
@@ -860,7 +852,7 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
     if (!extract || extract.getPosition().size() != 1 ||
         extract.getPosition()[0] >= static_cast<int64_t>(results.size()))
       return fail(call) << "the gradients this Enzyme request returns must "
-                            "be read with extractvalue";
+                           "be read with extractvalue";
     scalars.map(extract.getResult(), results[extract.getPosition()[0]]);
   }
   return success();
@@ -886,7 +878,7 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op))
     name = intrinsic.getIntrin();
   auto dimension = [](char c) {
-    return c == 'x' ? gpu::Dimension::x
+    return c == 'x'   ? gpu::Dimension::x
            : c == 'y' ? gpu::Dimension::y
                       : gpu::Dimension::z;
   };
@@ -896,15 +888,14 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
                                            op->getResult(0).getType(), index));
     return success();
   };
-  for (auto [prefix, kind] :
-       {std::make_pair("nvvm.read.ptx.sreg.tid.", 0),
-        std::make_pair("nvvm.read.ptx.sreg.ntid.", 1),
-        std::make_pair("nvvm.read.ptx.sreg.ctaid.", 2),
-        std::make_pair("nvvm.read.ptx.sreg.nctaid.", 3),
-        std::make_pair("rocdl.workitem.id.", 0),
-        std::make_pair("rocdl.workgroup.id.", 2),
-        std::make_pair("llvm.amdgcn.workitem.id.", 0),
-        std::make_pair("llvm.amdgcn.workgroup.id.", 2)}) {
+  for (auto [prefix, kind] : {std::make_pair("nvvm.read.ptx.sreg.tid.", 0),
+                              std::make_pair("nvvm.read.ptx.sreg.ntid.", 1),
+                              std::make_pair("nvvm.read.ptx.sreg.ctaid.", 2),
+                              std::make_pair("nvvm.read.ptx.sreg.nctaid.", 3),
+                              std::make_pair("rocdl.workitem.id.", 0),
+                              std::make_pair("rocdl.workgroup.id.", 2),
+                              std::make_pair("llvm.amdgcn.workitem.id.", 0),
+                              std::make_pair("llvm.amdgcn.workgroup.id.", 2)}) {
     if (!name.starts_with(prefix) || name.size() != strlen(prefix) + 1)
       continue;
     gpu::Dimension d = dimension(name.back());
@@ -939,7 +930,8 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   }
   if (name.starts_with("llvm.nvvm.shfl.sync.")) {
     // llvm.nvvm.shfl.sync.<kind>.<type>(mask, value, offset, clamp)
-    StringRef kind = name.drop_front(strlen("llvm.nvvm.shfl.sync.")).split('.').first;
+    StringRef kind =
+        name.drop_front(strlen("llvm.nvvm.shfl.sync.")).split('.').first;
     std::optional<gpu::ShuffleMode> mode =
         llvm::StringSwitch<std::optional<gpu::ShuffleMode>>(kind)
             .Case("down", gpu::ShuffleMode::DOWN)
@@ -952,8 +944,8 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
                                   : std::nullopt;
     if (!mode || !width || op->getNumResults() != 1 ||
         !op->getResult(0).getType().isIntOrFloat())
-      return fail(op) << "cannot raise the shuffle "
-             << name << " (a constant width and a scalar value are needed)";
+      return fail(op) << "cannot raise the shuffle " << name
+                      << " (a constant width and a scalar value are needed)";
     Value value = lookup(op, op->getOperand(1));
     Value offset = lookup(op, op->getOperand(2));
     if (!value || !offset)
@@ -969,8 +961,8 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   // Hints with no effect on the raised kernel.
   if (name.starts_with("llvm.nvvm.fence") || name == "llvm.amdgcn.s.waitcnt")
     return success();
-  return fail(op) << "cannot raise '"
-         << name << "' (an intrinsic Nabla does not know)";
+  return fail(op) << "cannot raise '" << name
+                  << "' (an intrinsic Nabla does not know)";
 }
 
 FailureOr<SmallVector<Value>>
@@ -982,7 +974,7 @@ FunctionRaiser::successorOperands(Operation *op, Block *dest,
       auto offset = offsets.find(operand);
       if (offset == offsets.end())
         return fail(op) << "cannot raise a branch passing a pointer that "
-                             "does not point into a known buffer";
+                           "does not point into a known buffer";
       values.push_back(offset->second);
       continue;
     }
@@ -1037,9 +1029,8 @@ LogicalResult FunctionRaiser::raiseTerminator(Operation *op) {
     }
     SmallVector<ValueRange> caseRanges(caseOperands.begin(),
                                        caseOperands.end());
-    cf::SwitchOp::create(builder, loc, flag,
-                         blocks[sw.getDefaultDestination()], *defaultOperands,
-                         values, caseBlocks, caseRanges);
+    cf::SwitchOp::create(builder, loc, flag, blocks[sw.getDefaultDestination()],
+                         *defaultOperands, values, caseBlocks, caseRanges);
     return success();
   }
   if (auto ret = dyn_cast<LLVM::ReturnOp>(op)) {
@@ -1057,8 +1048,8 @@ LogicalResult FunctionRaiser::raiseTerminator(Operation *op) {
     // Reached only after a trap or undefined behaviour: the thread returns.
     SmallVector<Value> values;
     for (Type type : result.getResultTypes())
-      values.push_back(arith::ConstantOp::create(builder, loc,
-                                                 builder.getZeroAttr(type)));
+      values.push_back(
+          arith::ConstantOp::create(builder, loc, builder.getZeroAttr(type)));
     func::ReturnOp::create(builder, loc, values);
     return success();
   }
@@ -1075,10 +1066,9 @@ static bool raiseSame(OpBuilder &builder, Operation *op, ValueRange operands,
                       IRMapping &scalars) {
   if (!isa<From>(op))
     return false;
-  Value value =
-      To::create(builder, plainLoc(op->getLoc()), op->getResult(0).getType(),
-                 operands)
-          .getResult();
+  Value value = To::create(builder, plainLoc(op->getLoc()),
+                           op->getResult(0).getType(), operands)
+                    .getResult();
   scalars.map(op->getResult(0), value);
   return true;
 }
@@ -1094,7 +1084,8 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     return raisePointerOp(op);
   if (auto call = dyn_cast<LLVM::CallOp>(op)) {
     if (!call.getCallee())
-      return fail(call) << "cannot raise an indirect call (call a function by name)";
+      return fail(call)
+             << "cannot raise an indirect call (call a function by name)";
     return raiseCall(call);
   }
   // Hints and debug information.
@@ -1112,8 +1103,8 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     // A field of an aggregate parameter.
     auto arg = dyn_cast<BlockArgument>(extract.getContainer());
     if (arg && arg.getOwner()->isEntryBlock())
-      if (auto leaf = getAggregateLeaf(layout, arg.getType(),
-                                       extract.getPosition()))
+      if (auto leaf =
+              getAggregateLeaf(layout, arg.getType(), extract.getPosition()))
         for (auto [i, param] : llvm::enumerate(plan.params))
           if (param.kind == Param::Scalar &&
               param.llvmArgument == arg.getArgNumber() &&
@@ -1127,7 +1118,7 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     auto attr = dyn_cast<TypedAttr>(constant.getValue());
     if (!attr || !constant.getType().isIntOrFloat())
       return fail(op) << "cannot raise a constant of type "
-             << constant.getType();
+                      << constant.getType();
     if (isa<IntegerAttr>(attr) && attr.getType() != constant.getType())
       attr = IntegerAttr::get(constant.getType(),
                               cast<IntegerAttr>(attr).getValue());
@@ -1154,7 +1145,7 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     return success(); // a round trip, raised at the inttoptr
   if (isa<LLVM::PtrToIntOp, LLVM::IntToPtrOp>(op))
     return fail(op) << "cannot raise a conversion between pointers and "
-                         "integers";
+                       "integers";
 
   SmallVector<Value> operands;
   for (Value operand : op->getOperands()) {
@@ -1190,9 +1181,9 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
   if (auto bitcast = dyn_cast<LLVM::BitcastOp>(op)) {
     if (!bitcast.getType().isIntOrFloat())
       return fail(op) << "cannot raise a bitcast to " << bitcast.getType();
-    scalars.map(bitcast.getResult(),
-                arith::BitcastOp::create(builder, loc, bitcast.getType(),
-                                         operands[0]));
+    scalars.map(
+        bitcast.getResult(),
+        arith::BitcastOp::create(builder, loc, bitcast.getType(), operands[0]));
     return success();
   }
   if (raiseSame<LLVM::AddOp, arith::AddIOp>(builder, op, operands, scalars) ||
@@ -1236,11 +1227,11 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
       scalars.map(op->getResult(0), *intrinsic);
     return success();
   }
-  return fail(op) << "cannot raise '"
-         << op->getName() << "' (not supported by --nabla-raise-llvm)";
+  return fail(op) << "cannot raise '" << op->getName()
+                  << "' (not supported by --nabla-raise-llvm)";
 }
 
-func::FuncOp nabla::raise::raiseFunction(ModulePlan &module,
-                                         FunctionPlan &plan, Block &into) {
+func::FuncOp nabla::raise::raiseFunction(ModulePlan &module, FunctionPlan &plan,
+                                         Block &into) {
   return FunctionRaiser(module, plan, into).run();
 }

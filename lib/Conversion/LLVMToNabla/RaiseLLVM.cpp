@@ -47,7 +47,7 @@ struct RaiseLLVM : public nabla::impl::RaiseLLVMBase<RaiseLLVM> {
 /// Builds the scf.if chain that tests the cases of `op` from `index` on
 /// (the default region at the end), taking the case regions over.
 static scf::IfOp buildCaseChain(OpBuilder &builder, scf::IndexSwitchOp op,
-                               unsigned index) {
+                                unsigned index) {
   Location loc = op.getLoc();
   Value caseValue =
       arith::ConstantIndexOp::create(builder, loc, op.getCases()[index]);
@@ -189,13 +189,14 @@ void RaiseLLVM::runOnOperation() {
   // Everything else at the top level was LLVM-level: the functions just
   // raised, declarations (Enzyme's entry points, device library functions),
   // globals (now memref.globals or consumed markers), module flags.
-  for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+  for (Operation &op :
+       llvm::make_early_inc_range(module.getBody()->getOperations()))
     if (&op != gpuModule.getOperation())
       op.erase();
-  for (StringRef attr : {"dlti.dl_spec", "llvm.data_layout",
-                         "nabla.address_sizes",
-                         "llvm.target_triple", "llvm.ident",
-                         "llvm.module_asm", "llvm.dependent_libraries"})
+  for (StringRef attr :
+       {"dlti.dl_spec", "llvm.data_layout", "nabla.address_sizes",
+        "llvm.target_triple", "llvm.ident", "llvm.module_asm",
+        "llvm.dependent_libraries"})
     module->removeAttr(attr);
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   builder.getUnitAttr());

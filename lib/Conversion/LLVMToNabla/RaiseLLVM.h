@@ -34,8 +34,8 @@ struct Root {
     HostGlobal, ///< `global`, any other global (table or host object)
     Marker,     ///< `global`, an Enzyme activity marker (enzyme_dup, ...)
     Function,   ///< `global`, a function (the first operand of an Enzyme call)
-    Dispatch,   ///< AMDGPU launch data: `index` 0 implicitarg.ptr, 1 dispatch.ptr
-    Address,    ///< `global`, a baked address (v1) listed in reloc.address_map
+    Dispatch, ///< AMDGPU launch data: `index` 0 implicitarg.ptr, 1 dispatch.ptr
+    Address,  ///< `global`, a baked address (v1) listed in reloc.address_map
   };
   Kind kind;
   unsigned index = 0;
@@ -200,8 +200,8 @@ mlir::func::FuncOp raiseFunction(ModulePlan &module, FunctionPlan &plan,
 
 /// Emits the math op a libdevice/OCML call named `name` stands for; null
 /// (nothing emitted) when the name is not known.
-mlir::Value buildDeviceLibraryCall(mlir::OpBuilder &builder,
-                                   mlir::Location loc, llvm::StringRef name,
+mlir::Value buildDeviceLibraryCall(mlir::OpBuilder &builder, mlir::Location loc,
+                                   llvm::StringRef name,
                                    mlir::ValueRange operands);
 
 /// Emits the op an LLVM intrinsic op (`llvm.intr.*`) stands for; failure when
