@@ -58,6 +58,10 @@ LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
   // Private shadows (of allocations) belong to the thread.
   if (getAllocation(shadowMemref))
     return plain();
+  // An element the thread also stores plainly between the same barriers is
+  // its own there (the primal is race-free), whatever the index.
+  if (!ordering->enabled && storesInSameInterval(src))
+    return plain();
   bool byThread = (globalX && globalX.getDimension() == gpu::Dimension::x &&
                    argument && !workgroup) ||
                   (threadX && threadX.getDimension() == gpu::Dimension::x &&
@@ -140,6 +144,37 @@ bool VJPEmitter::primalStoresAtSamePlace(Operation *load) {
     return WalkResult::advance();
   });
   return found.wasInterrupted();
+}
+
+bool VJPEmitter::storesInSameInterval(Operation *load) {
+  auto read = dyn_cast<memref::LoadOp>(load);
+  if (!read)
+    return false;
+  auto containsBarrier = [](Operation *op) {
+    return op
+        ->walk([](Operation *inner) {
+          return isa<gpu::BarrierOp>(inner) || isGPUCollective(inner)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
+  for (Operation &op : *load->getBlock()) {
+    auto store = dyn_cast<memref::StoreOp>(op);
+    if (!store || store.getMemRef() != read.getMemRef() ||
+        store.getIndices() != read.getIndices())
+      continue;
+    Operation *first =
+        load->isBeforeInBlock(store) ? load : store.getOperation();
+    Operation *last = first == load ? store.getOperation() : load;
+    bool separated = false;
+    for (Operation *between = first->getNextNode(); between != last;
+         between = between->getNextNode())
+      separated |= containsBarrier(between);
+    if (!separated)
+      return true;
+  }
+  return false;
 }
 
 /// True when the block (and, `withGrid`, the grid) is 1-D along x.

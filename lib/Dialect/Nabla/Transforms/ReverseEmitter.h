@@ -392,6 +392,13 @@ public:
   /// reads (same buffer through views, same index values).
   static bool primalStoresAtSamePlace(Operation *load);
 
+  /// True if a plain store to the element `load` reads (same memref, same
+  /// index values) sits in `load`'s block with no barrier between them: in a
+  /// race-free primal no other thread touches that element between the
+  /// barriers around them, so none accumulates into its shadow between the
+  /// replayed ones either (a tree level's `tile[t] = tile[t] + tile[t + s]`).
+  static bool storesInSameInterval(Operation *load);
+
   /// True when the block (and, `withGrid`, the grid) is 1-D along x.
   Value isOneDimensionalLaunch(Location loc, bool withGrid);
 
