@@ -93,6 +93,34 @@ void joinAsyncDependencies(ModuleOp module) {
   });
 }
 
+/// gpu-to-llvm lowers a host-shared allocation only synchronously (managed
+/// memory is allocated outside any stream), but gpu-async-region made every
+/// allocation asynchronous. Each host-shared one becomes a synchronous wait
+/// for its dependencies, the synchronous allocation, and a fresh token.
+void synchronizeHostSharedAllocations(ModuleOp module) {
+  SmallVector<gpu::AllocOp> allocations;
+  module.walk([&](gpu::AllocOp op) {
+    if (op.getHostShared() && op.getAsyncToken())
+      allocations.push_back(op);
+  });
+  for (gpu::AllocOp op : allocations) {
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    if (!op.getAsyncDependencies().empty())
+      gpu::WaitOp::create(builder, loc, Type(), op.getAsyncDependencies());
+    auto allocation = gpu::AllocOp::create(
+        builder, loc, op.getMemref().getType(), Type(), ValueRange(),
+        op.getDynamicSizes(), op.getSymbolOperands(), /*hostShared=*/true);
+    Value token = gpu::WaitOp::create(builder, loc,
+                                      builder.getType<gpu::AsyncTokenType>(),
+                                      ValueRange())
+                      .getAsyncToken();
+    op.getMemref().replaceAllUsesWith(allocation.getMemref());
+    op.getAsyncToken().replaceAllUsesWith(token);
+    op.erase();
+  }
+}
+
 /// The first op that the host lowering left outside the LLVM dialect (other
 /// than the binaries and launches the translation to LLVM IR handles), or
 /// null.
@@ -100,7 +128,8 @@ Operation *findUnloweredOp(ModuleOp module) {
   // The casts a partial conversion leaves around an op point at its
   // operands; the op itself is the better location.
   Operation *found = nullptr, *cast = nullptr;
-  module.walk([&](Operation *op) {
+  // Outer ops first: an unlowered op's body is no better location.
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == module.getOperation() ||
         isa<LLVM::LLVMDialect>(op->getDialect()) ||
         isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
@@ -149,6 +178,7 @@ struct LowerHostToLLVM
     prepare.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     if (failed(runPipeline(prepare, module)))
       return signalPassFailure();
+    synchronizeHostSharedAllocations(module);
     joinAsyncDependencies(module);
 
     OpPassManager pm(ModuleOp::getOperationName());

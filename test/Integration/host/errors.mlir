@@ -13,7 +13,7 @@
 
 // UNKNOWN: unknown-kernel.mlir:6:5: error: 'gpu.launch_func' op kernel function '@kernels::@missing' is undefined
 // LARGE: nabla_mgpu: error: kernel 'main_kernel' launched with blocks of 4096,1,1 threads, more than '{{.*}}' allows
-// HOSTOP: host-op.mlir:4:13: error: 'gpu.alloc' op cannot be lowered in host code for the spirv target
+// HOSTOP: host-op.mlir:5:3: error: 'linalg.fill' op cannot be lowered in host code for the spirv target
 // VECTOR: vector-argument.mlir:3:5: error: 'gpu.func' op parameter #0 has type 'memref<4xvector<4xf32>>', which no target passes to a kernel
 // USAGE: nabla-run: --entry needs a function name
 // ENTRY: error: '{{.*}}host-op.mlir' has no function 'nowhere'
@@ -47,11 +47,12 @@ func.func @main() {
 }
 
 //--- host-op.mlir
+// The host lowering has no linalg conversion.
 func.func @main() {
-  %c4 = arith.constant 4 : index
-  %t = gpu.wait async
-  %m, %t2 = gpu.alloc async [%t] host_shared (%c4) : memref<?xf32>
-  gpu.wait [%t2]
+  %m = memref.alloc() : memref<4xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<4xf32>)
+  gpu.wait
   return
 }
 
