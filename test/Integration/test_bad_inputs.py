@@ -9,6 +9,7 @@
 # ===----------------------------------------------------------------------=== #
 import os
 import struct
+import subprocess
 
 import numpy as np
 import pytest
@@ -142,3 +143,38 @@ def test_index_buffers_round_trip(tmp_path):
     result = launch(tmp_path / "big", "index_buffer.mlir", "k", 1, 8,
                     [A, np.zeros(8, np.float32), "index:8"], expect=1)
     assert "does not fit the 32-bit SPIR-V index" in result.stderr
+
+
+def test_more_bindings_than_the_device_allows(tmp_path):
+    """A kernel with more buffer and scalar parameters than the Vulkan device
+    has storage-buffer bindings per stage (lavapipe: 32) is refused with the
+    limit, before the driver (which crashed on it)."""
+    n = 64
+    params = ", ".join(f"%s{i}: index" for i in range(n))
+    sums = "\n".join(f"      %a{i} = arith.addi %a{i - 1}, %s{i} : index"
+                     for i in range(1, n))
+    source = tmp_path / "many.mlir"
+    source.write_text(f"""module attributes {{gpu.container_module}} {{
+  gpu.module @kernels {{
+    gpu.func @many(%out: memref<?xindex>, {params}) kernel {{
+      %a0 = arith.addi %s0, %s0 : index
+{sums}
+      %c0 = arith.constant 0 : index
+      memref.store %a{n - 1}, %out[%c0] : memref<?xindex>
+      gpu.return
+    }}
+  }}
+}}
+""")
+    np.save(tmp_path / "out.npy", np.zeros(1, np.int64))
+    result = subprocess.run(
+        [tool("nabla-run"), str(source), "--kernel=many", "--grid=1",
+         "--block=1", f"--arg={tmp_path / 'out.npy'}",
+         f"--out={tmp_path / 'out'}"] + ["--arg=index:1"] * n,
+        capture_output=True, text=True, timeout=300)
+    if result.returncode == 0:  # a device with more bindings runs it
+        assert np.load(tmp_path / "out" / "arg0.npy")[0] == n + 1
+        return
+    assert result.returncode == 1, result.stderr
+    assert "storage-buffer bindings" in result.stderr
+    assert "allows at most" in result.stderr
