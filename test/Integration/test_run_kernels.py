@@ -432,3 +432,13 @@ def test_seed_v2_shape_raised_runs_with_gradient(tmp_path):
     out = launch(tmp_path / "grad", None, "f_grad", 2, 64,
                  [a, seed, "index:70"], extra=reloc, launcher=launcher)
     np.testing.assert_allclose(out[1], 2 * a * wi * seed, rtol=1e-5)
+
+
+def test_bitwise_integer_atomics(tmp_path):
+    v = RNG.integers(0, 1 << 30, 100).astype(np.int32)
+    acc = np.array([0x1234, 0, -1, 0], np.int32)
+    out = launch(tmp_path, "bitwise_atomics.mlir", "bits", 2, 64,
+                 [acc, v, "index:100"])
+    np.testing.assert_array_equal(
+        out[0], [np.bitwise_xor.reduce(v) ^ 0x1234, np.bitwise_or.reduce(v),
+                 np.bitwise_and.reduce(v), 7])

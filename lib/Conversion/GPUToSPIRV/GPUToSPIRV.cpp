@@ -379,6 +379,10 @@ struct AtomicIntegerToSPIRV final
       result = create<spirv::AtomicOrOp>(rewriter, loc, valueType, pointer,
                                          *scope, value);
       break;
+    case arith::AtomicRMWKind::xori:
+      result = create<spirv::AtomicXorOp>(rewriter, loc, valueType, pointer,
+                                          *scope, value);
+      break;
     case arith::AtomicRMWKind::assign:
       result = create<spirv::AtomicExchangeOp>(rewriter, loc, valueType,
                                                pointer, *scope, value);
