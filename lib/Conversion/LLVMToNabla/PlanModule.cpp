@@ -46,96 +46,6 @@ std::optional<StringRef> nabla::raise::getMarkerActivity(StringRef name) {
       .Default(std::nullopt);
 }
 
-std::optional<DispatchField>
-nabla::raise::getDispatchField(unsigned table, int64_t offset, Type type) {
-  unsigned width = type.isInteger() ? type.getIntOrFloatBitWidth() : 0;
-  if (table == 0) { // implicit kernel arguments, code object v5
-    if (width == 16 && (offset == 12 || offset == 14 || offset == 16))
-      return DispatchField{false, unsigned((offset - 12) / 2), false};
-    if (width == 32 && (offset == 0 || offset == 4 || offset == 8))
-      return DispatchField{true, unsigned(offset / 4), false};
-    return std::nullopt;
-  }
-  // hsa_kernel_dispatch_packet_t
-  if (width == 16 && (offset == 4 || offset == 6 || offset == 8))
-    return DispatchField{false, unsigned((offset - 4) / 2), false};
-  if (width == 32 && (offset == 12 || offset == 16 || offset == 20))
-    return DispatchField{true, unsigned((offset - 12) / 4), true};
-  return std::nullopt;
-}
-
-int64_t nabla::raise::getTypeSize(const DataLayout &layout, Type type) {
-  return static_cast<int64_t>(layout.getTypeSize(type).getFixedValue());
-}
-
-/// Appends the scalar leaves of `type` at `base` to `leaves`.
-static void collectLeaves(const DataLayout &layout, Type type, int64_t base,
-                          SmallVectorImpl<std::pair<int64_t, Type>> &leaves) {
-  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
-    int64_t offset = 0;
-    for (Type field : structType.getBody()) {
-      if (!structType.isPacked()) {
-        int64_t align = layout.getTypeABIAlignment(field);
-        offset = llvm::alignTo(offset, align);
-      }
-      collectLeaves(layout, field, base + offset, leaves);
-      offset += getTypeSize(layout, field);
-    }
-    return;
-  }
-  if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
-    int64_t size = getTypeSize(layout, arrayType.getElementType());
-    for (unsigned i = 0, e = arrayType.getNumElements(); i < e; ++i)
-      collectLeaves(layout, arrayType.getElementType(), base + i * size,
-                    leaves);
-    return;
-  }
-  leaves.emplace_back(base, type);
-}
-
-std::optional<std::pair<int64_t, Type>>
-nabla::raise::getAggregateLeaf(const DataLayout &layout, Type type,
-                               ArrayRef<int64_t> position) {
-  int64_t offset = 0;
-  for (int64_t index : position) {
-    if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
-      if (index < 0 || index >= int64_t(structType.getBody().size()))
-        return std::nullopt;
-      int64_t fieldOffset = 0;
-      for (auto [k, field] : llvm::enumerate(structType.getBody())) {
-        if (!structType.isPacked())
-          fieldOffset =
-              llvm::alignTo(fieldOffset, layout.getTypeABIAlignment(field));
-        if (int64_t(k) == index) {
-          type = field;
-          break;
-        }
-        fieldOffset += getTypeSize(layout, field);
-      }
-      offset += fieldOffset;
-    } else if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
-      if (index < 0 || index >= int64_t(arrayType.getNumElements()))
-        return std::nullopt;
-      type = arrayType.getElementType();
-      offset += index * getTypeSize(layout, type);
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::make_pair(offset, type);
-}
-
-std::string nabla::raise::getAddressGlobalName(StringRef address) {
-  return ("__nabla_address_" + address).str();
-}
-
-SmallVector<std::pair<int64_t, Type>>
-nabla::raise::getStructLeaves(const DataLayout &layout, Type type) {
-  SmallVector<std::pair<int64_t, Type>> leaves;
-  collectLeaves(layout, type, 0, leaves);
-  return leaves;
-}
-
 unsigned FunctionPlan::getOrAddRoot(const Root &root) {
   for (auto [i, existing] : llvm::enumerate(roots))
     if (existing == root)
@@ -218,18 +128,10 @@ FailureOr<int64_t> FunctionPlanner::getConstantOffset(LLVM::GEPOp gep) {
       continue;
     }
     if (auto structType = dyn_cast<LLVM::LLVMStructType>(current)) {
-      int64_t fieldOffset = 0;
-      for (auto [k, field] : llvm::enumerate(structType.getBody())) {
-        if (!structType.isPacked())
-          fieldOffset =
-              llvm::alignTo(fieldOffset, layout.getTypeABIAlignment(field));
-        if (static_cast<int64_t>(k) == value) {
-          current = field;
-          break;
-        }
-        fieldOffset += getTypeSize(layout, field);
-      }
-      offset += fieldOffset;
+      if (value < 0 || value >= int64_t(structType.getBody().size()))
+        return failure();
+      offset += getFieldOffset(layout, structType, value);
+      current = structType.getBody()[value];
       continue;
     }
     if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(current)) {
@@ -796,62 +698,4 @@ LogicalResult nabla::raise::planModule(ModuleOp module, ModulePlan &plan,
     planSharedSlots(plan, fp);
   }
   return success();
-}
-
-MemRefType nabla::raise::getSlotType(const ModulePlan &module,
-                                     const SharedSlot &slot) {
-  LLVM::GlobalOp global = module.lookupGlobal(slot.global);
-  DataLayout layout = DataLayout::closest(global);
-  Type element = module.globalElementTypes.lookup(slot.global);
-  if (!element)
-    element = IntegerType::get(global.getContext(), 8);
-  int64_t count = getTypeSize(layout, global.getGlobalType()) /
-                  getTypeSize(layout, element);
-  return MemRefType::get(
-      {count}, element, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(global.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-}
-
-MemRefType nabla::raise::getRootMemRefType(const ModulePlan &module,
-                                           const FunctionPlan &plan,
-                                           unsigned root) {
-  const Root &r = plan.roots[root];
-  Type element = plan.getElementType(root);
-  switch (r.kind) {
-  case Root::Shared:
-    return getSlotType(module, {r.global, false});
-  case Root::HostGlobal: {
-    LLVM::GlobalOp global = module.lookupGlobal(r.global);
-    DataLayout layout = DataLayout::closest(global);
-    if (Type known = module.globalElementTypes.lookup(r.global))
-      element = known;
-    int64_t count = getTypeSize(layout, global.getGlobalType()) /
-                    getTypeSize(layout, element);
-    return MemRefType::get({count}, element);
-  }
-  case Root::Address: {
-    auto sizes =
-        module.module->getAttrOfType<DictionaryAttr>("nabla.address_sizes");
-    StringRef address =
-        r.global.getValue().drop_front(getAddressGlobalName("").size());
-    auto bytes = sizes ? sizes.getAs<IntegerAttr>(address) : IntegerAttr();
-    DataLayout layout = DataLayout::closest(plan.func);
-    if (Type known = module.globalElementTypes.lookup(r.global))
-      element = known;
-    int64_t count = bytes ? bytes.getInt() / getTypeSize(layout, element) : 0;
-    return MemRefType::get({count}, element);
-  }
-  case Root::Alloca: {
-    auto alloca = cast<LLVM::AllocaOp>(r.op);
-    DataLayout layout = DataLayout::closest(alloca);
-    int64_t count = getTypeSize(layout, alloca.getElemType());
-    if (auto constant = alloca.getArraySize().getDefiningOp<LLVM::ConstantOp>())
-      if (auto size = dyn_cast<IntegerAttr>(constant.getValue()))
-        count *= size.getInt();
-    return MemRefType::get({count / getTypeSize(layout, element)}, element);
-  }
-  default:
-    return MemRefType::get({ShapedType::kDynamic}, element);
-  }
 }

@@ -299,18 +299,8 @@ LogicalResult FunctionRaiser::raisePointerOp(Operation *op) {
             auto attr = dyn_cast<IntegerAttr>(index);
             if (!attr)
               return fail(gep) << "a dynamic struct field index";
-            int64_t fieldOffset = 0;
-            for (auto [k, field] : llvm::enumerate(structType.getBody())) {
-              if (!structType.isPacked())
-                fieldOffset = llvm::alignTo(fieldOffset,
-                                            layout.getTypeABIAlignment(field));
-              if (static_cast<int64_t>(k) == attr.getInt()) {
-                current = field;
-                break;
-              }
-              fieldOffset += getTypeSize(layout, field);
-            }
-            constantBytes += fieldOffset;
+            constantBytes += getFieldOffset(layout, structType, attr.getInt());
+            current = structType.getBody()[attr.getInt()];
             continue;
           } else if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(current)) {
             current = arrayType.getElementType();

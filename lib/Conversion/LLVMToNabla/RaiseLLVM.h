@@ -171,6 +171,11 @@ mlir::LogicalResult planModule(mlir::ModuleOp module, ModulePlan &plan,
 /// The size in bytes of `type` under the module's data layout.
 int64_t getTypeSize(const mlir::DataLayout &layout, mlir::Type type);
 
+/// The byte offset of field `index` of struct `type` (ABI alignment unless
+/// packed).
+int64_t getFieldOffset(const mlir::DataLayout &layout,
+                       mlir::LLVM::LLVMStructType type, unsigned index);
+
 /// The byte offsets and types of the scalar leaves of a struct (nested
 /// structs and arrays flattened), in order.
 llvm::SmallVector<std::pair<int64_t, mlir::Type>>
