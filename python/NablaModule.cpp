@@ -266,14 +266,15 @@ py::tuple deviceInfo(const std::string &target, int index) {
 
 /// Launches `kernel`. `args` holds, per parameter (including the table
 /// strategy's relocation parameters), a C-contiguous buffer (numpy array or
-/// bytes): the buffer's data or the scalar's little-endian value; `shapes`
-/// the buffers' shapes. `patches` maps the key of each patch record of the
-/// kernel's module to its object's bytes. The kernel runs `repeat` times,
-/// each from the same inputs. Returns the buffers' final bytes as numpy
-/// uint8 arrays that own them (None for scalars) and the patch objects'
-/// final bytes likewise; with `timing`, also a dict of the times in
-/// nanoseconds (kernel_ns, upload_ns, download_ns, launch_wall_ns) and the
-/// device (backend, device).
+/// bytes): the buffer's data or the scalar's little-endian value, or for a
+/// buffer in CUDA device memory the tuple (pointer, bytes, stream), passed
+/// in place; `shapes` the buffers' shapes. `patches` maps the key of each
+/// patch record of the kernel's module to its object's bytes. The kernel runs
+/// `repeat` times, each from the same inputs. Returns the buffers' final
+/// bytes as numpy uint8 arrays that own them (None for scalars and device
+/// buffers) and the patch objects' final bytes likewise; with `timing`, also
+/// a dict of the times in nanoseconds (kernel_ns, upload_ns, download_ns,
+/// launch_wall_ns) and the device (backend, device).
 py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
                  const std::string &kernelName, std::vector<uint32_t> grid,
                  std::vector<uint32_t> block, py::list args,
@@ -309,6 +310,16 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   std::vector<runtime::HostParam> params(kernel->params.size());
   for (size_t k = 0; k < params.size(); ++k) {
     params[k].info = &kernel->params[k];
+    if (kernel->params[k].isBuffer && py::isinstance<py::tuple>(args[k])) {
+      auto device = args[k].cast<std::tuple<uint64_t, uint64_t, uint64_t>>();
+      params[k].onDevice = true;
+      params[k].device = {std::get<0>(device), std::get<1>(device),
+                          std::get<2>(device)};
+      params[k].buffer.dtype =
+          runtime::dtypeForElementType(kernel->params[k].element);
+      params[k].buffer.shape = shapes[k];
+      continue;
+    }
     std::vector<uint8_t> bytes = bufferBytes(args[k]);
     if (kernel->params[k].isBuffer) {
       params[k].buffer.dtype =
@@ -361,7 +372,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
     throw std::runtime_error(error);
   py::list outputs;
   for (runtime::HostParam &param : params)
-    if (param.info->isBuffer)
+    if (param.info->isBuffer && !param.onDevice)
       outputs.append(takeBytes(std::move(param.buffer.data)));
     else
       outputs.append(py::none());

@@ -8,6 +8,11 @@
 // their elapsed time is the kernel's (the copies before and after are host
 // synchronous and outside it).
 //
+// A buffer already in device memory (HostParam::onDevice: a CuPy array) is
+// passed as it is: checked to lie in one allocation of this device, its
+// producer's stream waited for, neither allocated nor copied to or from the
+// host, and updated in place. Repeats restore it from a device-side copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LLVMArguments.h"
@@ -35,6 +40,9 @@ constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12;
 
 struct Driver {
   void *library = nullptr;
@@ -55,6 +63,8 @@ struct Driver {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
@@ -96,6 +106,8 @@ struct Driver {
     get(cuMemFree, "cuMemFree_v2");
     get(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     get(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+    get(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+    get(cuPointerGetAttribute, "cuPointerGetAttribute");
     get(cuLaunchKernel, "cuLaunchKernel");
     get(cuStreamQuery, "cuStreamQuery");
     get(cuEventCreate, "cuEventCreate");
@@ -142,7 +154,8 @@ public:
               std::to_string(count) + " devices)";
       return false;
     }
-    if (CUresult r = driver.cuDeviceGet(&device, index < 0 ? 0 : index)) {
+    ordinal = index < 0 ? 0 : index;
+    if (CUresult r = driver.cuDeviceGet(&device, ordinal)) {
       error = driver.describe("cuDeviceGet", r);
       return false;
     }
@@ -189,15 +202,18 @@ public:
       return false;
     }
     std::vector<CUdeviceptr> allocations(params.size(), 0);
+    // Device-side copies of in-place buffers, restored before each repeat.
+    std::vector<CUdeviceptr> snapshots(params.size(), 0);
     std::vector<uint64_t> patchAllocations, patchLocations;
     CUevent events[2] = {nullptr, nullptr};
     auto release = [&] {
       for (CUevent event : events)
         if (event)
           driver.cuEventDestroy(event);
-      for (CUdeviceptr p : allocations)
-        if (p)
-          driver.cuMemFree(p);
+      for (const std::vector<CUdeviceptr> *list : {&allocations, &snapshots})
+        for (CUdeviceptr p : *list)
+          if (p)
+            driver.cuMemFree(p);
       for (uint64_t p : patchAllocations)
         driver.cuMemFree(p);
       driver.cuModuleUnload(module);
@@ -221,6 +237,14 @@ public:
     for (size_t k = 0; k < params.size(); ++k) {
       if (!params[k].info->isBuffer)
         continue;
+      if (inPlace(params[k])) {
+        if (!checkDeviceBuffer(k, params[k].device, error)) {
+          release();
+          return false;
+        }
+        pointers[k] = params[k].device.pointer;
+        continue;
+      }
       const NpyArray &array = params[k].buffer;
       size_t bytes = std::max<size_t>(array.data.size(), 16);
       if (CUresult r = driver.cuMemAlloc(&allocations[k], bytes)) {
@@ -235,13 +259,13 @@ public:
       release();
       return false;
     }
-    // Polls the default stream until it is idle or the timeout passes; a
-    // timeout leaves the context unusable (do not touch its memory).
-    auto finish = [&](const std::string &what) {
+    // Polls `stream` until it is idle or the timeout passes; a timeout
+    // leaves the context unusable (do not touch its memory).
+    auto finishStream = [&](CUstream stream, const std::string &what) {
       auto deadline = std::chrono::steady_clock::now() +
                       std::chrono::seconds(spec.timeoutSeconds);
       CUresult status;
-      while ((status = driver.cuStreamQuery(nullptr)) == CUDA_ERROR_NOT_READY) {
+      while ((status = driver.cuStreamQuery(stream)) == CUDA_ERROR_NOT_READY) {
         if (std::chrono::steady_clock::now() > deadline) {
           error = what + " did not finish within " +
                   std::to_string(spec.timeoutSeconds) + " s";
@@ -256,6 +280,33 @@ public:
       }
       return true;
     };
+    auto finish = [&](const std::string &what) {
+      return finishStream(nullptr, what);
+    };
+    // The producers of in-place buffers finish before the kernel reads them;
+    // with repeats, their contents are kept for the restores.
+    for (size_t k = 0; k < params.size(); ++k) {
+      if (!inPlace(params[k]))
+        continue;
+      const DeviceBuffer &buffer = params[k].device;
+      if (buffer.stream &&
+          !finishStream(reinterpret_cast<CUstream>(buffer.stream),
+                        "the stream of parameter #" + std::to_string(k))) {
+        release();
+        return false;
+      }
+      if (spec.repeat > 1) {
+        CUresult r = driver.cuMemAlloc(&snapshots[k], buffer.bytes);
+        if (!r)
+          r = driver.cuMemcpyDtoD(snapshots[k], buffer.pointer, buffer.bytes);
+        if (r) {
+          error = "saving parameter #" + std::to_string(k) +
+                  " for the repeats: " + driver.describe("cuMemcpyDtoD", r);
+          release();
+          return false;
+        }
+      }
+    }
     for (unsigned repeat = 0; repeat < std::max(1u, spec.repeat); ++repeat) {
       // Every repeat starts from the host's inputs (the first upload, then
       // restores outside the timed interval).
@@ -268,6 +319,18 @@ public:
         return false;
       }
       for (size_t k = 0; k < params.size(); ++k) {
+        if (inPlace(params[k])) {
+          if (!repeat)
+            continue;
+          if (CUresult r =
+                  driver.cuMemcpyDtoD(params[k].device.pointer, snapshots[k],
+                                      params[k].device.bytes)) {
+            error = driver.describe("cuMemcpyDtoD", r);
+            release();
+            return false;
+          }
+          continue;
+        }
         const NpyArray &array = params[k].buffer;
         if (!params[k].info->isBuffer || array.data.empty())
           continue;
@@ -320,7 +383,8 @@ public:
     }
     auto downloadStart = std::chrono::steady_clock::now();
     for (size_t k = 0; k < params.size(); ++k)
-      if (params[k].info->isBuffer && !params[k].buffer.data.empty())
+      if (params[k].info->isBuffer && !inPlace(params[k]) &&
+          !params[k].buffer.data.empty())
         driver.cuMemcpyDtoH(params[k].buffer.data.data(), allocations[k],
                             params[k].buffer.data.size());
     bool read = readPatches(patcher, spec.patches, patchLocations, error);
@@ -331,6 +395,50 @@ public:
   }
 
 private:
+  /// A buffer passed in device memory; empty ones get a small allocation
+  /// like host buffers (their pointer may be null).
+  static bool inPlace(const HostParam &param) {
+    return param.onDevice && param.device.bytes;
+  }
+
+  /// True if [pointer, pointer + bytes) lies in one allocation of this
+  /// device; else a message for parameter #k.
+  bool checkDeviceBuffer(size_t k, const DeviceBuffer &buffer,
+                         std::string &error) {
+    std::string what = "parameter #" + std::to_string(k) + " (device pointer " +
+                       std::to_string(buffer.pointer) + ")";
+    int owner = -1;
+    if (CUresult r = driver.cuPointerGetAttribute(
+            &owner, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, buffer.pointer)) {
+      error = driver.describe(("cuPointerGetAttribute of " + what).c_str(), r) +
+              ": not CUDA memory";
+      return false;
+    }
+    if (owner != ordinal) {
+      error = what + " lives on CUDA device " + std::to_string(owner) +
+              ", the launch runs on device " + std::to_string(ordinal);
+      return false;
+    }
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    std::string problem;
+    if (CUresult r = driver.cuPointerGetAttribute(
+            &start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, buffer.pointer))
+      problem = driver.describe("cuPointerGetAttribute", r);
+    else if (CUresult r = driver.cuPointerGetAttribute(
+                 &size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, buffer.pointer))
+      problem = driver.describe("cuPointerGetAttribute", r);
+    else if (buffer.pointer - start > size ||
+             buffer.bytes > size - (buffer.pointer - start))
+      problem = what + ": " + std::to_string(buffer.bytes) +
+                " bytes do not fit in its allocation of " +
+                std::to_string(size) + " bytes at " + std::to_string(start);
+    if (problem.empty())
+      return true;
+    error = problem;
+    return false;
+  }
+
   /// The driver primitives `patch` relocation records need, on `module`.
   GlobalPatcher makePatcher(CUmodule module) {
     auto check = [this](const char *what, CUresult r, std::string &error) {
@@ -370,6 +478,7 @@ private:
 
   Driver driver{};
   CUdevice device = 0;
+  int ordinal = 0;
   CUcontext context = nullptr;
   std::string deviceName, smChip;
   int maxThreads = 1024;

@@ -143,6 +143,8 @@ public:
 
   bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
               std::string &error) override {
+    if (!refuseDeviceBuffers(params, backend(), error))
+      return false;
     hipModule_t module = nullptr;
     if (hipError_t r = runtime.hipModuleLoadData(&module, spec.image->data())) {
       error = runtime.describe("hipModuleLoadData", r) +

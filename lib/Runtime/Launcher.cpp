@@ -41,6 +41,20 @@ int64_t HostParam::scalarAsInteger() const {
   return value;
 }
 
+bool nabla::runtime::refuseDeviceBuffers(const std::vector<HostParam> &params,
+                                         const std::string &backend,
+                                         std::string &error) {
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k].onDevice) {
+      error = "parameter #" + std::to_string(k) +
+              " is CUDA device memory, which only the CUDA back end takes "
+              "in place; the " +
+              backend + " back end needs host data";
+      return false;
+    }
+  return true;
+}
+
 /// Parses "X[,Y[,Z]]" into `dim`; all extents must be in [1, max].
 static bool parseDim3(const std::string &text, Dim3 &dim, int64_t max) {
   uint32_t values[3] = {1, 1, 1};

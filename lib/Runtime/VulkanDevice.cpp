@@ -134,6 +134,8 @@ bool bindingBytes(const BindingInfo &binding,
 
 bool VulkanDevice::launch(const LaunchSpec &spec,
                           std::vector<HostParam> &params, std::string &error) {
+  if (!refuseDeviceBuffers(params, backend(), error))
+    return false;
   bool ran = runKernel(spec, params, error);
   // After runKernel, whose objects are gone: their destruction is checked
   // too. A failed launch keeps its own error; its messages are printed.

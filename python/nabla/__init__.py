@@ -25,8 +25,10 @@ import numpy as np
 
 from . import _nabla
 from ._host import HostProgramError, HostResult, run_host
-from ._arguments import (VULKAN_INDEX_MAX, Parameter, argument_names,
-                         as_array, as_buffer, pack_scalar,
+from ._arguments import (VULKAN_INDEX_MAX, DeviceArray, Parameter,
+                         argument_names, as_array, as_buffer,
+                         as_device_buffer, device_array_error,
+                         is_device_array, pack_scalar,
                          parameters as _parameters)
 
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
@@ -253,7 +255,12 @@ def _dim3(value, what):
     return [int(d) for d in dims]
 
 
-def _target(target):
+def _target(target, args=()):
+    """The run target: `target`, else $NABLA_TARGET, else CUDA when an
+    argument is a CUDA device array, else Vulkan."""
+    if not target and "NABLA_TARGET" not in os.environ and any(
+            is_device_array(a) for a in args):
+        target = "cuda"
     target = target or os.environ.get("NABLA_TARGET", "vulkan")
     if target not in ("vulkan", "cuda", "hip"):
         raise ValueError(f"unknown run target {target!r} (vulkan, cuda or hip)")
@@ -281,8 +288,12 @@ def _convert_args(kernel, params, args, target):
         what = param.label(kernel)
         if param.kind != "buffer":
             converted.append(pack_scalar(param, arg, what, index_max))
-            continue
-        converted.append(as_buffer(param, arg, what))
+        elif not is_device_array(arg):
+            converted.append(as_buffer(param, arg, what))
+        elif target != "cuda":
+            raise device_array_error(what, arg, target)
+        else:
+            converted.append(as_device_buffer(param, arg, what))
     return converted
 
 
@@ -319,6 +330,11 @@ def _interleave(kernel, converted, relocs):
     remaining = iter(converted)
     for param in kernel["params"]:
         value = relocs[param["reloc"]] if "reloc" in param else next(remaining)
+        if isinstance(value, DeviceArray):
+            packed.append((value.pointer, value.nbytes, value.stream))
+            shapes.append(list(value.shape))
+            sources.append(value)
+            continue
         if isinstance(value, bytes):
             packed.append(value)
             shapes.append([])
@@ -394,6 +410,9 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
             if not records[param["reloc"]]["constant"]:
                 source[...] = _final(source, out)
             continue
+        if isinstance(source, DeviceArray):
+            results.append(source.source)  # updated in place
+            continue
         results.append(None if out is None else _final(source, out))
     for key, out in patched.items():
         if not records[key]["constant"]:
@@ -410,7 +429,10 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     buffers as numpy arrays, buffer-protocol objects (array.array,
     bytearray, memoryview: untyped bytes are viewed as the element type) or
     objects with `__array_interface__`; scalars as Python or NumPy scalars,
-    0-d arrays or (type, value). Arguments are never modified. `relocs` maps
+    0-d arrays or (type, value). Arguments are never modified, except CUDA
+    device arrays (`__cuda_array_interface__`: CuPy), which a CUDA launch
+    (chosen when `target` is not given) uses in place, without host copies,
+    and returns as they are. `relocs` maps
     the key of each relocation record the kernels read to its object: a
     table binding on Vulkan, a patched global on CUDA/HIP (abi v2); writable
     relocated objects are updated in place. Returns the final contents of
@@ -419,7 +441,7 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     device-measured time in each repeat and the transfers' host times.
     Repeats do not change the outputs: every repeat starts from `args`."""
     repeat = _repeat(repeat, times)
-    target = _target(target)
+    target = _target(target, args)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     names = module._argument_names.get(kernel)
     # Kernels made by differentiation (nabla.kernel_adjoint) have no
@@ -475,7 +497,7 @@ class Kernel:
     def __call__(self, *args, grid, block, target=None, relocs=None,
                  timeout=60, repeat=1, times=False):
         repeat = _repeat(repeat, times)
-        target = _target(target)
+        target = _target(target, args)
         grid, block = _dim3(grid, "grid"), _dim3(block, "block")
         converted = _convert_args(self.name, self.parameters, args, target)
         if target not in self._devices:

@@ -5,8 +5,10 @@
 # manifest's parameter list): plain Python and NumPy scalars for scalar
 # parameters (range-checked in the parameter's MLIR type), and numpy arrays,
 # buffer-protocol objects or `__array_interface__` objects for memrefs
-# (viewed, not copied, when already contiguous). Every error names the
-# parameter (position, name when known, MLIR type) and what it expects.
+# (viewed, not copied, when already contiguous), and on CUDA objects with
+# `__cuda_array_interface__` (CuPy) passed in place as device pointers. Every
+# error names the parameter (position, name when known, MLIR type) and what
+# it expects.
 #
 # ===----------------------------------------------------------------------=== #
 import collections
@@ -100,13 +102,95 @@ def is_device_array(value):
             and not hasattr(value, "__array_interface__"))
 
 
-def device_array_error(what, value):
+def device_array_error(what, value, target=None):
+    where = (f"this launch runs on {target}" if target else
+             "only kernel buffer arguments of a CUDA launch take them")
     return TypeError(
         f"{what} got a device array ({type(value).__name__} with "
-        f"__cuda_array_interface__): device arrays need a runtime launch that "
-        f"takes device pointers, which Nabla's runtime does not have yet (it "
-        f"copies host buffers to the device and back); pass a host array, "
+        f"__cuda_array_interface__): device arrays are used in place on the "
+        f"CUDA back end (target='cuda'), and {where}; pass a host array, "
         f"e.g. cupy.asnumpy(x)")
+
+
+class DeviceArray(collections.namedtuple(
+        "DeviceArray", "source pointer nbytes shape dtype stream")):
+    """A buffer argument in CUDA device memory (`source` has
+    `__cuda_array_interface__`): launched in place, without host copies."""
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def as_device_buffer(param, value, what):
+    """Checks a `__cuda_array_interface__` object (versions 0 to 3) against
+    memref parameter `param`: dtype and shape as for host buffers,
+    C-contiguous, writable, no mask. Returns a DeviceArray whose stream is
+    the producer's (0: nothing to wait for)."""
+    try:
+        interface = value.__cuda_array_interface__
+    except Exception as error:  # a property may raise anything
+        raise TypeError(f"{what}: reading __cuda_array_interface__ failed: "
+                        f"{error}") from None
+    if not isinstance(interface, dict):
+        raise TypeError(f"{what}: __cuda_array_interface__ is not a dict")
+    for key in ("shape", "typestr", "data"):
+        if key not in interface:
+            raise TypeError(f"{what}: __cuda_array_interface__ has no "
+                            f"{key!r}")
+    version = interface.get("version", 0)
+    if not isinstance(version, int) or not 0 <= version <= 3:
+        raise TypeError(f"{what}: __cuda_array_interface__ version "
+                        f"{version!r} is not supported (0 to 3)")
+    try:
+        shape = tuple(int(e) for e in interface["shape"])
+        dtype = np.dtype(interface["typestr"])
+        pointer, readonly = interface["data"]
+        pointer = int(pointer)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{what}: malformed __cuda_array_interface__: "
+                        f"{error}") from None
+    expected = DTYPES.get(param.element)
+    if expected is None:
+        raise TypeError(f"{what} has element type {param.element}; nabla.run "
+                        f"passes buffers of f32, f64, i32, i64 and index")
+    if dtype != expected:
+        raise TypeError(f"{what} needs dtype {expected.name}, got {dtype} "
+                        f"(a device array)")
+    if len(shape) != len(param.shape) or any(
+            e is not None and e != s for e, s in zip(param.shape, shape)):
+        raise ValueError(f"{what} does not accept shape {shape} (the memref "
+                         f"is {param.type})")
+    if any(e < 0 for e in shape):
+        raise ValueError(f"{what}: negative extent in shape {shape}")
+    count = int(np.prod(shape, dtype=object)) if shape else 1
+    strides = interface.get("strides")
+    if (strides is not None and count > 1
+            and tuple(strides) != _c_strides(shape, dtype.itemsize)):
+        raise ValueError(f"{what}: a device array must be C-contiguous to be "
+                         f"used in place, its strides are {tuple(strides)}; "
+                         f"pass cupy.ascontiguousarray(x)")
+    if interface.get("mask") is not None:
+        raise TypeError(f"{what}: masked device arrays are not supported")
+    if readonly:
+        raise TypeError(f"{what} is a read-only device array; the kernel "
+                        f"updates its buffers in place")
+    if count and not pointer:
+        raise ValueError(f"{what}: a device array of {count} elements has a "
+                         f"null pointer")
+    stream = interface.get("stream")
+    if stream is None:
+        stream = 0
+    elif isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0:
+        raise ValueError(f"{what}: __cuda_array_interface__ stream "
+                         f"{stream!r} is not a CUDA stream (None, 1, 2 or a "
+                         f"handle)")
+    return DeviceArray(value, pointer, count * dtype.itemsize, shape, dtype,
+                       stream)
 
 
 def as_array(value, what):

@@ -172,24 +172,65 @@ def test_strided_array_is_packed(seed):
 
 class DeviceArray:
     """Looks like a CuPy array: only __cuda_array_interface__."""
-    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4",
-                                "data": (0x7f0000000000, False), "version": 3}
+
+    def __init__(self, **changes):
+        self.__cuda_array_interface__ = dict(
+            {"shape": (4,), "typestr": "<f4", "data": (0x7f0000000000, False),
+             "version": 3, "strides": None, "stream": 1}, **changes)
 
 
-@pytest.mark.parametrize("target", ["vulkan", "cuda", "hip"])
-def test_device_arrays_are_refused_with_the_reason(seed, target):
-    # The runtime copies host buffers only (see docs/Python.md): refused on
-    # every target, before a device is opened (so also without a GPU).
+@pytest.mark.parametrize("target", ["vulkan", "hip"])
+def test_device_arrays_are_cuda_only(seed, target):
+    # Device arrays are used in place by the CUDA back end only (the in-place
+    # launch itself: test/Integration/test_fake_drivers.py); elsewhere they
+    # are refused before a device is opened (so also without a GPU).
     message = (r"mul_kernel: parameter #0 'A' \(memref<\?xf32>\) got a device "
                r"array \(DeviceArray with __cuda_array_interface__\): device "
-               r"arrays need a runtime launch that takes device pointers")
+               r"arrays are used in place on the CUDA back end \(target='cuda'\), "
+               f"and this launch runs on {target}")
     with pytest.raises(TypeError, match=message):
         nabla.run(seed, "mul_kernel", 1, 64, [DeviceArray(), 4], target=target)
     with pytest.raises(TypeError, match=message):
         seed.kernel("mul_kernel")(DeviceArray(), 4, grid=1, block=64, target=target)
+
+
+def test_device_array_for_a_scalar_is_refused(seed):
     with pytest.raises(TypeError, match=r"parameter #1 'n' \(index\) got a device array"):
         nabla.run(seed, "mul_kernel", 1, 64, [np.zeros(4, np.float32), DeviceArray()],
-                  target=target)
+                  target="cuda")
+
+
+@pytest.mark.parametrize("changes, error, message", [
+    ({"typestr": "<f8"}, TypeError, r"needs dtype float32, got float64 \(a device array\)"),
+    ({"shape": (2, 2)}, ValueError, r"does not accept shape \(2, 2\)"),
+    ({"shape": (4,), "strides": (8,)}, ValueError, r"must be C-contiguous"),
+    ({"data": (0x7f0000000000, True)}, TypeError, r"read-only device array"),
+    ({"data": (0, False)}, ValueError, r"null pointer"),
+    ({"mask": object()}, TypeError, r"masked device arrays"),
+    ({"stream": 0}, ValueError, r"stream 0 is not a CUDA stream"),
+    ({"version": 9}, TypeError, r"version 9 is not supported"),
+    ({"typestr": "nonsense"}, TypeError, r"malformed __cuda_array_interface__"),
+])
+def test_device_array_interface_is_checked(seed, changes, error, message):
+    # Checked before compilation and before a device is opened.
+    with pytest.raises(error, match=r"mul_kernel: parameter #0 'A' .*" + message):
+        nabla.run(seed, "mul_kernel", 1, 64, [DeviceArray(**changes), 4],
+                  target="cuda")
+
+
+def test_device_arrays_choose_cuda(seed, monkeypatch):
+    # Without a target (and without NABLA_TARGET), a device array means CUDA.
+    monkeypatch.delenv("NABLA_TARGET", raising=False)
+    targets = []
+
+    def no_device(target=None, index=-1):
+        targets.append(target)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(nabla, "device", no_device)
+    with pytest.raises(RuntimeError, match="stop here"):
+        nabla.run(seed, "mul_kernel", 1, 64, [DeviceArray(), 4])
+    assert targets == ["cuda"]
 
 
 # --- nabla.Kernel ----------------------------------------------------------

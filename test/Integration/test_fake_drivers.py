@@ -117,6 +117,89 @@ print("ok")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
+def test_python_device_arrays_in_place():
+    # CuPy-like arrays (only __cuda_array_interface__) in the fake's device
+    # memory: nabla.run picks CUDA, passes the pointer in place (no host
+    # copy either way: the fake counts bytes per kind of copy), restores it
+    # on the device between repeats, and checks that it is CUDA memory that
+    # holds the whole array.
+    program = f"""
+import ctypes, numpy as np, nabla
+from ctypes import byref, c_size_t, c_uint64, c_void_p
+cuda = ctypes.CDLL("libcuda.so.1")
+cuda.cuMemcpyHtoD_v2.argtypes = [c_uint64, c_void_p, c_size_t]
+cuda.cuMemcpyDtoH_v2.argtypes = [c_void_p, c_uint64, c_size_t]
+cuda.cuMemFree_v2.argtypes = [c_uint64]
+
+class CupyLike:
+    def __init__(self, n, allocate=None, offset=0):
+        self.base = c_uint64()
+        assert cuda.cuMemAlloc_v2(byref(self.base), (allocate or n) * 4) == 0
+        self.pointer, self.n = self.base.value + offset, n
+        self.__cuda_array_interface__ = {{
+            "shape": (n,), "typestr": "<f4", "data": (self.pointer, False),
+            "version": 3, "strides": None, "stream": 1}}
+    def set(self, a):
+        assert cuda.cuMemcpyHtoD_v2(self.pointer, a.ctypes.data, a.nbytes) == 0
+    def get(self):
+        out = np.empty(self.n, np.float32)
+        assert cuda.cuMemcpyDtoH_v2(out.ctypes.data, self.pointer, out.nbytes) == 0
+        return out
+    def free(self):
+        assert cuda.cuMemFree_v2(self.base.value) == 0
+
+def copied():
+    counts = [c_uint64() for _ in range(3)]
+    cuda.nablaFakeCopiedBytes(*map(byref, counts))
+    return np.array([c.value for c in counts])
+
+m = nabla.Module.parse(open({os.path.join(CORPUS, 'timing.mlir')!r}).read())
+x = np.linspace(-0.9, 0.9, 256, dtype=np.float32)
+d = CupyLike(256)
+d.set(x)
+before = copied()
+out = nabla.run(m, "spin", 4, 64, [d, 3, 256])       # no target: CUDA
+assert out[0] is d and out[1] is None
+assert np.array_equal(d.get(), x + 1), d.get()
+assert list(copied() - before) == [0, 4 * 256, 0], copied() - before  # the get()
+
+before = copied()
+out, times = nabla.run(m, "spin", 4, 64, [d, 3, 256], repeat=3, times=True)
+assert np.array_equal(d.get(), x + 1 + 1)             # one launch's result
+assert times.backend == "cuda" and times.kernel_ns == [2560.0] * 3
+# a device-side copy, restored before repeats 2 and 3; the get() again
+assert list(copied() - before) == [0, 1024, 3 * 1024], copied() - before
+
+kernel = m.kernel("spin")
+kernel(d, 3, 256, grid=4, block=64, target="cuda")
+assert np.array_equal(d.get(), x + 1 + 1 + 1)
+
+outside = CupyLike(256, allocate=256, offset=8)      # runs past its allocation
+try:
+    nabla.run(m, "spin", 4, 64, [outside, 3, 256])
+    raise SystemExit("no error for a pointer past its allocation")
+except RuntimeError as e:
+    assert "parameter #0" in str(e) and "do not fit in its allocation of 1024 bytes" in str(e), e
+host = np.zeros(256, np.float32)
+fake = CupyLike(256)
+fake.__cuda_array_interface__["data"] = (host.ctypes.data, False)
+try:
+    nabla.run(m, "spin", 4, 64, [fake, 3, 256])
+    raise SystemExit("no error for host memory")
+except RuntimeError as e:
+    assert "not CUDA memory" in str(e), e
+for a in (d, outside, fake):
+    a.free()
+print("ok")
+"""
+    env = fake_env("cuda")
+    env["PYTHONPATH"] = os.path.join(BUILD, "python")
+    env.pop("NABLA_TARGET", None)
+    r = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("api", ["cuda", "hip"])
 def test_fake_reports_leaks(api):
     # The tester's own check: an allocation never freed fails the process.

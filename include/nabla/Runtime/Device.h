@@ -30,14 +30,29 @@ struct Dim3 {
   uint64_t product() const { return uint64_t(x) * y * z; }
 };
 
+/// Memory a buffer parameter already has on the device (a CuPy array's
+/// `__cuda_array_interface__`): the launch passes `pointer` as the memref's
+/// pointer, without allocating or copying, and the kernel updates it in
+/// place. Only the CUDA back end takes it.
+struct DeviceBuffer {
+  uint64_t pointer = 0;
+  uint64_t bytes = 0;
+  /// The producer's stream to wait for before the launch (0: none; 1 and 2
+  /// are CUDA's legacy and per-thread default streams).
+  uint64_t stream = 0;
+};
+
 /// Host data of one kernel parameter. Buffers are updated in place by a
 /// launch; scalars hold their value's little-endian bytes in the MLIR type
-/// (index as 64 bits).
+/// (index as 64 bits). A buffer with `onDevice` set has no host data: its
+/// memory is `device` (`buffer` keeps dtype and shape only).
 struct HostParam {
   const ParamInfo *info = nullptr;
   NpyArray buffer;
   uint8_t scalar[8] = {};
   unsigned scalarBytes = 0;
+  bool onDevice = false;
+  DeviceBuffer device;
 
   /// The scalar as a signed integer (integers and index only).
   int64_t scalarAsInteger() const;
@@ -97,6 +112,11 @@ public:
   virtual bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
                       std::string &error) = 0;
 };
+
+/// False with `error` naming the first parameter that is a device buffer:
+/// for the back ends that take host data only.
+bool refuseDeviceBuffers(const std::vector<HostParam> &params,
+                         const std::string &backend, std::string &error);
 
 /// Opens device `index` (-1: the preferred one) of a back end; on failure
 /// returns null and sets `error`.

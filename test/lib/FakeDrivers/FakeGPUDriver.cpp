@@ -16,6 +16,12 @@
 // allocation, module or event is reported on stderr and the process exits
 // with status 1.
 //
+// For tests of device memory passed in place (CuPy arrays), the CUDA fake
+// also answers pointer attributes (ordinal 0, the allocation's range),
+// copies device to device, accepts the legacy and per-thread default stream
+// handles (1, 2) in cuStreamQuery, and counts the bytes every kind of copy
+// moved (nablaFakeCopiedBytes, not part of any real API).
+//
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
@@ -52,6 +58,8 @@ struct FakeDevice {
   std::set<Event *> events;
   uint64_t clockNs = 0;
   bool pendingWork = false;
+  /// Bytes copied host to device, device to host, device to device.
+  uint64_t copied[3] = {0, 0, 0};
 
   ~FakeDevice() {
     size_t leaks = allocations.size() + modules.size() + events.size();
@@ -97,6 +105,31 @@ struct FakeDevice {
     if (!inAllocation(reinterpret_cast<uintptr_t>(device), bytes))
       return kInvalidValue;
     std::memcpy(to, from, bytes);
+    copied[toDevice ? 0 : 1] += bytes;
+    return kSuccess;
+  }
+
+  int copyOnDevice(uintptr_t to, uintptr_t from, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!inAllocation(to, bytes) || !inAllocation(from, bytes))
+      return kInvalidValue;
+    std::memmove(reinterpret_cast<void *>(to),
+                 reinterpret_cast<const void *>(from), bytes);
+    copied[2] += bytes;
+    return kSuccess;
+  }
+
+  /// The allocation holding `address`: its start and size.
+  int range(uintptr_t address, uintptr_t &start, size_t &bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = allocations.upper_bound(address);
+    if (it == allocations.begin())
+      return kInvalidValue;
+    --it;
+    if (address >= it->first + it->second)
+      return kInvalidValue;
+    start = it->first;
+    bytes = it->second;
     return kSuccess;
   }
 
@@ -273,16 +306,46 @@ EXPORT int cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
 EXPORT int cuMemcpyDtoH_v2(void *to, CUdeviceptr from, size_t bytes) {
   return fake().copy(to, reinterpret_cast<void *>(from), bytes, false);
 }
+EXPORT int cuMemcpyDtoD_v2(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
+  return fake().copyOnDevice(to, from, bytes);
+}
+EXPORT int cuPointerGetAttribute(void *data, int attribute,
+                                 CUdeviceptr pointer) {
+  uintptr_t start = 0;
+  size_t bytes = 0;
+  if (int result = fake().range(pointer, start, bytes))
+    return result;
+  switch (attribute) {
+  case 9: // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    *static_cast<int *>(data) = 0;
+    return kSuccess;
+  case 11: // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+    *static_cast<CUdeviceptr *>(data) = start;
+    return kSuccess;
+  case 12: // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+    *static_cast<size_t *>(data) = bytes;
+    return kSuccess;
+  }
+  return kInvalidValue;
+}
+EXPORT void nablaFakeCopiedBytes(uint64_t *toDevice, uint64_t *toHost,
+                                 uint64_t *onDevice) {
+  std::lock_guard<std::mutex> lock(fake().mutex);
+  *toDevice = fake().copied[0];
+  *toHost = fake().copied[1];
+  *onDevice = fake().copied[2];
+}
 EXPORT int cuLaunchKernel(Function *function, unsigned gx, unsigned gy,
                           unsigned gz, unsigned bx, unsigned by, unsigned bz,
                           unsigned, void *stream, void **params, void **) {
   if (stream)
     return kInvalidValue;
-  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz,
-                       params);
+  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int cuStreamQuery(void *stream) {
-  return stream ? kInvalidValue : fake().query();
+  // Null, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD: the one fake stream.
+  uintptr_t handle = reinterpret_cast<uintptr_t>(stream);
+  return handle > 2 ? kInvalidValue : fake().query();
 }
 EXPORT int cuEventCreate(Event **event, unsigned) {
   return fake().createEvent(event);
@@ -344,8 +407,7 @@ EXPORT int hipModuleLaunchKernel(Function *function, unsigned gx, unsigned gy,
                                  void **params, void **) {
   if (stream)
     return kInvalidValue;
-  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz,
-                       params);
+  return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int hipStreamQuery(void *stream) {
   return stream ? kInvalidValue : fake().query();
@@ -355,11 +417,8 @@ EXPORT int hipEventDestroy(Event *event) { return fake().destroyEvent(event); }
 EXPORT int hipEventRecord(Event *event, void *stream) {
   return fake().record(event, stream);
 }
-EXPORT int hipEventElapsedTime(float *milliseconds, Event *start,
-                               Event *stop) {
+EXPORT int hipEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
   return fake().elapsed(milliseconds, start, stop);
 }
-EXPORT const char *hipGetErrorString(int result) {
-  return errorString(result);
-}
+EXPORT const char *hipGetErrorString(int result) { return errorString(result); }
 #endif // NABLA_FAKE_HIP
