@@ -52,13 +52,13 @@ INT_ACC_INIT = {"addi": 0, "maxs": -1000, "mins": 1000, "maxu": 0,
 # Generator(known_failures=True); each has a minimized regression in
 # regressions/ (xfail while open):
 # "dim": memref.dim of a memref<?xT> parameter has no SPIR-V lowering (a
-# documented limit, Targets.md); "f64-fpowi": math.fpowi on f64 with an
-# exponent known only at run time (also the derivative's n - 1) becomes an
-# invalid spirv.GL.Pow on f64.
+# documented limit, Targets.md).
 # Fixed since, and generated again: ceildivsi/floordivsi/ceildivui and
 # math.trunc on SPIR-V, integer atomics in subgroup-divergent loops on
-# lavapipe (relaxed semantics), the reverse mode of constant empty loops.
-KNOWN_UNSUPPORTED = {"dim", "f64-fpowi"}
+# lavapipe (relaxed semantics), the reverse mode of constant empty loops,
+# math.fpowi on f64 with a run-time exponent ("f64-fpowi": an invalid
+# spirv.GL.Pow on f64, now a loop).
+KNOWN_UNSUPPORTED = {"dim"}
 
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 CMPF = ["oeq", "one", "olt", "ole", "ogt", "oge", "ueq", "une", "ult", "ule",

@@ -20,6 +20,7 @@
 #include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
 #include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
 #include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -627,13 +628,15 @@ struct ConvertGPUToSPIRV
   }
 
   /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
-  /// expansions for exp2, fpowi and trunc (found by difftest), polynomial
+  /// expansions for exp2, fpowi (a loop, PowerBySquaring.cpp) and trunc
+  /// (found by difftest), polynomial
   /// approximations (as on the CPU back ends) for erf, erfc, atan2 and cbrt.
   /// erfc has its own approximation: 1 - erf(x) loses every digit in the tail
   /// (x > ~3).
   LogicalResult expandUnsupportedMath(gpu::GPUModuleOp module) {
     RewritePatternSet patterns(&getContext());
     math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
+    nabla::populateExpandFPowIPatterns(patterns);
     patterns.add<TruncToFloorOrCeil>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
