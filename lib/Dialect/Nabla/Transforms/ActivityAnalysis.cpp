@@ -267,6 +267,63 @@ static bool isBefore(Operation *write, Operation *atomic) {
   return false;
 }
 
+/// True if `op` is inside a loop (of the function): it may run again after
+/// itself.
+static bool isInLoop(Operation *op) {
+  for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p);
+       p = p->getParentOp())
+    if (isa<LoopLikeOpInterface>(p))
+      return true;
+  return false;
+}
+
+/// Reverse mode finds the winner of a min/max atomic by comparing with the
+/// location's final value. Same-kind atomics compose (the final value is
+/// the extremum of all of them), unless a read sees the value in between:
+/// the read's cotangent belongs to the winner up to that point, which a
+/// later atomic may have replaced by the end (difftest seed 1026: dX = 0
+/// instead of 7). That case is an error rather than a wrong gradient.
+static LogicalResult checkReadBetweenMinMaxAtomics(memref::AtomicRMWOp atomic,
+                                                   Value buffer,
+                                                   Operation *function) {
+  SmallVector<Operation *> later, reads;
+  function->walk([&](Operation *op) {
+    if (auto other = dyn_cast<memref::AtomicRMWOp>(op);
+        other && other.getKind() == atomic.getKind() &&
+        getViewSource(other.getMemref()) == buffer) {
+      if (op == atomic.getOperation() ? isInLoop(op) : !isBefore(op, atomic))
+        later.push_back(op);
+      return;
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects || isBefore(op, atomic))
+      return;
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    if (llvm::any_of(list, [&](MemoryEffects::EffectInstance &effect) {
+          return isa<MemoryEffects::Read>(effect.getEffect()) &&
+                 effect.getValue() &&
+                 getViewSource(effect.getValue()) == buffer;
+        }))
+      reads.push_back(op);
+  });
+  for (Operation *read : reads)
+    for (Operation *next : later)
+      if (!isBefore(next, read)) {
+        InFlightDiagnostic diag =
+            atomic.emitOpError("has no reverse-mode derivative when its "
+                               "buffer is read before a later ")
+            << arith::stringifyAtomicRMWKind(atomic.getKind())
+            << " atomic may change it: the winner is found from the final "
+               "value (read the buffer after the last atomic, or use two "
+               "buffers)";
+        diag.attachNote(read->getLoc()) << "read here";
+        diag.attachNote(next->getLoc()) << "later atomic here";
+        return diag;
+      }
+  return success();
+}
+
 LogicalResult nabla::checkMinMaxAtomic(memref::AtomicRMWOp atomic,
                                        StringRef mode, bool sameBlock) {
   auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
@@ -321,6 +378,8 @@ LogicalResult nabla::checkMinMaxAtomic(memref::AtomicRMWOp atomic,
     diag.attachNote(conflict->getLoc()) << "written here";
     return diag;
   }
+  if (mode == "reverse")
+    return checkReadBetweenMinMaxAtomics(atomic, buffer, function);
   return success();
 }
 

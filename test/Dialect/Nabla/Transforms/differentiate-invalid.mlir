@@ -207,6 +207,49 @@ func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: mem
 
 // -----
 
+// A read between two same-kind min atomics sees the first one's winner, but
+// the reverse sweep only knows the final value (difftest seed 1026).
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'memref.atomic_rmw' op has no reverse-mode derivative when its buffer is read before a later minimumf atomic may change it: the winner is found from the final value (read the buffer after the last atomic, or use two buffers)}}
+  %old = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  gpu.barrier
+  // expected-note @below {{read here}}
+  %v = memref.load %M[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+  memref.store %v, %Y[%c0] : memref<1xf32>
+  gpu.barrier
+  %low = arith.constant -127.0 : f32
+  // expected-note @below {{later atomic here}}
+  %old2 = memref.atomic_rmw minimumf %low, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  gpu.barrier
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<1xf32>, %dY: memref<1xf32>) {
+  %d = nabla.autodiff @f(%x, %M, %dM, %Y, %dY) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32>, memref<1xf32>) -> f32
+  return
+}
+
+// -----
+
+// Accepted (no diagnostic): the read comes after the last same-kind atomic,
+// so the final value is the one it sees.
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %old = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  %low = arith.constant -127.0 : f32
+  %old2 = memref.atomic_rmw minimumf %low, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  gpu.barrier
+  %v = memref.load %M[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+  memref.store %v, %Y[%c0] : memref<1xf32>
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %Y: memref<1xf32>, %dY: memref<1xf32>) {
+  %d = nabla.autodiff @f(%x, %M, %dM, %Y, %dY) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32>, memref<1xf32>) -> f32
+  return
+}
+
+// -----
+
 // Forward mode writes the winner's tangent after a barrier of the atomic's
 // own block: one after the enclosing scf.if is not enough.
 func.func @f(%x: f32, %go: i1, %M: memref<1xf32, #gpu.address_space<workgroup>>) {
