@@ -113,8 +113,14 @@ Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
     }
     if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
       // Its result depends on what other threads did before: repeatable
-      // only for memory the iteration owns.
-      if (!atomic.getResult().use_empty() &&
+      // only for memory the iteration owns. The reverse of a float min/max
+      // atomic reads its result (the old value decides the winner) even
+      // when the primal does not (difftest seed 1050: recomputation had no
+      // old value to give it, and the reverse used the forward's).
+      bool resultNeeded = !atomic.getResult().use_empty() ||
+                          (isFloatMinMaxAtomic(atomic.getKind()) &&
+                           act.isVaried(atomic.getValue()));
+      if (resultNeeded &&
           !isDefinedInside(getViewSource(atomic.getMemref()), loop))
         obstacle = op;
       return obstacle ? WalkResult::interrupt() : WalkResult::advance();

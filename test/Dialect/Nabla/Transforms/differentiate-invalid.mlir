@@ -313,3 +313,43 @@ func.func @f_vjp(%x: f32, %s: f32) -> (f32, f32) {
   return %y, %g : f32, f32
 }
 nabla.custom_derivative @f reverse @f_vjp {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<active>]}
+
+// -----
+
+// The reverse of a float min/max atomic needs its old value, which
+// recomputing a checkpointed iteration cannot reproduce (other threads'
+// atomics came in between): such a loop must be taped (difftest seed 1050
+// gave invalid IR).
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
+  // expected-note @below {{a static trip-count bound lets the loop be taped instead}}
+  scf.for %i = %c0 to %m step %c1 {
+    // expected-note @below {{this op's read is not repeatable}}
+    %a = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  }
+  gpu.barrier
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %d = nabla.autodiff @f(%x, %M, %dM, %m) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, index) -> f32
+  return
+}
+
+// -----
+
+// Accepted: with the hint the loop is taped, old values included.
+func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %m step %c1 {
+    %a = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+  } {nabla.max_trip_count = 8 : i64}
+  gpu.barrier
+  return
+}
+func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %d = nabla.autodiff @f(%x, %M, %dM, %m) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, index) -> f32
+  return
+}
