@@ -9,7 +9,10 @@
 # Release with line tables), niced. Seeds each target's corpus from the test
 # suite (every test/**/*.mlir and examples/*.mlir split at `// -----`, each
 # chunk keeping its file's RUN lines, which carry the pipeline options the
-# targets read) or from test/Fuzz/seeds/<target>/, then runs each target
+# targets read), for llvm-ir from every test/**/*.ll and the CUDA/HIP sources
+# of test/Integration/frontends compiled by clang-22 (each also with a
+# `; target=nvvm|rocdl|metal` line), or from test/Fuzz/seeds/<target>/, then
+# runs each target
 # for SECONDS (default 60) on one core (no -fork/-jobs), restarting after a
 # crash until the time is spent (at most 3 crashes per target). Corpora grow
 # in fuzz-corpus/<target>/ (gitignored); crashers, leaks and timeouts are
@@ -29,7 +32,7 @@ fuzzdir=$root/test/Fuzz
 
 mlir_targets="parse differentiate reloc nvvm rocdl spirv metal"
 runtime_targets="npy manifest launch-args spirv-binary"
-all_targets="parse differentiate reloc npy manifest launch-args spirv-binary nvvm rocdl spirv metal"
+all_targets="parse differentiate reloc npy manifest launch-args spirv-binary nvvm rocdl spirv metal llvm-ir"
 
 mode=fuzz
 seconds=60
@@ -96,11 +99,41 @@ for path in sorted(paths):
 EOF
 }
 
+# Every .ll of the test suite and clang-22's device IR of the frontend
+# sources at -O1 and -O2, each as it is and with each other pipeline named.
+make_llvm_seeds() {
+  local out=$1 clang=${CLANG:-clang-22} tmp
+  rm -rf "$out" && mkdir -p "$out"
+  tmp=$(mktemp -d)
+  find "$root/test" -name '*.ll' -exec cp {} "$tmp/" \;
+  local src=$root/test/Integration/frontends
+  if [ -d /usr/local/cuda/include ]; then
+    for f in "$src"/*.cu; do
+      for o in 1 2; do
+        "$clang" -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 \
+          --cuda-path=/usr/local/cuda -nocudalib -O$o -S -emit-llvm \
+          -Wno-unknown-cuda-version "$f" -o "$tmp/$(basename "$f" .cu).O$o.ll" 2>/dev/null
+      done
+    done
+  fi
+  for f in "$src"/*.hip; do
+    "$clang" -x hip --cuda-device-only --offload-arch=gfx90a -nogpulib -nogpuinc \
+      -O2 -S -emit-llvm -I"$src" "$f" -o "$tmp/$(basename "$f" .hip).hip.ll" 2>/dev/null
+  done
+  for f in "$tmp"/*.ll; do
+    cp "$f" "$out/"
+    for t in nvvm rocdl metal; do
+      { echo "; target=$t"; cat "$f"; } > "$out/$(basename "$f" .ll).$t.ll"
+    done
+  done
+  rm -rf "$tmp"
+}
+
 seeds_for() { # target -> seed directory
   local t=$1
   case " $mlir_targets " in
   *" $t "*) echo "$corpora/seeds/mlir" ;;
-  *) echo "$fuzzdir/seeds/$t" ;;
+  *) [ "$t" = llvm-ir ] && echo "$corpora/seeds/llvm-ir" || echo "$fuzzdir/seeds/$t" ;;
   esac
 }
 dict_for() {
@@ -108,10 +141,12 @@ dict_for() {
   npy) echo "-dict=$fuzzdir/dicts/npy.dict" ;;
   manifest|launch-args) echo "-dict=$fuzzdir/dicts/manifest.dict" ;;
   spirv-binary) ;;
+  llvm-ir) echo "-dict=$fuzzdir/dicts/llvm.dict" ;;
   *) echo "-dict=$fuzzdir/dicts/mlir.dict" ;;
   esac
 }
 flags_for() { # per-target limits: pipelines are slow, MLIR inputs are longer
+  [ "$1" = llvm-ir ] && { echo "-timeout=60 -max_len=32768 -rss_limit_mb=6144"; return; }
   case " $mlir_targets " in
   *" $1 "*) echo "-timeout=60 -max_len=8192 -rss_limit_mb=6144" ;;
   *) echo "-timeout=10 -max_len=4096 -rss_limit_mb=2048" ;;
@@ -119,6 +154,10 @@ flags_for() { # per-target limits: pipelines are slow, MLIR inputs are longer
 }
 make_mlir_seeds "$corpora/seeds/mlir"
 echo "== $(ls "$corpora/seeds/mlir" | wc -l) MLIR seeds from the test suite =="
+case " $targets " in *" llvm-ir "*)
+  make_llvm_seeds "$corpora/seeds/llvm-ir"
+  echo "== $(ls "$corpora/seeds/llvm-ir" | wc -l) LLVM IR seeds ==" ;;
+esac
 
 #--- Replay ------------------------------------------------------------------#
 if [ $mode = replay ]; then
@@ -148,7 +187,8 @@ if [ $mode = replay ]; then
 fi
 
 #--- Fuzz --------------------------------------------------------------------#
-summary=$corpora/summary.txt
+# One summary per run (runs of different targets may overlap).
+summary=$corpora/summary-$(date +%Y%m%d-%H%M%S)-$$.txt
 : > "$summary"
 status=0
 for t in $targets; do

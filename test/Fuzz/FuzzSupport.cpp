@@ -9,6 +9,7 @@
 
 #include "TestDialect.h"
 #include "nabla/InitAll.h"
+#include "nabla/Support/InputFile.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -77,6 +78,7 @@ const DialectRegistry &nabla::fuzz::getRegistry() {
     nabla::registerUpstreamDialects(*r);
     nabla::registerAllDialects(*r);
     nabla::test::registerTestDialect(*r);
+    nabla::registerLLVMIRImport(*r);
     return r;
   }();
   return *registry;
@@ -130,6 +132,15 @@ OwningOpRef<ModuleOp> nabla::fuzz::FuzzContext::parse(llvm::StringRef text) {
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz-input"), llvm::SMLoc());
   return parseCheckedModule(sourceMgr, &context);
+}
+
+OwningOpRef<ModuleOp>
+nabla::fuzz::FuzzContext::parseLLVMIR(llvm::StringRef text) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz-input.ll"),
+      llvm::SMLoc());
+  return importLLVMIR(sourceMgr, &context);
 }
 
 namespace {

@@ -54,6 +54,10 @@ public:
   /// tools do; null when any step fails.
   mlir::OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef text);
 
+  /// Reads `text` as the tools read a `.ll` file (nabla::importLLVMIR:
+  /// LLVM's parser and verifier, then MLIR's importer); null on failure.
+  mlir::OwningOpRef<mlir::ModuleOp> parseLLVMIR(llvm::StringRef text);
+
   /// Runs `pm` on `module` and verifies the IR after every pass that
   /// succeeded; invalid IR after a successful pass is reported as a finding.
   mlir::LogicalResult run(mlir::PassManager &pm, mlir::ModuleOp module);
