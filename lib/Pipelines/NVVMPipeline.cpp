@@ -68,6 +68,7 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   std::string toolkit = findCUDAToolkit(options.toolkit);
   addFrontendPasses(pm, "nvvm", options.chip, options.abi,
                     options.relocStrategy, options.toolkit);
+  pm.nest<gpu::GPUModuleOp>().addPass(nabla::createExpandAtomics());
   pm.nest<gpu::GPUModuleOp>().addPass(
       createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,
                             /*maxWorkgroupSize=*/1024}));

@@ -48,6 +48,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   // inlined into an scf region, and SPIR-V wants structured control flow.
   device.addPass(createLiftControlFlowToSCFPass());
   device.addPass(nabla::createInlineDeviceCalls());
+  device.addPass(nabla::createExpandAtomics());
   device.addPass(
       nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true,
                                    workgroupThreads(workgroupSize)}));

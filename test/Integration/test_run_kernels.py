@@ -436,9 +436,14 @@ def test_seed_v2_shape_raised_runs_with_gradient(tmp_path):
 
 def test_bitwise_integer_atomics(tmp_path):
     v = RNG.integers(0, 1 << 30, 100).astype(np.int32)
-    acc = np.array([0x1234, 0, -1, 0], np.int32)
+    acc = np.array([0x1234, 0, -1, 0, 3], np.int32)
     out = launch(tmp_path, "bitwise_atomics.mlir", "bits", 2, 64,
                  [acc, v, "index:100"])
+    # Products wrap modulo 2^32 in any order.
+    product = 3
+    for x in v.tolist():
+        product = product * x % 2 ** 32
     np.testing.assert_array_equal(
         out[0], [np.bitwise_xor.reduce(v) ^ 0x1234, np.bitwise_or.reduce(v),
-                 np.bitwise_and.reduce(v), 7])
+                 np.bitwise_and.reduce(v), 7,
+                 np.array(product, np.uint32).view(np.int32)])

@@ -225,6 +225,18 @@ def LowerSubgroupReduce : Pass<"nabla-lower-subgroup-reduce", "mlir::gpu::GPUMod
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def ExpandAtomics : Pass<"nabla-expand-atomics", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Rewrite atomics no GPU target has as one instruction into compare-exchange loops";
+  let description = [{
+    `memref.atomic_rmw muli` on integers has no hardware atomic on PTX,
+    AMDGPU or SPIR-V (LLVM's `atomicrmw` has no `mul`); it becomes a
+    `memref.generic_atomic_rmw` whose body multiplies, which each target
+    lowers to a compare-exchange loop. Every Nabla pipeline runs it before
+    lowering the kernels.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
 def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUModuleOp"> {
   let summary = "Move the stack allocations of an AMDGPU module into private memory";
   let description = [{

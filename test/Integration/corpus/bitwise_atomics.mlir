@@ -1,7 +1,8 @@
 // Integer bitwise atomics (CUDA's atomicXor/atomicOr/atomicAnd/atomicExch,
 // raised from LLVM IR to these kinds) on every target; on SPIR-V each is one
 // OpAtomic* instruction. Thread i of n: acc[0] ^= v[i], acc[1] |= v[i],
-// acc[2] &= v[i]; acc[3] = 7 from every thread.
+// acc[2] &= v[i]; acc[3] = 7 from every thread; acc[4] *= v[i] (wrapping:
+// SPIR-V has no atomic multiply, a compare-exchange loop).
 // RUN: nabla-compile %s --target=spirv -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
@@ -22,6 +23,8 @@ module attributes {gpu.container_module} {
         %b = memref.atomic_rmw ori %x, %acc[%c1] : (i32, memref<?xi32>) -> i32
         %c = memref.atomic_rmw andi %x, %acc[%c2] : (i32, memref<?xi32>) -> i32
         %d = memref.atomic_rmw assign %c7, %acc[%c3] : (i32, memref<?xi32>) -> i32
+        %c4 = arith.constant 4 : index
+        %e = memref.atomic_rmw muli %x, %acc[%c4] : (i32, memref<?xi32>) -> i32
       }
       gpu.return
     }
