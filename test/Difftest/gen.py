@@ -95,6 +95,7 @@ class Generator:
     def __init__(self, seed, diff=None, size="normal", known_failures=False):
         self.r = random.Random(seed)
         self.avoid = set() if known_failures else KNOWN_UNSUPPORTED
+        self.minmax_read = set()
         self.seed = seed
         self.count = 0
         self.scope = []
@@ -1012,14 +1013,29 @@ class Generator:
                       "f64" if self.f64 else "f32",
                       r.choice(["kernel_adjoint", "autodiff"]))
 
-    def random_modes(self, wg):
+    def random_modes(self, wg, fixed=None):
+        """Modes of the workgroup buffers in one phase. In differentiable
+        kernels a float min/max accumulator is never atomically updated
+        after a phase read it: reverse mode finds the winners from the final
+        value and refuses a read between same-kind atomics (docs/AD.md, seed
+        1026). `fixed` holds the modes a loop of phases keeps throughout."""
         modes = {}
         for b in wg:
             if b.role == "own":
                 modes[b.name] = self.r.choice(["read", "write"])
+            elif fixed and b.name in fixed:
+                modes[b.name] = fixed[b.name]
+            elif b.name in self.minmax_read:
+                modes[b.name] = "read"
             else:
                 modes[b.name] = self.r.choice(["atomic", "atomic", "read"])
+            if self.is_minmax_acc(b) and modes[b.name] == "read":
+                self.minmax_read.add(b.name)
         return modes
+
+    def is_minmax_acc(self, b):
+        return (self.diff and b.role == "acc"
+                and b.acc in ("maximumf", "minimumf"))
 
     def gen_phase(self, ctx):
         self.phase_scope = list(self.scope)
@@ -1037,9 +1053,15 @@ class Generator:
     def gen_phase_loop(self, wg):
         phases = self.r.choice([1, 2, 2])
 
+        # A loop repeats its phases: a min/max accumulator is either only
+        # read or only updated in it (see random_modes).
+        fixed = {b.name: ("read" if b.name in self.minmax_read else
+                          self.r.choice(["atomic", "atomic", "read"]))
+                 for b in wg if self.is_minmax_acc(b)}
+
         def items():
             for p in range(phases):
-                self.gen_phase(Ctx(self.random_modes(wg)))
+                self.gen_phase(Ctx(self.random_modes(wg, fixed)))
                 self.emit(Barrier())
 
         self.gen_for(Ctx({}), 0, phase_items=items)
