@@ -8,6 +8,7 @@
 
 #include "VulkanContext.h"
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -186,6 +187,23 @@ bool VulkanContext::open(int index, std::string &error) {
 #undef NABLA_LOAD_DEVICE
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
   return validated("device creation", error);
+}
+
+bool VulkanContext::checkStorageBufferBindings(const std::string &kernel,
+                                               size_t count,
+                                               std::string &error) const {
+  uint32_t allowed =
+      std::min(properties.limits.maxPerStageDescriptorStorageBuffers,
+               properties.limits.maxDescriptorSetStorageBuffers);
+  if (count <= allowed)
+    return true;
+  error = "kernel '" + kernel + "' needs " + std::to_string(count) +
+          " storage-buffer bindings (one per buffer or scalar parameter and "
+          "relocation record); Vulkan device '" +
+          deviceName() + "' allows at most " + std::to_string(allowed) +
+          " per kernel: pass fewer parameters (e.g. pack scalars into one "
+          "buffer)";
+  return false;
 }
 
 bool VulkanContext::createBuffer(VkDeviceSize size, VkBuffer &buffer,

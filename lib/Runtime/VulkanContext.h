@@ -129,6 +129,12 @@ public:
 
   std::string deviceName() const { return properties.deviceName; }
 
+  /// True if a kernel with `count` storage-buffer bindings fits the device's
+  /// per-stage and per-set limits; otherwise false with `error` naming
+  /// `kernel`. Drivers do not check it themselves (lavapipe crashes).
+  bool checkStorageBufferBindings(const std::string &kernel, size_t count,
+                                  std::string &error) const;
+
 #define NABLA_DECLARE(name) PFN_##name name = nullptr;
   NABLA_VK_INSTANCE_FUNCTIONS(NABLA_DECLARE)
   NABLA_VK_DEVICE_FUNCTIONS(NABLA_DECLARE)

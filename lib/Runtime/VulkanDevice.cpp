@@ -181,20 +181,10 @@ bool VulkanDevice::runKernel(const LaunchSpec &spec,
     return false;
   }
   // One storage buffer per buffer and scalar parameter (and per relocation
-  // record): drivers do not check the limit themselves (lavapipe crashes).
-  size_t bindingCount = spec.kernel->bindings.size();
-  uint32_t allowed = std::min(limits.maxPerStageDescriptorStorageBuffers,
-                              limits.maxDescriptorSetStorageBuffers);
-  if (bindingCount > allowed) {
-    error = "kernel '" + spec.kernel->name + "' needs " +
-            std::to_string(bindingCount) +
-            " storage-buffer bindings (one per buffer or scalar parameter and "
-            "relocation record); Vulkan device '" +
-            name() + "' allows at most " + std::to_string(allowed) +
-            " per kernel: pass fewer parameters (e.g. pack scalars into one "
-            "buffer)";
+  // record).
+  if (!checkStorageBufferBindings(spec.kernel->name,
+                                  spec.kernel->bindings.size(), error))
     return false;
-  }
   if (spec.image->size() % 4 != 0 || spec.image->empty()) {
     error = "the SPIR-V object is not a whole number of words";
     return false;

@@ -298,6 +298,9 @@ void VulkanHostBackend::prepare(Function &function) {
       for (int64_t extent : param.shape)
         bindings += extent < 0;
   function.bindingCount = bindings;
+  std::string error;
+  if (!vk->checkStorageBufferBindings(function.name, bindings, error))
+    fatal(error);
   std::vector<VkDescriptorSetLayoutBinding> layout(bindings);
   for (unsigned k = 0; k < bindings; ++k) {
     layout[k].binding = k;
