@@ -447,3 +447,17 @@ def test_bitwise_integer_atomics(tmp_path):
         out[0], [np.bitwise_xor.reduce(v) ^ 0x1234, np.bitwise_or.reduce(v),
                  np.bitwise_and.reduce(v), 7,
                  np.array(product, np.uint32).view(np.int32)])
+
+
+def test_sign_extended_comparisons(tmp_path):
+    # corpus/i64_compare.mlir: lavapipe miscompiled a sign-extended value
+    # compared with an i64 constant (always false for negative values).
+    N = np.array([-6, -1, 5, 7, -2**31, 2**31 - 1, 0, -3, 6, -4], np.int32)
+    M = np.array([0, 0, 10, 3, -5, 0, 1, -4, 6, 2**40], np.int64)
+    out = launch(tmp_path, "i64_compare.mlir", "k", 2, 8,
+                 [N, M, np.zeros(len(N), np.int32), f"index:{len(N)}"])
+    w = N.astype(np.int64)
+    expected = ((w < M) | (w < 0) << 1 | (w >= 5) << 2 | (-3 > w) << 3
+                | (w.astype(np.uint64) < 7) << 4)
+    np.testing.assert_array_equal(out[2], expected.astype(np.int32))
+

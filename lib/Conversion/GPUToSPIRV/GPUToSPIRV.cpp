@@ -629,7 +629,8 @@ struct ConvertGPUToSPIRV
 
   /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
   /// expansions for exp2, fpowi (a loop, PowerBySquaring.cpp) and trunc
-  /// (found by difftest), polynomial
+  /// (found by difftest), comparisons of sign-extended values narrowed
+  /// (NarrowComparisons.cpp), polynomial
   /// approximations (as on the CPU back ends) for erf, erfc, atan2 and cbrt.
   /// erfc has its own approximation: 1 - erf(x) loses every digit in the tail
   /// (x > ~3).
@@ -637,6 +638,7 @@ struct ConvertGPUToSPIRV
     RewritePatternSet patterns(&getContext());
     math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
     nabla::populateExpandFPowIPatterns(patterns);
+    nabla::populateNarrowComparisonPatterns(patterns);
     patterns.add<TruncToFloorOrCeil>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);

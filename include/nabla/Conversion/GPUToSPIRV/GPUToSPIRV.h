@@ -52,6 +52,11 @@ void selectInitsOfZeroTripLoops(mlir::Operation *root);
 /// undefined for negative bases.
 void populateExpandFPowIPatterns(mlir::RewritePatternSet &patterns);
 
+/// Rewrites `cmpi(extsi(x), C)` with C in x's signed range into a
+/// comparison of x (every predicate carries over); lavapipe miscompiles the
+/// wide form.
+void populateNarrowComparisonPatterns(mlir::RewritePatternSet &patterns);
+
 /// Exchanges gpu.shuffle ops of `kernel` whose constant width exceeds
 /// `subgroupSize` through a workgroup scratch attribution (two barriers
 /// each; every thread of the block must reach them). `workgroupSize` is the
