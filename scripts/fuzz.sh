@@ -215,7 +215,8 @@ for t in $targets; do
     if [ $rc != 0 ]; then
       crashes=$((crashes + 1)); status=1
       mkdir -p "$fuzzdir/crashers/$t"
-      for a in $(ls "$artifacts"); do cp -n "$artifacts/$a" "$fuzzdir/crashers/$t/"; done
+      # Crashes, leaks, timeouts and out-of-memory inputs (not slow units).
+      for a in $(ls "$artifacts" | grep -E "^(crash|leak|timeout|oom)-"); do cp -n "$artifacts/$a" "$fuzzdir/crashers/$t/"; done
       echo "-- $t: crash in round $round (log $log):"
       grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FINDING' "$log" || true
       grep -m8 -E '^ +#[0-9]+ ' "$log" || true

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -57,6 +58,16 @@ bool isKnownProcessor(StringRef triple, StringRef chip) {
   std::unique_ptr<llvm::MCSubtargetInfo> info(
       target->createMCSubtargetInfo(parsed, "", ""));
   return info && info->isCPUStringValid(chip.split(':').first);
+}
+
+/// True if `name` is an assembler symbol of PTX ([A-Za-z_$][A-Za-z0-9_$]*),
+/// or with `allowDot` of the AMDGPU assembler ('.' too).
+bool isAssemblerName(StringRef name, bool allowDot) {
+  auto valid = [&](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || (allowDot && c == '.');
+  };
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name, valid);
 }
 
 /// True if `type` is or contains f64.
@@ -165,6 +176,18 @@ struct CheckTargetSupport
              ": relocation ops must be lowered by --reloc-lower first";
     if (!dialects.contains(dialect))
       return "is not supported by " + where;
+    // Symbols become assembler names: PTX takes letters, digits, '_' and
+    // '$' (a '-' aborted LLVM's NVPTX printer, a '.' or a leading digit
+    // failed in ptxas; found by fuzzing LLVM IR), the AMDGPU assembler also
+    // '.'. SPIR-V and MSL (SPIRV-Cross renames) take any name.
+    if (auto symbol = dyn_cast<SymbolOpInterface>(op);
+        symbol && isa_and_nonnull<gpu::GPUModuleOp>(op->getParentOp()) &&
+        (target == "nvvm" || target == "rocdl") &&
+        !isAssemblerName(symbol.getName(), /*allowDot=*/target == "rocdl"))
+      return "is named '" + symbol.getName().str() + "', which " + where +
+             " cannot emit: its symbols are letters, digits, '_' and '$'" +
+             (target == "rocdl" ? " and '.'" : "") +
+             ", not starting with a digit (rename it in the frontend)";
     // A stack slot of run-time size: SPIR-V has only fixed-size Function
     // variables, PTX needs ISA 7.3 (more than sm_80's default) and AMDGPU a
     // dynamic scratch stack; rejected on every target, so that a
