@@ -58,7 +58,8 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
            "Lower float atomic add to a compare-exchange loop even where the "
            "target environment has SPV_EXT_shader_atomic_float_add">,
   ];
-  let dependentDialects = ["mlir::spirv::SPIRVDialect", "mlir::scf::SCFDialect"];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect", "mlir::scf::SCFDialect",
+                           "mlir::math::MathDialect"];
 }
 
 

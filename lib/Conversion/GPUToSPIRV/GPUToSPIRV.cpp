@@ -630,7 +630,8 @@ struct ConvertGPUToSPIRV
   /// Rewrites math ops GLSL.std.450 lacks into ones it has: exact
   /// expansions for exp2, fpowi (a loop, PowerBySquaring.cpp) and trunc
   /// (found by difftest), comparisons of sign-extended values narrowed
-  /// (NarrowComparisons.cpp), polynomial
+  /// (NarrowComparisons.cpp), remsi exact for INT_MIN (SignedRemainder.cpp),
+  /// polynomial
   /// approximations (as on the CPU back ends) for erf, erfc, atan2 and cbrt.
   /// erfc has its own approximation: 1 - erf(x) loses every digit in the tail
   /// (x > ~3).
@@ -639,6 +640,7 @@ struct ConvertGPUToSPIRV
     math::populateExpansionPatterns(patterns, {"exp2", "fpowi"});
     nabla::populateExpandFPowIPatterns(patterns);
     nabla::populateNarrowComparisonPatterns(patterns);
+    nabla::populateExactSignedRemainderPatterns(patterns);
     patterns.add<TruncToFloorOrCeil>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);

@@ -57,6 +57,11 @@ void populateExpandFPowIPatterns(mlir::RewritePatternSet &patterns);
 /// wide form.
 void populateNarrowComparisonPatterns(mlir::RewritePatternSet &patterns);
 
+/// Rewrites integer `arith.remsi` into remui of absolute values with the
+/// sign from a comparison: upstream's SPIR-V lowering gets the sign wrong
+/// for the minimum value.
+void populateExactSignedRemainderPatterns(mlir::RewritePatternSet &patterns);
+
 /// Exchanges gpu.shuffle ops of `kernel` whose constant width exceeds
 /// `subgroupSize` through a workgroup scratch attribution (two barriers
 /// each; every thread of the block must reach them). `workgroupSize` is the
