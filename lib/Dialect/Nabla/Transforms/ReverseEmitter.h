@@ -196,6 +196,8 @@ public:
   /// or loop-invariant): a pure op, or a load of a function argument buffer
   /// the function never writes, using no memref defined inside a region.
   bool isRecomputable(Operation *op);
+  /// An atomic's old value that neither the primal nor the reverse reads.
+  bool isUnneededAtomicResult(Value result);
 
   /// The tape slot of the taped loops being emitted, outermost first, with
   /// the number of slots so far: forward sweep and reverse sweep.
