@@ -45,6 +45,15 @@ for runtime in ["mlir_runner_utils", "mlir_c_runner_utils",
         ("%" + runtime, os.path.join(config.llvm_lib_dir,
                                      "lib" + runtime + ".so")))
 
+# A sanitized build (scripts/sanitize.sh): mlir-runner is not instrumented,
+# so the ASan runtime is preloaded for it to load the instrumented
+# libnabla_mgpu (Python's interpreter is handled the same way).
+if config.asan_runtime:
+    config.substitutions.append(
+        (r"(?<![\w-])mlir-runner(?![\w-])",
+         "env LD_PRELOAD=" + config.asan_runtime +
+         " ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 mlir-runner"))
+
 # Validators of the produced artifacts.
 config.substitutions.append(("spirv-val", config.spirv_val))
 if config.ptxas and not config.ptxas.endswith("NOTFOUND"):
