@@ -35,7 +35,7 @@ struct ExactSignedRemainder : public OpRewritePattern<arith::RemSIOp> {
       return failure();
     Location loc = op.getLoc();
     Value zero = arith::ConstantOp::create(rewriter, loc, type,
-                                          rewriter.getZeroAttr(type));
+                                           rewriter.getZeroAttr(type));
     Value magnitude = arith::RemUIOp::create(
         rewriter, loc, math::AbsIOp::create(rewriter, loc, op.getLhs()),
         math::AbsIOp::create(rewriter, loc, op.getRhs()));

@@ -47,9 +47,9 @@ mapMemorySpaceToStorageClass(mlir::Attribute memorySpace);
 /// this a zero-trip loop yields garbage instead of its init values.
 void selectInitsOfZeroTripLoops(mlir::Operation *root);
 
-/// Expands scalar `math.fpowi` with a non-constant exponent into a loop of binary exponentiation
-/// (compiler-rt's __powidf2, bit for bit): GLSL.std.450's Pow is 32-bit and
-/// undefined for negative bases.
+/// Expands scalar `math.fpowi` with a non-constant exponent into a loop of
+/// binary exponentiation (compiler-rt's __powidf2, bit for bit): GLSL.std.450's
+/// Pow is 32-bit and undefined for negative bases.
 void populateExpandFPowIPatterns(mlir::RewritePatternSet &patterns);
 
 /// Rewrites `cmpi(extsi(x), C)` with C in x's signed range into a
