@@ -200,8 +200,13 @@ int nabla::runHostProgram(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(
-      /*optLevel=*/2, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive create() (a temporary was a stack-use-after-scope
+  // under ASan).
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
+  engineOptions.transformer = optimize;
   engineOptions.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine) {
