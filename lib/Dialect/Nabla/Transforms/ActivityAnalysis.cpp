@@ -247,6 +247,16 @@ bool nabla::isFloatMinMaxAtomic(arith::AtomicRMWKind kind) {
                             kind);
 }
 
+/// True if `op` is inside a loop (of the function): it may run again after
+/// itself.
+static bool isInLoop(Operation *op) {
+  for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p);
+       p = p->getParentOp())
+    if (isa<LoopLikeOpInterface>(p))
+      return true;
+  return false;
+}
+
 /// True if `write` happens before `atomic` in every thread's program order:
 /// an ancestor of it precedes an ancestor of `atomic` in a block no loop
 /// encloses (in a loop, the next iteration writes after).
@@ -258,22 +268,8 @@ static bool isBefore(Operation *write, Operation *atomic) {
       continue;
     if (theirs == mine || !theirs->isBeforeInBlock(mine))
       return false;
-    for (Operation *p = mine->getParentOp(); p && !isa<func::FuncOp>(p);
-         p = p->getParentOp())
-      if (isa<LoopLikeOpInterface>(p))
-        return false;
-    return true;
+    return !isInLoop(mine);
   }
-  return false;
-}
-
-/// True if `op` is inside a loop (of the function): it may run again after
-/// itself.
-static bool isInLoop(Operation *op) {
-  for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p);
-       p = p->getParentOp())
-    if (isa<LoopLikeOpInterface>(p))
-      return true;
   return false;
 }
 
