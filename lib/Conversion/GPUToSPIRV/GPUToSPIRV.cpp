@@ -631,8 +631,9 @@ struct ConvertGPUToSPIRV
   /// expansions for exp2, fpowi (a loop, PowerBySquaring.cpp) and trunc
   /// (found by difftest), comparisons of sign-extended values narrowed
   /// (NarrowComparisons.cpp), remsi exact for INT_MIN (SignedRemainder.cpp),
-  /// polynomial
-  /// approximations (as on the CPU back ends) for erf, erfc, atan2 and cbrt.
+  /// f32 atan and atan2 within ~3 ulp (AccurateArctangent.cpp), polynomial
+  /// approximations (as on the CPU back ends) for erf, erfc, cbrt, asin and
+  /// acos.
   /// erfc has its own approximation: 1 - erf(x) loses every digit in the tail
   /// (x > ~3).
   LogicalResult expandUnsupportedMath(gpu::GPUModuleOp module) {
@@ -641,12 +642,13 @@ struct ConvertGPUToSPIRV
     nabla::populateExpandFPowIPatterns(patterns);
     nabla::populateNarrowComparisonPatterns(patterns);
     nabla::populateExactSignedRemainderPatterns(patterns);
+    nabla::populateAccurateArctangentPatterns(patterns);
     patterns.add<TruncToFloorOrCeil>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name.ends_with("atan2") || name.ends_with("cbrt") ||
-             name.ends_with("asin") || name.ends_with("acos");
+      return name.ends_with("cbrt") || name.ends_with("asin") ||
+             name.ends_with("acos");
     });
     return applyPatternsGreedily(module, std::move(patterns));
   }

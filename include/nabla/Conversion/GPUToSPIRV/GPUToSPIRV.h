@@ -62,6 +62,11 @@ void populateNarrowComparisonPatterns(mlir::RewritePatternSet &patterns);
 /// for the minimum value.
 void populateExactSignedRemainderPatterns(mlir::RewritePatternSet &patterns);
 
+/// Expands f32 `math.atan` and `math.atan2` into arithmetic within ~3 ulp:
+/// lavapipe's GLSL.std.450 Atan and upstream's atan2 approximation are off
+/// by ~350 ulp.
+void populateAccurateArctangentPatterns(mlir::RewritePatternSet &patterns);
+
 /// Exchanges gpu.shuffle ops of `kernel` whose constant width exceeds
 /// `subgroupSize` through a workgroup scratch attribution (two barriers
 /// each; every thread of the block must reach them). `workgroupSize` is the
