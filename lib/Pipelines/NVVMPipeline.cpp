@@ -10,6 +10,7 @@
 
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Support/TargetChips.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -23,26 +24,7 @@
 using namespace mlir;
 
 std::string nabla::getDefaultPTXFeatures(StringRef chip) {
-  // Minimum PTX ISA version per SM architecture (PTX ISA release notes).
-  static const std::pair<unsigned, unsigned> kMinimumPTX[] = {
-      {120, 87}, {101, 86}, {100, 86}, {90, 78}, {89, 78}, {87, 74},
-      {86, 71},  {80, 70},  {75, 63},  {72, 61}, {70, 60}};
-  unsigned sm = 0;
-  StringRef digits = chip;
-  if (!digits.consume_front("sm_") ||
-      digits.take_while([](char c) { return c >= '0' && c <= '9'; })
-          .getAsInteger(10, sm))
-    return "+ptx60";
-  unsigned ptx = 60;
-  for (auto [minimumSM, version] : kMinimumPTX)
-    if (sm >= minimumSM) {
-      ptx = version;
-      break;
-    }
-  // Architecture-specific variants (sm_90a, sm_100a) need PTX 8.0+.
-  if (digits.ends_with("a") && sm >= 90)
-    ptx = std::max(ptx, 80u);
-  return "+ptx" + std::to_string(ptx);
+  return "+ptx" + std::to_string(getMinimumPTXVersion(chip));
 }
 
 std::string nabla::findCUDAToolkit(StringRef option) {
@@ -67,7 +49,8 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                                      const NablaToNVVMOptions &options) {
   std::string toolkit = findCUDAToolkit(options.toolkit);
   addFrontendPasses(pm, "nvvm", options.chip, options.abi,
-                    options.relocStrategy, options.toolkit);
+                    options.relocStrategy, options.toolkit, {},
+                    options.features);
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createExpandAtomics());
   pm.nest<gpu::GPUModuleOp>().addPass(
       createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,

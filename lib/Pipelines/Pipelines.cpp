@@ -7,9 +7,9 @@
 
 #include "nabla/Pipelines/Pipelines.h"
 
+#include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
-#include "nabla/Conversion/Passes.h"
 #include "nabla/Host/Passes.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -30,7 +30,8 @@ std::string nabla::getRelocStrategy(StringRef target, StringRef abi,
 void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
                               StringRef chip, StringRef abi,
                               StringRef relocStrategy, StringRef toolkit,
-                              ArrayRef<int64_t> workgroupSize) {
+                              ArrayRef<int64_t> workgroupSize,
+                              StringRef features) {
   // Host programs: gpu.launch bodies become kernels, and kernels launched
   // with constant sizes are compiled for them.
   pm.addPass(createGpuKernelOutliningPass());
@@ -46,6 +47,8 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
   CheckTargetSupportOptions check;
   check.target = target.str();
   check.chip = chip.str();
+  check.requireChip = target == "nvvm" || target == "rocdl";
+  check.features = features.str();
   check.abi = abi.str();
   check.toolkit = toolkit.str();
   check.workgroupSize = llvm::to_vector(workgroupSize);

@@ -10,6 +10,7 @@
 #include "nabla/Transforms/Passes.h"
 
 #include "nabla/Support/Limits.h"
+#include "nabla/Support/TargetChips.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,11 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Triple.h"
 
 namespace nabla {
 #define GEN_PASS_DEF_CHECKTARGETSUPPORT
@@ -37,28 +34,6 @@ namespace {
 constexpr llvm::StringLiteral kCommonDialects[] = {
     "builtin", "arith", "math",  "scf", "cf",     "func",
     "memref",  "gpu",   "index", "ub",  "affine", "vector"};
-
-/// True if LLVM's back end for `triple` knows the processor `chip` (target
-/// features after a ':' ignored, e.g. gfx90a:xnack+). An unknown one would
-/// otherwise reach instruction selection, which only warns and then emits
-/// code for a generic processor, or aborts.
-bool isKnownProcessor(StringRef triple, StringRef chip) {
-  static bool initialized = [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargetMCs();
-    return true;
-  }();
-  (void)initialized;
-  llvm::Triple parsed(triple);
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(parsed, error);
-  if (!target)
-    return true; // Not built into this LLVM: the pipeline reports it.
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(parsed, "", ""));
-  return info && info->isCPUStringValid(chip.split(':').first);
-}
 
 /// True if `name` is an assembler symbol of PTX ([A-Za-z_$][A-Za-z0-9_$]*),
 /// or with `allowDot` of the AMDGPU assembler ('.' too).
@@ -133,8 +108,13 @@ struct CheckTargetSupport
         return getOperation().emitError("workgroup size ")
                << extent << " is out of range (1 to "
                << nabla::kMaxWorkgroupExtent << ")";
-    if (chip.empty())
+    if (chip.empty()) {
+      if (requireChip)
+        return getOperation().emitError("the ")
+               << target << " target needs a chip (e.g. "
+               << (target == "rocdl" ? "gfx90a" : "sm_90") << ")";
       return success();
+    }
     StringRef name = chip;
     auto isChip = [&](StringRef prefix, unsigned radix) {
       if (!name.consume_front(prefix))
@@ -149,16 +129,39 @@ struct CheckTargetSupport
     if (target == "rocdl" && !isChip("gfx", 16))
       return getOperation().emitError("invalid chip '")
              << chip << "' for the rocdl target (expected gfxNNN, e.g. gfx90a)";
-    if (target == "nvvm" && !isKnownProcessor("nvptx64-nvidia-cuda", chip))
+    if (target == "nvvm" &&
+        !nabla::isKnownProcessor("nvptx64-nvidia-cuda", chip))
       return getOperation().emitError("unknown chip '")
              << chip
              << "': LLVM " LLVM_VERSION_STRING
                 "'s NVPTX back end has no such processor";
-    if (target == "rocdl" && !isKnownProcessor("amdgcn-amd-amdhsa", chip))
+    if (target == "rocdl" &&
+        !nabla::isKnownProcessor("amdgcn-amd-amdhsa", chip))
       return getOperation().emitError("unknown chip '")
              << chip
              << "': LLVM " LLVM_VERSION_STRING
                 "'s AMDGPU back end has no such processor";
+    if (target == "nvvm")
+      return checkPTXFeatures();
+    return success();
+  }
+
+  /// A `+ptxNN` in the features must be at least the chip's minimum: LLVM's
+  /// NVPTX back end aborts on a lower one (found by fuzzing, sm_88).
+  LogicalResult checkPTXFeatures() {
+    unsigned minimum = nabla::getMinimumPTXVersion(chip);
+    for (StringRef item : llvm::split(StringRef(features), ',')) {
+      StringRef digits = item.trim();
+      unsigned version;
+      if (!digits.consume_front("+ptx") || digits.getAsInteger(10, version))
+        continue;
+      if (version < minimum)
+        return getOperation().emitError("features '")
+               << item.trim() << "' select PTX " << version / 10 << "."
+               << version % 10 << ", but " << chip << " needs PTX "
+               << minimum / 10 << "." << minimum % 10
+               << " or later (leave features empty for the lowest that fits)";
+    }
     return success();
   }
 

@@ -129,7 +129,8 @@ void addFrontendPasses(mlir::OpPassManager &pm, llvm::StringRef target,
                        llvm::StringRef chip, llvm::StringRef abi,
                        llvm::StringRef relocStrategy,
                        llvm::StringRef toolkit = "",
-                       llvm::ArrayRef<int64_t> workgroupSize = {});
+                       llvm::ArrayRef<int64_t> workgroupSize = {},
+                       llvm::StringRef features = "");
 
 /// The passes every pipeline ends with: nabla-restore-host-code and, if
 /// `lowerHostCode`, nabla-lower-host-to-llvm for `target`.

@@ -32,6 +32,12 @@ def CheckTargetSupport : Pass<"nabla-check-target-support", "mlir::ModuleOp"> {
            "Target pipeline to check for: nvvm, rocdl, spirv or metal">,
     Option<"chip", "chip", "std::string", [{""}],
            "Chip the pipeline compiles for (sm_NN for nvvm, gfxNNN for rocdl)">,
+    Option<"requireChip", "require-chip", "bool", "false",
+           "An empty chip is an error (the nvvm and rocdl pipelines set it: "
+           "their back ends need one)">,
+    Option<"features", "features", "std::string", [{""}],
+           "Target features the pipeline was given (nvvm: a +ptxNN must be "
+           "at least the chip's minimum PTX version)">,
     Option<"abi", "abi", "std::string", [{"v2"}],
            "Relocation convention the pipeline was asked for: v1 or v2">,
     Option<"toolkit", "toolkit", "std::string", [{""}],
