@@ -45,6 +45,25 @@ bool isAssemblerName(StringRef name, bool allowDot) {
          llvm::all_of(name, valid);
 }
 
+/// True if `dim` asks for a dynamic extent of a kernel's buffer parameter
+/// (through memref.cast), or for an extent chosen at run time. (A device
+/// function's parameter may become a static buffer once inlined.)
+bool isDynamicParameterDim(memref::DimOp dim) {
+  Value source = dim.getSource();
+  while (auto cast = source.getDefiningOp<memref::CastOp>())
+    source = cast.getSource();
+  auto type = dyn_cast<MemRefType>(source.getType());
+  auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(
+      source.getParentBlock() ? source.getParentBlock()->getParentOp()
+                              : nullptr);
+  if (!isa<BlockArgument>(source) || !type || !kernel || !kernel.isKernel())
+    return false;
+  std::optional<int64_t> index = dim.getConstantIndex();
+  if (!index)
+    return !type.hasStaticShape();
+  return *index >= 0 && *index < type.getRank() && type.isDynamicDim(*index);
+}
+
 /// True if `type` is or contains f64.
 bool containsF64(Type type) {
   if (auto shaped = dyn_cast<ShapedType>(type))
@@ -212,6 +231,13 @@ struct CheckTargetSupport
       return "on f64 has no lowering for " + where +
              " (GLSL.std.450 transcendentals are 32-bit); use f32, or the "
              "nvvm/rocdl targets";
+    // Vulkan and Metal pass a buffer without its size: the run-time extent
+    // of a parameter has nothing to lower to (it was "failed to legalize";
+    // difftest seed 5009). Static extents and those of subviews fold away.
+    if (auto dim = dyn_cast<memref::DimOp>(op);
+        dim && (target == "spirv" || isMetal) && isDynamicParameterDim(dim))
+      return "reads the run-time size of a buffer parameter, which " + where +
+             " does not pass to kernels; pass the size as a scalar parameter";
     // SPIR-V's index is 32-bit: a larger constant has no lowering.
     if (auto constant = dyn_cast<arith::ConstantOp>(op);
         constant && (target == "spirv" || isMetal))

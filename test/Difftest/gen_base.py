@@ -24,7 +24,7 @@ INT_ACC_INIT = {"addi": 0, "maxs": -1000, "mins": 1000, "maxu": 0,
 # Generator(known_failures=True); each has a minimized regression in
 # regressions/ (xfail while open):
 # "dim": memref.dim of a memref<?xT> parameter has no SPIR-V lowering (a
-# documented limit, Targets.md).
+# documented limit, Targets.md; a located error, class gpu-unsupported).
 # Fixed since, and generated again: ceildivsi/floordivsi/ceildivui and
 # math.trunc on SPIR-V, integer atomics in subgroup-divergent loops on
 # lavapipe (relaxed semantics), the reverse mode of constant empty loops,
