@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <optional>
@@ -129,6 +130,21 @@ constexpr ExtentAttribute kExtentAttributes[] = {
     {"rocdl.reqd_work_group_size", kMaxWorkgroupExtent},
 };
 
+/// True if `name` may stand on the function op `op`: one of the op's own
+/// attributes (its ODS attributes, symbol and function-interface names,
+/// gpu.func's attribution count) or a dialect-prefixed one.
+bool isOwnFunctionAttribute(Operation *op, StringAttr name) {
+  if (name.strref().contains('.') ||
+      llvm::is_contained(op->getName().getAttributeNames(), name))
+    return true;
+  return llvm::is_contained(
+      {SymbolTable::getSymbolAttrName(), SymbolTable::getVisibilityAttrName(),
+       StringRef("function_type"), StringRef("arg_attrs"),
+       StringRef("res_attrs"),
+       gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName()},
+      name.strref());
+}
+
 struct CheckInput : public nabla::impl::CheckInputBase<CheckInput> {
   using Base::Base;
 
@@ -203,6 +219,17 @@ struct CheckInput : public nabla::impl::CheckInputBase<CheckInput> {
                " is not a dimension of a rank-" + std::to_string(rank) +
                " memref");
     }
+    // The lowerings copy a function's attributes onto the target's function
+    // op (spirv.func, llvm.func), where an unprefixed name may be one of its
+    // own of another type: `function_control = array<i32: ...>` on a gpu.func
+    // crashed the SPIR-V conversion (found by fuzzing).
+    if (isa<FunctionOpInterface>(op))
+      for (NamedAttribute attr : op->getAttrs())
+        if (!isOwnFunctionAttribute(op, attr.getName()))
+          report("has attribute '" + attr.getName().str() +
+                 "' without a dialect prefix, which the lowerings would copy "
+                 "onto the target's function op (name it 'mydialect." +
+                 attr.getName().str() + "')");
     if (auto kernel = dyn_cast<gpu::GPUFuncOp>(op); kernel && kernel.isKernel())
       for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes()))
         if (!isKernelParameterType(type)) {

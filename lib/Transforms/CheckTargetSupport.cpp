@@ -45,9 +45,11 @@ bool isAssemblerName(StringRef name, bool allowDot) {
          llvm::all_of(name, valid);
 }
 
-/// True if `dim` asks for a dynamic extent of a kernel's buffer parameter
-/// (through memref.cast), or for an extent chosen at run time. (A device
-/// function's parameter may become a static buffer once inlined.)
+/// True if `dim` asks for a dynamic extent of a kernel's 1-D (or strided)
+/// buffer parameter (through memref.cast), or for an extent chosen at run
+/// time. Multi-dimensional buffers get their sizes as extra parameters
+/// (nabla-linearize-kernel-memrefs), and a device function's parameter may
+/// become a static buffer once inlined.
 bool isDynamicParameterDim(memref::DimOp dim) {
   Value source = dim.getSource();
   while (auto cast = source.getDefiningOp<memref::CastOp>())
@@ -56,7 +58,8 @@ bool isDynamicParameterDim(memref::DimOp dim) {
   auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(
       source.getParentBlock() ? source.getParentBlock()->getParentOp()
                               : nullptr);
-  if (!isa<BlockArgument>(source) || !type || !kernel || !kernel.isKernel())
+  if (!isa<BlockArgument>(source) || !type || !kernel || !kernel.isKernel() ||
+      (type.getRank() >= 2 && type.getLayout().isIdentity()))
     return false;
   std::optional<int64_t> index = dim.getConstantIndex();
   if (!index)

@@ -159,3 +159,22 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The lowerings copy a function's attributes onto spirv.func/llvm.func, where
+// an unprefixed name may be one of theirs with another type (a gpu.func with
+// `function_control = array<i32: ...>` crashed the SPIR-V conversion; found
+// by fuzzing). Prefixed attributes and the functions' own pass.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @below {{'gpu.func' op has attribute 'function_control' without a dialect prefix}}
+    gpu.func @k(%X: memref<?xf32>) kernel attributes {function_control = array<i32: 128, 1, 1>, known_block_size = array<i32: 128, 1, 1>, mine.tag} {
+      gpu.return
+    }
+    // expected-error @below {{'func.func' op has attribute 'linkage' without a dialect prefix}}
+    func.func @f() attributes {linkage = 1 : i32, llvm.emit_c_interface} {
+      return
+    }
+  }
+}
