@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -41,6 +42,17 @@ static LogicalResult reportAt(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   return failure();
 }
 
+/// `text` without what MLIR's lexer skips at its start: blanks, NUL bytes
+/// and `//` comments.
+static StringRef skipTrivia(StringRef text) {
+  while (true) {
+    text = text.ltrim(StringRef(" \t\r\n\0", 5));
+    if (!text.starts_with("//"))
+      return text;
+    text = text.drop_until([](char c) { return c == '\n'; });
+  }
+}
+
 static LogicalResult checkSource(llvm::SourceMgr &sourceMgr,
                                  MLIRContext *context, unsigned bufferId) {
   StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
@@ -65,19 +77,23 @@ static LogicalResult checkSource(llvm::SourceMgr &sourceMgr,
                         "brackets nest deeper than " +
                             llvm::Twine(kMaxSourceNesting) +
                             " levels; Nabla does not parse such input");
-      if (c == '<' && p >= begin + 5 && StringRef(p - 5, 5) == "array" &&
-          (p == begin + 5 || !isIdentifierChar(p[-6]))) {
-        // What the lexer skips before the element type: blanks, comments.
-        StringRef rest = StringRef(p + 1, end - p - 1).ltrim(" \t\r\n");
-        while (rest.starts_with("//"))
-          rest = rest.drop_until([](char c) { return c == '\n'; })
-                     .ltrim(" \t\r\n");
+      continue;
+    }
+    // The keyword `array`, then (past what the lexer skips: blanks, NULs,
+    // comments; found by fuzzing) `<` and `index`.
+    if (c == 'a' && StringRef(p, end - p).starts_with("array") &&
+        (p == begin || !isIdentifierChar(p[-1])) &&
+        (p + 5 == end || !isIdentifierChar(p[5]))) {
+      StringRef rest = skipTrivia(StringRef(p + 5, end - p - 5));
+      if (rest.consume_front("<")) {
+        rest = skipTrivia(rest);
         if (rest.starts_with("index") &&
             (rest.size() == 5 || !isIdentifierChar(rest[5])))
           return reportAt(sourceMgr, context, bufferId, rest.data(),
                           "a dense array cannot hold 'index' elements (use "
                           "i32 or i64)");
       }
+      p += 4;
       continue;
     }
     if (c == ')' || c == ']' || c == '}' ||
@@ -95,9 +111,82 @@ LogicalResult nabla::checkMLIRSource(llvm::SourceMgr &sourceMgr,
   return checkSource(sourceMgr, /*context=*/nullptr, bufferId);
 }
 
+LogicalResult nabla::checkInherentAttributes(Operation *root) {
+  // One op of each kind with nothing but its defaults, to learn which of its
+  // attributes always have a value.
+  llvm::DenseMap<OperationName, Operation *> defaults;
+  bool failed = false;
+  root->walk([&](Operation *op) {
+    std::optional<RegisteredOperationName> name = op->getRegisteredInfo();
+    if (!name || op->getPropertiesStorageSize() == 0)
+      return;
+    Operation *&fresh = defaults[op->getName()];
+    if (!fresh)
+      fresh = Operation::create(UnknownLoc::get(op->getContext()),
+                                op->getName(), {}, {}, NamedAttrList(),
+                                OpaqueProperties(nullptr), {}, 0);
+    for (StringAttr attrName : name->getAttributeNames()) {
+      std::optional<Attribute> byDefault = fresh->getInherentAttr(attrName);
+      std::optional<Attribute> given = op->getInherentAttr(attrName);
+      if (byDefault && *byDefault && given && !*given) {
+        op->emitOpError("attribute '")
+            << attrName.getValue()
+            << "' has a value of the wrong kind (expected one like "
+            << *byDefault << ")";
+        failed = true;
+      }
+    }
+  });
+  for (auto &entry : defaults)
+    entry.second->destroy();
+  return failure(failed);
+}
+
 OwningOpRef<ModuleOp> nabla::parseCheckedModule(llvm::SourceMgr &sourceMgr,
                                                 MLIRContext *context) {
   if (failed(checkSource(sourceMgr, context, sourceMgr.getMainFileID())))
     return {};
-  return parseSourceFile<ModuleOp>(sourceMgr, context);
+  ParserConfig config(context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module || failed(checkInherentAttributes(*module)) ||
+      failed(verify(*module)))
+    return {};
+  return module;
+}
+
+LogicalResult nabla::checkParsedMLIRSource(llvm::SourceMgr &sourceMgr,
+                                           unsigned bufferId,
+                                           const DialectRegistry &registry) {
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects();
+  context.printOpOnDiagnostic(false);
+  StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
+  StringRef name = sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier();
+  // The whole file, else each `// -----` chunk (-split-input-file), padded
+  // with newlines to keep its line numbers; input that does not parse is
+  // left to the tool to report.
+  bool found = false;
+  SmallVector<StringRef> chunks{text};
+  if (text.contains("// -----"))
+    text.split(chunks, "// -----");
+  for (StringRef chunk : chunks) {
+    unsigned line = sourceMgr
+                        .getLineAndColumn(
+                            llvm::SMLoc::getFromPointer(chunk.data()), bufferId)
+                        .first;
+    std::string padded = std::string(line - 1, '\n') + chunk.str();
+    Block block;
+    {
+      ScopedDiagnosticHandler quiet(&context,
+                                    [](Diagnostic &) { return success(); });
+      ParserConfig config(&context, /*verifyAfterParse=*/false);
+      if (failed(parseSourceString(padded, &block, config, name)))
+        continue;
+    }
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    for (Operation &op : block)
+      if (failed(checkInherentAttributes(&op)))
+        found = true;
+  }
+  return failure(found);
 }

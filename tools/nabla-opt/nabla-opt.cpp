@@ -82,9 +82,11 @@ int main(int argc, char **argv) {
     imported->print(os, mlir::OpPrintingFlags().enableDebugInfo());
     // Named apart from the .ll, so that diagnostics quote the .ll's lines
     // (read from disk), not this text's.
-    input = llvm::MemoryBuffer::getMemBufferCopy(
-        text, inputFile + " (imported)");
-  } else if (failed(nabla::checkMLIRSource(sourceMgr, bufferId))) {
+    input =
+        llvm::MemoryBuffer::getMemBufferCopy(text, inputFile + " (imported)");
+  } else if (failed(nabla::checkMLIRSource(sourceMgr, bufferId)) ||
+             failed(
+                 nabla::checkParsedMLIRSource(sourceMgr, bufferId, registry))) {
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -23,7 +23,9 @@ class SourceMgr;
 } // namespace llvm
 
 namespace mlir {
+class DialectRegistry;
 class MLIRContext;
+class Operation;
 } // namespace mlir
 
 namespace nabla {
@@ -34,8 +36,23 @@ namespace nabla {
 mlir::LogicalResult checkMLIRSource(llvm::SourceMgr &sourceMgr,
                                     unsigned bufferId);
 
+/// Reports ops whose attribute that always has a value (a default-valued
+/// one) came out of the parser null: MLIR stores an inherent attribute given
+/// with a value of the wrong kind (`addr_space = i32` on llvm.mlir.global) as
+/// null, and upstream verifiers then dereference it (found by fuzzing).
+mlir::LogicalResult checkInherentAttributes(mlir::Operation *root);
+
+/// Parses buffer `bufferId` of `sourceMgr` (each `// -----` chunk on its own,
+/// as -split-input-file does) without verifying, in a context of
+/// `registry`, and reports what checkInherentAttributes finds through
+/// `sourceMgr`. For tools that parse later with verification (nabla-opt).
+mlir::LogicalResult
+checkParsedMLIRSource(llvm::SourceMgr &sourceMgr, unsigned bufferId,
+                      const mlir::DialectRegistry &registry);
+
 /// checkMLIRSource, then parses the main buffer of `sourceMgr` as a module;
-/// null on failure (diagnostics go to the context's handler).
+/// then checkInherentAttributes, then verifies; null on failure (diagnostics
+/// go to the context's handler).
 mlir::OwningOpRef<mlir::ModuleOp>
 parseCheckedModule(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context);
 
