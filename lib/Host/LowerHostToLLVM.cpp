@@ -59,6 +59,34 @@ bool hasAsyncOps(ModuleOp module) {
   return found;
 }
 
+/// async-to-async-runtime crashes on an async.execute that names a token or
+/// value twice (`[%t, %t]`, `%v as %a, %v as %b`; found by fuzzing). Each is
+/// kept once: a second block argument for the same value is replaced by the
+/// first.
+void deduplicateExecuteOperands(ModuleOp module) {
+  module.walk([](async::ExecuteOp op) {
+    SmallVector<Value> dependencies;
+    for (Value token : op.getDependencies())
+      if (!llvm::is_contained(dependencies, token))
+        dependencies.push_back(token);
+    if (dependencies.size() != op.getDependencies().size())
+      op.getDependenciesMutable().assign(dependencies);
+    Block &body = op.getBodyRegion().front();
+    SmallVector<Value> operands(op.getBodyOperands());
+    for (int i = static_cast<int>(operands.size()) - 1; i > 0; --i) {
+      auto first = llvm::find(operands, operands[i]);
+      if (first - operands.begin() == i)
+        continue;
+      body.getArgument(i).replaceAllUsesWith(
+          body.getArgument(first - operands.begin()));
+      body.eraseArgument(i);
+      operands.erase(operands.begin() + i);
+    }
+    if (operands.size() != op.getBodyOperands().size())
+      op.getBodyOperandsMutable().assign(operands);
+  });
+}
+
 /// gpu-to-llvm lowers an asynchronous allocation, copy, memset or
 /// deallocation only with exactly one dependency, and gpu-async-region adds
 /// the stream's token to ops that already had their own. Each such op gets
@@ -180,6 +208,7 @@ struct LowerHostToLLVM
       return signalPassFailure();
     synchronizeHostSharedAllocations(module);
     joinAsyncDependencies(module);
+    deduplicateExecuteOperands(module);
 
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createGpuToLLVMConversionPass());
