@@ -490,6 +490,34 @@ struct TruncToFloorOrCeil : public OpRewritePattern<math::TruncOp> {
     return success();
   }
 };
+/// f64 math.copysign(x, y) as select(signbit(y), -|x|, |x|). Upstream's
+/// 64-bit mask-and-or of bit casts is valid SPIR-V, but lavapipe (Mesa
+/// 22.3.6) miscomputes it when x was loaded before a barrier and the result
+/// feeds a min (2^1023 for -1; difftest seed 65774). Exact, -0 and NaN signs
+/// included.
+struct CopySignF64BySelect : public OpRewritePattern<math::CopySignOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::CopySignOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF64())
+      return failure();
+    Location loc = op.getLoc();
+    Type intType = rewriter.getI64Type();
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      intType = shaped.clone(intType);
+    Value magnitude = math::AbsFOp::create(rewriter, loc, op.getLhs());
+    Value negated = arith::NegFOp::create(rewriter, loc, magnitude);
+    Value bits = arith::BitcastOp::create(rewriter, loc, intType, op.getRhs());
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(intType)));
+    Value signBit = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, bits, zero);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, signBit, negated,
+                                                 magnitude);
+    return success();
+  }
+};
 } // namespace
 
 void nabla::populateAtomicRMWFloatToSPIRVPatterns(
@@ -643,7 +671,7 @@ struct ConvertGPUToSPIRV
     nabla::populateNarrowComparisonPatterns(patterns);
     nabla::populateExactSignedRemainderPatterns(patterns);
     nabla::populateAccurateArctangentPatterns(patterns);
-    patterns.add<TruncToFloorOrCeil>(&getContext());
+    patterns.add<TruncToFloorOrCeil, CopySignF64BySelect>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
