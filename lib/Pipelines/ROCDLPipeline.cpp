@@ -14,7 +14,6 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -45,11 +44,10 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(nabla::createLowerSubgroupReduce({lanes}));
-  // math.tanh would become llvm.intr.tanh, which the AMDGPU back end cannot
-  // select ("no libcall available for ftanh"): expand it into exp first.
-  math::MathExpandOpsPassOptions expand;
-  expand.opMnemonics = {"tanh"};
-  device.addPass(math::createMathExpandOpsPass(expand));
+  // Math ops become OCML calls before convert-gpu-to-rocdl, whose own
+  // math-to-OCML patterns lose to whatever lowering another loaded dialect
+  // (NVVM, AMX) contributes.
+  device.addPass(nabla::createROCDLMathToOCML({options.chip.getValue()}));
   ConvertGpuOpsToROCDLOpsOptions rocdl;
   rocdl.chipset = options.chip.getValue();
   rocdl.indexBitwidth = 64;

@@ -266,6 +266,34 @@ def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUMod
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def ROCDLMathToOCML : Pass<"nabla-rocdl-math-to-ocml", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower math ops to ROCm device library (OCML) calls before the GPU-to-ROCDL conversion";
+  let description = [{
+    Upstream's `convert-gpu-to-rocdl` collects the LLVM conversion patterns of
+    every dialect loaded in the context before its own math-to-OCML patterns,
+    at the same benefit, so which lowering a math op gets depends on what else
+    the context holds: with the NVVM (or AMX) dialect loaded, for instance
+    because the input names an `nvvm.*` attribute, `math.atan2`, `acos`,
+    `asin`, `atan`, `cosh`, `sinh`, `tan`, `tanh` become LLVM intrinsics the
+    AMDGPU back end cannot select ("no libcall available for fatan2"), and
+    `log1p`, `expm1`, `rsqrt` lose accuracy. This pass applies only the
+    math-to-OCML patterns first, so every math op with an OCML function
+    becomes a call to it whatever is loaded; the rest is left to
+    `convert-gpu-to-rocdl`.
+
+    ```mlir
+    %r = math.atan2 %y, %x : f32
+    // becomes
+    %r = llvm.call @__ocml_atan2_f32(%y, %x) : (f32, f32) -> f32
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "AMDGPU chip (gfx90a, ...): chip-specific lowerings; none when empty or unknown">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def SPIRVToBinary : Pass<"nabla-spirv-to-binary", "mlir::ModuleOp"> {
   let summary = "Serialize, validate and package SPIR-V modules as gpu.binary ops";
   let description = [{
