@@ -1,13 +1,15 @@
-# ===- test_math_accuracy.py - f32 atan/atan2 within a few ulp ------------=== #
+# ===- test_math_accuracy.py - atan/atan2 ulps, exact round/copysign -------=== #
 #
 # corpus/arctangent.mlir on the default device against float64 NumPy,
 # measured in f32 ulps of the exact result. On SPIR-V both functions are
 # Nabla's expansion (AccurateArctangent.cpp, ~3 ulp, CUDA's atanf/atan2f are
 # within 2-3); lavapipe's own Atan was off by ~350 ulp (difftest seed 62486).
 # Special values follow IEEE 754 / C's atan2: signed zeros, infinities in
-# every quadrant, NaN propagation.
+# every quadrant, NaN propagation. round and copysign (corpus/sign_rounding.mlir)
+# must be bit-exact in f32 and f64.
 # ===----------------------------------------------------------------------=== #
 import numpy as np
+import pytest
 
 from test_run_kernels import launch
 
@@ -79,3 +81,39 @@ def test_atan2_ulp(tmp_path):
                                rtol=1e-7, atol=0)
     np.testing.assert_array_equal(np.signbit(got[~nan_expected]),
                                   np.signbit(expected[~nan_expected]))
+
+
+def round_half_away(x):
+    """C's round(): halfway cases away from zero, exact in any precision."""
+    mag = np.abs(x)
+    whole = np.floor(mag)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        return np.copysign(whole + (mag - whole >= 0.5), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_round_and_copysign_edge_values(tmp_path, dtype):
+    """Bit-exact round and copysign, signed zeros and NaN signs included
+    (SPIR-V: the select forms that replaced upstream's mask-and-or)."""
+    big = 2.0 ** (np.finfo(dtype).nmant)
+    edges = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -1.6727948,
+             np.nextafter(dtype(0.5), dtype(0)), 0.49999997, big - 0.5,
+             big + 1, -(big + 1), 1e30, -1e-30, np.inf, -np.inf, np.nan]
+    rng = np.random.default_rng(11)
+    x = np.concatenate([edges, rng.uniform(-100, 100, 200)]).astype(dtype)
+    s = np.concatenate([np.tile([1.0, -1.0, 0.0, -0.0], 5)[:len(edges)],
+                        rng.choice([-3.0, 2.0], 200)]).astype(dtype)
+    n = len(x)
+    kernel = "sign_f32" if dtype == np.float32 else "sign_f64"
+    out = launch(tmp_path, "sign_rounding.mlir", kernel, (n + 63) // 64, 64,
+                 [x, s, np.zeros(n, dtype), np.zeros(n, dtype), f"index:{n}"])
+    rounded, signed = out[2], out[3]
+    want_round = round_half_away(x)
+    finite = ~np.isnan(x)
+    np.testing.assert_array_equal(rounded[finite], want_round[finite])
+    np.testing.assert_array_equal(np.signbit(rounded[finite]),
+                                  np.signbit(want_round[finite]))
+    assert np.isnan(rounded[~finite]).all()
+    want_sign = np.copysign(x, s)
+    np.testing.assert_array_equal(signed[finite], want_sign[finite])
+    np.testing.assert_array_equal(np.signbit(signed), np.signbit(want_sign))

@@ -490,20 +490,21 @@ struct TruncToFloorOrCeil : public OpRewritePattern<math::TruncOp> {
     return success();
   }
 };
-/// f64 math.copysign(x, y) as select(signbit(y), -|x|, |x|). Upstream's
-/// 64-bit mask-and-or of bit casts is valid SPIR-V, but lavapipe (Mesa
-/// 22.3.6) miscomputes it when x was loaded before a barrier and the result
-/// feeds a min (2^1023 for -1; difftest seed 65774). Exact, -0 and NaN signs
-/// included.
-struct CopySignF64BySelect : public OpRewritePattern<math::CopySignOp> {
+/// math.copysign(x, y) as select(signbit(y), -|x|, |x|). Upstream's
+/// mask-and-or of bit casts is valid SPIR-V, but lavapipe (Mesa 22.3.6)
+/// miscomputes it when the result feeds a min and a barrier and an atomic
+/// follow: 2^1023 for -1 in f64 (difftest seed 65774), +2 for round(-1.67)
+/// = copysign(2, -1.67) in f32 (seed 64742). Exact, -0 and NaN signs included.
+struct CopySignBySelect : public OpRewritePattern<math::CopySignOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::CopySignOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF64())
+    auto element = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+    if (!element)
       return failure();
     Location loc = op.getLoc();
-    Type intType = rewriter.getI64Type();
+    Type intType = rewriter.getIntegerType(element.getWidth());
     if (auto shaped = dyn_cast<ShapedType>(type))
       intType = shaped.clone(intType);
     Value magnitude = math::AbsFOp::create(rewriter, loc, op.getLhs());
@@ -515,6 +516,36 @@ struct CopySignF64BySelect : public OpRewritePattern<math::CopySignOp> {
         rewriter, loc, arith::CmpIPredicate::slt, bits, zero);
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, signBit, negated,
                                                  magnitude);
+    return success();
+  }
+};
+/// math.round(x) (half away from zero) as copysign(floor(|x|) + (frac >= 0.5),
+/// x), the copysign then a select (CopySignBySelect): upstream's lowering
+/// ends in the same mask-and-or that lavapipe miscomputes (seed 64742).
+struct RoundByCopySign : public OpRewritePattern<math::RoundOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RoundOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!isa<FloatType>(getElementTypeOrSelf(type)))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](double value) -> Value {
+      TypedAttr attr = rewriter.getFloatAttr(getElementTypeOrSelf(type), value);
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        attr = DenseElementsAttr::get(shaped, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    Value magnitude = math::AbsFOp::create(rewriter, loc, op.getOperand());
+    Value whole = math::FloorOp::create(rewriter, loc, magnitude);
+    Value fraction = arith::SubFOp::create(rewriter, loc, magnitude, whole);
+    Value half = constant(0.5);
+    Value up = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGE,
+                                     fraction, half);
+    Value step =
+        arith::SelectOp::create(rewriter, loc, up, constant(1), constant(0));
+    Value rounded = arith::AddFOp::create(rewriter, loc, whole, step);
+    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, rounded, op.getOperand());
     return success();
   }
 };
@@ -671,7 +702,8 @@ struct ConvertGPUToSPIRV
     nabla::populateNarrowComparisonPatterns(patterns);
     nabla::populateExactSignedRemainderPatterns(patterns);
     nabla::populateAccurateArctangentPatterns(patterns);
-    patterns.add<TruncToFloorOrCeil, CopySignF64BySelect>(&getContext());
+    patterns.add<TruncToFloorOrCeil, CopySignBySelect, RoundByCopySign>(
+        &getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
