@@ -201,6 +201,9 @@ struct LowerHostToLLVM
     if (target == "spirv")
       prepare.addPass(nabla::createWrapHostObjects());
     prepare.addPass(createLowerAffinePass());
+    // memref.realloc as alloc, copy and dealloc: convert-to-llvm has no
+    // pattern for it.
+    prepare.addPass(memref::createExpandReallocPass());
     prepare.addPass(memref::createExpandStridedMetadataPass());
     prepare.addPass(createSCFToControlFlowPass());
     prepare.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -7,11 +7,14 @@
 // both the build and an installation put it) and MLIR's runner utility and
 // async runtime libraries; $NABLA_TARGET is set for the library so that it
 // uses the same back end. The entry takes no arguments and returns nothing
-// or an i32, which becomes the exit status.
+// or an i32, which becomes the exit status. When it has returned, the
+// library's device is closed (nabla_mgpu_shutdown) and the blocks the
+// program allocated and did not free are freed (ProgramHeap.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostProgram.h"
+#include "ProgramHeap.h"
 
 #include "nabla/InitAll.h"
 #include "nabla/Pipelines/Pipelines.h"
@@ -26,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -214,6 +218,7 @@ int nabla::runHostProgram(int argc, char **argv) {
               << llvm::toString(engine.takeError()) << "\n";
     return 1;
   }
+  (*engine)->registerSymbols(programHeapSymbols);
   int status = 0;
   llvm::Error invoked = llvm::Error::success();
   if (returnsVoid) {
@@ -229,8 +234,16 @@ int nabla::runHostProgram(int argc, char **argv) {
     return 1;
   }
   // Runs the program's global destructors (module unloads) before the
-  // output is flushed.
+  // output is flushed; then the device and what the program left on the
+  // device and the heap go (ProgramHeap.h).
   engine->reset();
+  std::string loadError;
+  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      wrappers.c_str(), &loadError);
+  if (auto *shutdown = reinterpret_cast<void (*)()>(
+          library.getAddressOfSymbol("nabla_mgpu_shutdown")))
+    shutdown();
+  releaseProgramHeap();
   std::cout.flush();
   std::fflush(stdout);
   return status;

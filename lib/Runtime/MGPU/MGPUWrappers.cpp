@@ -8,8 +8,11 @@
 // anything else, such as SPIR-V, Vulkan), and Vulkan when memory is used
 // before any module is loaded. $NABLA_DEVICE selects the device index.
 //
-// The backend is never destroyed: a JIT's global destructors (which unload
-// modules) may run after this library's static destructors.
+// The backend is not destroyed by a static destructor: a JIT's global
+// destructors (which unload modules) may run after this library's. A runner
+// that knows when the program is over (nabla-run, after the engine's
+// destructors) calls nabla_mgpu_shutdown, which destroys what the program
+// left and closes the device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +135,14 @@ uint64_t spannedBytes(int64_t rank, const int64_t *sizes,
 }
 
 } // namespace
+
+/// Destroys the backend, if one was created: its modules, memory and device.
+/// A later call would open a new one.
+NABLA_MGPU_EXPORT void nabla_mgpu_shutdown() {
+  std::lock_guard<std::mutex> lock(selection);
+  delete backend;
+  backend = nullptr;
+}
 
 NABLA_MGPU_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
   return getBackend(data, size).loadModule(data, size);

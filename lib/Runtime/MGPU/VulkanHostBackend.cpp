@@ -118,7 +118,9 @@ struct StagingBuffer {
 
 class VulkanHostBackend final : public HostBackend {
 public:
-  ~VulkanHostBackend() override = default;
+  /// Destroys what the program left (modules it did not unload, memory it
+  /// did not free), then the device: nabla_mgpu_shutdown, after the program.
+  ~VulkanHostBackend() override;
   const char *name() const override { return "vulkan"; }
 
   void *loadModule(const void *data, size_t size) override;
@@ -168,6 +170,9 @@ private:
 
   /// The open device (opened on first use).
   VulkanContext &context();
+  /// Destroys `module`'s pipelines, layouts and shader (not the entry).
+  void destroyModule(Module &module);
+  void destroyAllocation(Allocation &allocation);
   void check(VkResult result, const char *what) {
     if (result != VK_SUCCESS)
       fatal(vkError(what, result));
@@ -185,6 +190,22 @@ private:
   void checkLaunchSize(const Function &function, LaunchSize grid,
                        LaunchSize block);
 };
+
+VulkanHostBackend::~VulkanHostBackend() {
+  if (!vk)
+    return;
+  for (auto &[handle, module] : modules)
+    destroyModule(*module);
+  for (auto &[address, allocation] : allocations)
+    destroyAllocation(allocation);
+  if (fence)
+    vk->vkDestroyFence(vk->device, fence, nullptr);
+  if (commandPool)
+    vk->vkDestroyCommandPool(vk->device, commandPool, nullptr);
+  // Destroys the device and the instance; the validation layer reports any
+  // object left behind, which fails the process.
+  vk.reset();
+}
 
 VulkanContext &VulkanHostBackend::context() {
   if (vk)
@@ -239,7 +260,11 @@ void VulkanHostBackend::unloadModule(void *handle) {
   auto it = modules.find(static_cast<Module *>(handle));
   if (it == modules.end())
     fatal("mgpuModuleUnload of a module that is not loaded");
-  Module &module = *it->second;
+  destroyModule(*it->second);
+  modules.erase(it);
+}
+
+void VulkanHostBackend::destroyModule(Module &module) {
   VulkanContext &device = *vk;
   for (auto &[name, function] : module.functions) {
     for (auto &[size, pipeline] : function->pipelines)
@@ -253,7 +278,6 @@ void VulkanHostBackend::unloadModule(void *handle) {
     functions.erase(function.get());
   }
   device.vkDestroyShaderModule(device.device, module.shader, nullptr);
-  modules.erase(it);
 }
 
 void *VulkanHostBackend::getFunction(void *handle, const char *name) {
@@ -392,11 +416,14 @@ void VulkanHostBackend::free(void *pointer, void *) {
   auto it = allocations.find(reinterpret_cast<uintptr_t>(pointer));
   if (it == allocations.end())
     fatal("gpu.dealloc of a pointer that gpu.alloc did not return");
-  Allocation &allocation = it->second;
+  destroyAllocation(it->second);
+  allocations.erase(it);
+}
+
+void VulkanHostBackend::destroyAllocation(Allocation &allocation) {
   vk->vkUnmapMemory(vk->device, allocation.memory);
   vk->vkDestroyBuffer(vk->device, allocation.buffer, nullptr);
   vk->vkFreeMemory(vk->device, allocation.memory, nullptr);
-  allocations.erase(it);
 }
 
 void VulkanHostBackend::fill(void *destination, uint32_t value, unsigned width,
