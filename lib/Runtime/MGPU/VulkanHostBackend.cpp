@@ -132,14 +132,12 @@ public:
 
   // Every operation completes before it returns: streams and events only
   // need to be distinct non-null handles.
-  void *createStream() override { return new char; }
-  void destroyStream(void *stream) override {
-    delete static_cast<char *>(stream);
-  }
+  void *createStream() override { return createHandle(); }
+  void destroyStream(void *stream) override { destroyHandle(stream); }
   void synchronizeStream(void *) override {}
   void waitEvent(void *, void *) override {}
-  void *createEvent() override { return new char; }
-  void destroyEvent(void *event) override { delete static_cast<char *>(event); }
+  void *createEvent() override { return createHandle(); }
+  void destroyEvent(void *event) override { destroyHandle(event); }
   void synchronizeEvent(void *) override {}
   void recordEvent(void *, void *) override {}
 
@@ -167,9 +165,23 @@ private:
   std::map<uintptr_t, Allocation> allocations;
   std::map<Module *, std::unique_ptr<Module>> modules;
   std::set<Function *> functions;
+  /// Streams and events not destroyed yet.
+  std::map<void *, std::unique_ptr<char>> handles;
 
   /// The open device (opened on first use).
   VulkanContext &context();
+  void *createHandle() {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto handle = std::make_unique<char>();
+    void *key = handle.get();
+    handles[key] = std::move(handle);
+    return key;
+  }
+  void destroyHandle(void *handle) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!handles.erase(handle))
+      fatal("destroying a stream or event that does not exist");
+  }
   /// Destroys `module`'s pipelines, layouts and shader (not the entry).
   void destroyModule(Module &module);
   void destroyAllocation(Allocation &allocation);

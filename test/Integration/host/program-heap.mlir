@@ -1,7 +1,7 @@
 // What a host program leaves on the heap and on the device when it returns:
 // memref.alloc (malloc), an aligned memref.alloc (aligned_alloc) and
-// memref.realloc (malloc, copy, free) that are never freed, one freed, and
-// a gpu.alloc never deallocated. nabla-run frees the program's blocks and
+// memref.realloc (malloc, copy, free) that are never freed, one freed, a
+// gpu.alloc never deallocated and a stream (gpu.wait async) never waited. nabla-run frees the program's blocks and
 // closes the device after the program (tools/nabla-run/ProgramHeap.h,
 // nabla_mgpu_shutdown): scripts/sanitize.sh runs this under LeakSanitizer
 // and the Khronos validation layer, which must both stay silent.
@@ -39,6 +39,7 @@ func.func @main() {
   call @printMemrefI32(%leaked_any) : (memref<*xi32>) -> ()
   %grown_any = memref.cast %grown : memref<?xi32> to memref<*xi32>
   call @printMemrefI32(%grown_any) : (memref<*xi32>) -> ()
+  %pending = gpu.wait async
   return
 }
 
