@@ -1,10 +1,11 @@
 // What a host program leaves on the heap and on the device when it returns:
 // memref.alloc (malloc), an aligned memref.alloc (aligned_alloc) and
 // memref.realloc (malloc, copy, free) that are never freed, one freed, a
-// gpu.alloc never deallocated and a stream (gpu.wait async) never waited. nabla-run frees the program's blocks and
-// closes the device after the program (tools/nabla-run/ProgramHeap.h,
-// nabla_mgpu_shutdown): scripts/sanitize.sh runs this under LeakSanitizer
-// and the Khronos validation layer, which must both stay silent.
+// gpu.alloc never deallocated and a stream (gpu.wait async) never waited.
+// nabla-run frees the program's blocks and closes the device after the
+// program (tools/nabla-run/ProgramHeap.h, nabla_mgpu_shutdown):
+// scripts/sanitize.sh runs this under LeakSanitizer and the Khronos
+// validation layer, which must both stay silent.
 // RUN: nabla-opt %s --nabla-to-spirv | mlir-runner -e main --entry-point-result=void --shared-libs=%nabla_mgpu,%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 // RUN: nabla-run %s --entry=main | FileCheck %s
 
