@@ -72,9 +72,12 @@ step "integration (pytest, tools from $build/bin)" \
   "$root/test/Integration"
 # Python's interpreter keeps its objects until exit by design: no leak check
 # in the processes that load the extension (the tools still check theirs).
+# The tools the tests start get the tools' environment back
+# (python/tests/conftest.py): their own ASan runtime clashes with a preload.
 step "python package (pytest, ASan runtime preloaded)" \
   env LD_PRELOAD="$asan_runtime:$keep_loaded" PYTHONPATH="$build/python" \
-  NABLA_BIN="$build/bin" \
+  NABLA_BIN="$build/bin" NABLA_SANITIZE_CHILD_LD_PRELOAD="$keep_loaded" \
+  NABLA_SANITIZE_CHILD_ASAN_OPTIONS="$ASAN_OPTIONS" \
   ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0:verify_asan_link_order=0" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/python/tests" \
   $(for t in $in_python; do echo "$root/$t"; done)
