@@ -72,8 +72,9 @@ step "integration (pytest, tools from $build/bin)" \
   "$root/test/Integration"
 # Python's interpreter keeps its objects until exit by design: no leak check
 # in the processes that load the extension (the tools still check theirs).
-# The tools the tests start get the tools' environment back
-# (python/tests/conftest.py): their own ASan runtime clashes with a preload.
+# The tools nabla.run_host starts get the tools' environment back
+# (python/tests/test_host_programs.py): their own ASan runtime clashes with
+# the preload (Python children keep it).
 step "python package (pytest, ASan runtime preloaded)" \
   env LD_PRELOAD="$asan_runtime:$keep_loaded" PYTHONPATH="$build/python" \
   NABLA_BIN="$build/bin" NABLA_SANITIZE_CHILD_LD_PRELOAD="$keep_loaded" \

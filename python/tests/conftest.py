@@ -17,15 +17,6 @@ import pytest
 PREFIX = "nabla: vulkan validation: "
 os.environ.setdefault("NABLA_VULKAN_VALIDATION", "1")
 
-# Under scripts/sanitize.sh this interpreter has the shared ASan runtime
-# preloaded for the instrumented extension; the tools it starts (nabla-run
-# for run_host) link their own, which that preload would clash with. The
-# script names the environment its children get instead.
-for _name in ("LD_PRELOAD", "ASAN_OPTIONS"):
-    _child = os.environ.get("NABLA_SANITIZE_CHILD_" + _name)
-    if _child is not None:
-        os.environ[_name] = _child
-
 _tally = {"messages": 0}
 
 

@@ -5,9 +5,23 @@
 # device error ends the child process, not the interpreter).
 #
 # ===----------------------------------------------------------------------=== #
+import os
+
 import pytest
 
 import nabla
+
+
+@pytest.fixture(autouse=True)
+def _tool_environment(monkeypatch):
+    # Under scripts/sanitize.sh this interpreter has the shared ASan runtime
+    # preloaded for the instrumented extension; nabla-run links its own, which
+    # that preload would clash with. The script names the environment the
+    # tool gets instead.
+    for name in ("LD_PRELOAD", "ASAN_OPTIONS"):
+        value = os.environ.get("NABLA_SANITIZE_CHILD_" + name)
+        if value is not None:
+            monkeypatch.setenv(name, value)
 
 PROGRAM = """
 func.func @main() {
