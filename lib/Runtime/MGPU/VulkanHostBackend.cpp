@@ -165,21 +165,20 @@ private:
   std::map<uintptr_t, Allocation> allocations;
   std::map<Module *, std::unique_ptr<Module>> modules;
   std::set<Function *> functions;
-  /// Streams and events not destroyed yet.
-  std::map<void *, std::unique_ptr<char>> handles;
+  /// Streams and events not destroyed yet: numbered, nothing allocated.
+  std::set<uintptr_t> handles;
+  uintptr_t lastHandle = 0;
 
   /// The open device (opened on first use).
   VulkanContext &context();
   void *createHandle() {
     std::lock_guard<std::mutex> lock(mutex);
-    auto handle = std::make_unique<char>();
-    void *key = handle.get();
-    handles[key] = std::move(handle);
-    return key;
+    handles.insert(++lastHandle);
+    return reinterpret_cast<void *>(lastHandle);
   }
   void destroyHandle(void *handle) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!handles.erase(handle))
+    if (!handles.erase(reinterpret_cast<uintptr_t>(handle)))
       fatal("destroying a stream or event that does not exist");
   }
   /// Destroys `module`'s pipelines, layouts and shader (not the entry).
