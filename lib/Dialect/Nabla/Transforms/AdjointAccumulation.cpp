@@ -1,8 +1,11 @@
 //===- AdjointAccumulation.cpp - Adjoint accumulation into shadows --------===//
 //
-// GPU-correct accumulation of adjoints into shadow memory: a plain
-// load-add-store where the access is proven thread-exclusive (with a run-time
-// 1-D launch check), a float atomic add otherwise.
+// GPU-correct accumulation of adjoints into shadow memory, and its dual, the
+// taking of a stored element's adjoint: plain loads and stores where the
+// access is proven thread-exclusive (ExclusiveAccess.cpp, with a run-time
+// check of the launch's shape), float atomics otherwise (an add; an exchange
+// with zero, so that exactly one of the threads storing to an element gets
+// its adjoint).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,66 +38,150 @@ using namespace nabla;
 LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
                                      ValueRange indices, Value value) {
   Location loc = src->getLoc();
-  Operation *index =
-      indices.size() == 1 ? indices.front().getDefiningOp() : nullptr;
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
-      cast<MemRefType>(shadowMemref.getType()).getMemorySpace());
-  bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
-  auto globalX = dyn_cast_or_null<gpu::GlobalIdOp>(index);
-  auto threadX = dyn_cast_or_null<gpu::ThreadIdOp>(index);
+  auto read = cast<memref::LoadOp>(src);
   // Views (subviews, casts) map indices injectively onto their buffer.
   bool argument = isa<BlockArgument>(getViewSource(shadowMemref));
   auto plain = [&] {
     Value old = memref::LoadOp::create(b, loc, shadowMemref, indices);
     memref::StoreOp::create(b, loc, addDerivatives(b, loc, old, value),
                             shadowMemref, indices);
-    return success();
   };
   auto atomic = [&] {
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
                                 shadowMemref, indices);
-    return success();
   };
   // Private shadows (of allocations) belong to the thread.
-  if (getAllocation(shadowMemref))
-    return plain();
+  if (getAllocation(shadowMemref)) {
+    plain();
+    return success();
+  }
+  // Deterministic mode orders broadcast elements (a uniform index) whatever
+  // guards them: a launch-shape check would fall back to an atomic.
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+      read.getMemRefType().getMemorySpace());
+  bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+  if (ordering->enabled && llvm::all_of(read.getIndices(), [&](Value i) {
+        return isUniform(i, workgroup);
+      }))
+    return accumulateOrdered(src, value);
+  FailureOr<Exclusivity> proof =
+      proveExclusive(src, read.getMemRef(), read.getIndices());
   // An element the thread also stores plainly between the same barriers is
-  // its own there (the primal is race-free), whatever the index.
-  if (!ordering->enabled && storesInSameInterval(src))
-    return plain();
-  bool byThread = (globalX && globalX.getDimension() == gpu::Dimension::x &&
-                   argument && !workgroup) ||
-                  (threadX && threadX.getDimension() == gpu::Dimension::x &&
-                   workgroup && argument);
-  if (byThread && readElsewhere(src)) {
+  // its own there when no other thread stores to it: the store's index (or
+  // guard) identifies the thread. Several threads storing one value to one
+  // element (every lane writing its warp's sum) is a race the primal
+  // survives, the adjoint would not.
+  bool ownInterval =
+      !ordering->enabled && succeeded(proof) && storesInSameInterval(src);
+  bool byThread = succeeded(proof) && argument;
+  if (!ownInterval && byThread && readElsewhere(src)) {
     if (remarks)
       src->emitRemark("adjoint accumulation keeps an atomic: other reads of "
                       "the buffer at other indices can meet this thread's "
                       "element");
     byThread = false;
-  } else if (!byThread && remarks && !ordering->enabled) {
+  } else if (!ownInterval && !byThread && remarks && !ordering->enabled) {
     src->emitRemark("adjoint accumulation keeps an atomic: the index is "
                     "not proven to be an injective function of the "
                     "global thread id");
   }
-  if (!byThread) {
+  if (!ownInterval && !byThread) {
     if (ordering->enabled)
       return accumulateOrdered(src, value);
-    return atomic();
+    atomic();
+    return success();
   }
-  // A plain store at the same place in the primal already requires the
-  // launch to keep it thread-exclusive (else the primal races).
-  if (primalStoresAtSamePlace(src))
-    return plain();
-  auto oneDimensional = scf::IfOp::create(
-      b, loc, isOneDimensionalLaunch(loc, /*withGrid=*/!workgroup),
-      /*withElseRegion=*/true);
+  // A read-modify-write of the element by several threads would race in the
+  // primal: the launch keeps it exclusive, whatever its shape.
+  if (proof->isStatic() || accessedAtSamePlace<memref::StoreOp>(src)) {
+    plain();
+    return success();
+  }
+  auto exclusive = scf::IfOp::create(b, loc, emitExclusivityCheck(loc, *proof),
+                                     /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(oneDimensional.thenBlock());
-  (void)plain();
-  b.setInsertionPointToStart(oneDimensional.elseBlock());
-  return atomic();
+  b.setInsertionPointToStart(exclusive.thenBlock());
+  plain();
+  b.setInsertionPointToStart(exclusive.elseBlock());
+  atomic();
+  return success();
 }
+
+FailureOr<Value> VJPEmitter::takeStoredAdjoint(memref::StoreOp store,
+                                               Value shadowMemref,
+                                               ValueRange indices) {
+  Location loc = store.getLoc();
+  Type type = store.getValue().getType();
+  auto plain = [&]() -> Value {
+    auto d = memref::LoadOp::create(b, loc, shadowMemref, indices);
+    shadowReads.push_back({d, store.getMemRef()});
+    memref::StoreOp::create(b, loc, createZero(b, loc, type), shadowMemref,
+                            indices);
+    return d;
+  };
+  auto exchange = [&]() -> Value {
+    return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                       createZero(b, loc, type), shadowMemref,
+                                       indices);
+  };
+  if (getAllocation(shadowMemref))
+    return plain();
+  FailureOr<Exclusivity> proof =
+      proveExclusive(store, store.getMemRef(), store.getIndices());
+  // A store of an element the thread also reads at the same place is a
+  // read-modify-write, which several threads would race on in the primal.
+  if (succeeded(proof) &&
+      (proof->isStatic() || accessedAtSamePlace<memref::LoadOp>(store)))
+    return plain();
+  if (!isa<FloatType>(type))
+    return store.emitOpError("stores a differentiated ")
+           << type
+           << " that several threads may store to one element: its adjoint "
+              "must go to one of them, which needs an atomic exchange of a "
+              "scalar";
+  if (failed(proof)) {
+    if (ordering->enabled)
+      return store.emitOpError(
+          "may be executed by several threads at one element (its index is "
+          "not an injective function of the thread id, nor is the store "
+          "guarded to one thread): deterministic=true cannot choose which "
+          "of them takes the element's adjoint; store from one thread "
+          "(`if (threadIdx.x == 0)`) or at a thread-indexed element");
+    if (remarks)
+      store->emitRemark(
+          "the adjoint of this store is taken with an atomic exchange: "
+          "several threads may store to the element (its index is not "
+          "proven an injective function of the thread id, nor the store "
+          "guarded to one thread)");
+    return exchange();
+  }
+  auto exclusive = scf::IfOp::create(b, loc, TypeRange{type},
+                                     emitExclusivityCheck(loc, *proof),
+                                     /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(exclusive.thenBlock());
+  scf::YieldOp::create(b, loc, plain());
+  b.setInsertionPointToStart(exclusive.elseBlock());
+  scf::YieldOp::create(b, loc, exchange());
+  return exclusive.getResult(0);
+}
+
+template <typename AccessOp>
+bool VJPEmitter::accessedAtSamePlace(Operation *access) {
+  Value memref = access->getOperand(isa<memref::StoreOp>(access) ? 1 : 0);
+  ValueRange indices = isa<memref::StoreOp>(access)
+                           ? cast<memref::StoreOp>(access).getIndices()
+                           : cast<memref::LoadOp>(access).getIndices();
+  auto function = access->getParentOfType<func::FuncOp>();
+  WalkResult found = function.walk([&](AccessOp other) {
+    if (other.getMemRef() == memref && other.getIndices() == indices)
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+template bool VJPEmitter::accessedAtSamePlace<memref::LoadOp>(Operation *);
+template bool VJPEmitter::accessedAtSamePlace<memref::StoreOp>(Operation *);
 
 /// True if the function also reads the buffer `src` loads from at other
 /// indices: threads can then meet at one element through different reads
@@ -128,24 +215,6 @@ bool VJPEmitter::readElsewhere(Operation *src) {
       });
 }
 
-/// True if the function stores, non-atomically, to the element `load`
-/// reads (same buffer through views, same index values).
-bool VJPEmitter::primalStoresAtSamePlace(Operation *load) {
-  auto read = dyn_cast<memref::LoadOp>(load);
-  if (!read)
-    return false;
-  Value buffer = getViewSource(read.getMemRef());
-  auto function = load->getParentOfType<func::FuncOp>();
-  WalkResult found = function.walk([&](memref::StoreOp store) {
-    if (getViewSource(store.getMemRef()) == buffer &&
-        store.getMemRef() == read.getMemRef() &&
-        store.getIndices() == read.getIndices())
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return found.wasInterrupted();
-}
-
 bool VJPEmitter::storesInSameInterval(Operation *load) {
   auto read = dyn_cast<memref::LoadOp>(load);
   if (!read)
@@ -175,21 +244,4 @@ bool VJPEmitter::storesInSameInterval(Operation *load) {
       return true;
   }
   return false;
-}
-
-/// True when the block (and, `withGrid`, the grid) is 1-D along x.
-Value VJPEmitter::isOneDimensionalLaunch(Location loc, bool withGrid) {
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value result;
-  auto require = [&](Value size) {
-    Value unit =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
-    result = result ? arith::AndIOp::create(b, loc, result, unit) : unit;
-  };
-  for (gpu::Dimension d : {gpu::Dimension::y, gpu::Dimension::z}) {
-    require(gpu::BlockDimOp::create(b, loc, d));
-    if (withGrid)
-      require(gpu::GridDimOp::create(b, loc, d));
-  }
-  return result;
 }

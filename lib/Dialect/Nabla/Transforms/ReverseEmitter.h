@@ -390,9 +390,11 @@ public:
   bool loadsCollected = false;
   DenseMap<Value, SmallVector<memref::LoadOp>> loadsByBuffer;
 
-  /// True if the function stores, non-atomically, to the element `load`
-  /// reads (same buffer through views, same index values).
-  static bool primalStoresAtSamePlace(Operation *load);
+  /// True if the function makes an `AccessOp` (a memref.load or a
+  /// memref.store) at the element `access` (a load or a store) makes: same
+  /// memref, same index values.
+  template <typename AccessOp>
+  static bool accessedAtSamePlace(Operation *access);
 
   /// True if a plain store to the element `load` reads (same memref, same
   /// index values) sits in `load`'s block with no barrier between them: in a
@@ -401,8 +403,33 @@ public:
   /// replayed ones either (a tree level's `tile[t] = tile[t] + tile[t + s]`).
   static bool storesInSameInterval(Operation *load);
 
-  /// True when the block (and, `withGrid`, the grid) is 1-D along x.
-  Value isOneDimensionalLaunch(Location loc, bool withGrid);
+  //--- Thread-exclusive accesses (ExclusiveAccess.cpp) ---------------------//
+
+  /// An access no two threads make to one element, provided the listed
+  /// launch dimensions have size one (checked when the kernel runs).
+  struct Exclusivity {
+    SmallVector<gpu::Dimension> unitBlockDims, unitGridDims;
+    bool isStatic() const {
+      return unitBlockDims.empty() && unitGridDims.empty();
+    }
+  };
+
+  /// Proves that the src `access` at src `indices` of `memref` reaches an
+  /// element no other thread reaches through it: its indices and the
+  /// conditions of the `scf.if`s around it identify the thread along every
+  /// dimension but those of the result. Failure when nothing identifies it.
+  FailureOr<Exclusivity> proveExclusive(Operation *access, Value memref,
+                                        ValueRange indices);
+
+  /// The run-time condition under which `proof` holds (true when static).
+  Value emitExclusivityCheck(Location loc, const Exclusivity &proof);
+
+  /// The adjoint a src store leaves at `shadowMemref[indices]`, taken and
+  /// zeroed: exactly one of the threads that may store to the element gets
+  /// it (plain read-and-zero where the store is proven thread-exclusive or
+  /// the shadow is private, an atomic exchange with zero otherwise).
+  FailureOr<Value> takeStoredAdjoint(memref::StoreOp store, Value shadowMemref,
+                                     ValueRange indices);
 
   SmallVector<Value> mapped(ValueRange values);
 

@@ -68,13 +68,21 @@ LogicalResult VJPEmitter::reverseOp(Operation *op, AdjointScope &scope) {
       return checkUnshadowedWrite(op, store.getValue(), act);
     if (!isFloatLike(store.getValue().getType()))
       return success();
-    SmallVector<Value> indices = mapped(store.getIndices());
-    auto d = memref::LoadOp::create(b, loc, sh, indices);
-    shadowReads.push_back({d, store.getMemRef()});
-    memref::StoreOp::create(
-        b, loc, createZero(b, loc, store.getValue().getType()), sh, indices);
+    // A constant store discards the element's adjoint: every writer may
+    // zero it (deterministic mode also discards the writer's pending
+    // contributions through the read).
+    if (!act.isVaried(store.getValue()) && !ordering->enabled) {
+      memref::StoreOp::create(b, loc,
+                              createZero(b, loc, store.getValue().getType()),
+                              sh, mapped(store.getIndices()));
+      return success();
+    }
+    FailureOr<Value> d =
+        takeStoredAdjoint(store, sh, mapped(store.getIndices()));
+    if (failed(d))
+      return failure();
     if (act.isVaried(store.getValue()))
-      scope.add(b, loc, store.getValue(), d);
+      scope.add(b, loc, store.getValue(), *d);
     return success();
   }
   if (auto load = dyn_cast<memref::LoadOp>(op)) {

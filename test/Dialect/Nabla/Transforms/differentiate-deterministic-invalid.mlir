@@ -10,8 +10,10 @@ module attributes {gpu.container_module} {
       %g = gpu.global_id x
       %c1 = arith.constant 1 : index
       %g1 = arith.addi %g, %c1 : index
+      %x0 = memref.load %X[%g] : memref<?xf32>
       // expected-error @below {{'memref.load' op has an adjoint that deterministic=true cannot order: its index varies across threads without being proven thread-exclusive}}
-      %x = memref.load %X[%g1] : memref<?xf32>
+      %x1 = memref.load %X[%g1] : memref<?xf32>
+      %x = arith.addf %x0, %x1 : f32
       memref.store %x, %Y[%g] : memref<?xf32>
       gpu.return
     }
@@ -77,4 +79,27 @@ module attributes {gpu.container_module} {
     nabla.kernel_adjoint @dot -> @dot_adjoint
         {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<dup>]}
   }
+}
+
+// -----
+
+// Several threads store to one element (every lane to S[tid / 32]): which of
+// them takes its adjoint would depend on the hardware's order.
+module attributes {gpu.container_module} {
+gpu.module @m {
+  gpu.func @k(%X: memref<?xf32>) workgroup(%S: memref<2xf32, #gpu.address_space<workgroup>>) kernel {
+    %t = gpu.thread_id x
+    %c32 = arith.constant 32 : index
+    %w = arith.divui %t, %c32 : index
+    %x = memref.load %X[%t] : memref<?xf32>
+    // expected-error @below {{'memref.store' op may be executed by several threads at one element (its index is not an injective function of the thread id, nor is the store guarded to one thread): deterministic=true cannot choose which of them takes the element's adjoint}}
+    memref.store %x, %S[%w] : memref<2xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %c0 = arith.constant 0 : index
+    %y = memref.load %S[%c0] : memref<2xf32, #gpu.address_space<workgroup>>
+    memref.store %y, %X[%t] : memref<?xf32>
+    gpu.return
+  }
+  nabla.kernel_adjoint @k -> @dk {activity = [#nabla.activity<dup>]}
+}
 }

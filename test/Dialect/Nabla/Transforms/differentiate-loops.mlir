@@ -120,6 +120,7 @@ func.func @inplace(%A: memref<?xf32>, %m: index) {
     // expected-remark @below {{adjoint accumulation keeps an atomic}}
     %a = memref.load %A[%c0] : memref<?xf32>
     %s = math.sin %a : f32
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
     memref.store %s, %A[%c0] : memref<?xf32>
   } {nabla.checkpoints = 8 : i64}
   return

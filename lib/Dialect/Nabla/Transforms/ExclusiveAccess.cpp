@@ -1,0 +1,204 @@
+//===- ExclusiveAccess.cpp - Which threads can meet at one element --------===//
+//
+// Proofs that an access (a store, or a load whose adjoint is accumulated)
+// reaches an element no other thread of the launch reaches through it: the
+// reverse sweep may then read-and-zero or load-add-store a shadow element
+// plainly. Anything unproven keeps an atomic (an exchange with zero for a
+// store's adjoint, an add for a load's), because several threads storing to
+// one element -- every lane of a warp writing the warp's sum to
+// `shared[warp]` -- must give the element's adjoint to exactly one of them.
+//
+// An access is exclusive when, along every launch dimension, the threads
+// that execute it at one element differ in nothing: a dimension is covered
+// when an index is an injective function of the thread's id along it
+// (thread id, global id, `block id * block size + thread id`, plus an offset
+// uniform across the threads that may collide, times a non-zero constant) or
+// when an enclosing `scf.if` lets one thread through (`thread id == uniform`).
+// Dimensions left uncovered must have size one, which is checked when the
+// kernel runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReverseEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+/// The launch dimensions along which a value identifies the thread.
+struct Coverage {
+  bool thread[3] = {false, false, false}; // within the block
+  bool block[3] = {false, false, false};  // across blocks
+
+  void merge(const Coverage &other) {
+    for (int d = 0; d < 3; ++d) {
+      thread[d] |= other.thread[d];
+      block[d] |= other.block[d];
+    }
+  }
+  bool any() const {
+    for (int d = 0; d < 3; ++d)
+      if (thread[d] || block[d])
+        return true;
+    return false;
+  }
+};
+
+unsigned dimensionIndex(gpu::Dimension d) { return static_cast<unsigned>(d); }
+
+Value stripExtensions(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+             arith::ExtUIOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+} // namespace
+
+/// What `v` (a src value) identifies: a thread id along d covers the block's
+/// d, a block id the grid's d, a global id both; sums with an offset uniform
+/// across the colliding threads and products with a non-zero constant keep
+/// what their varying operand covers.
+static Coverage coverageOf(Value v, bool perBlock,
+                           function_ref<bool(Value, bool)> isUniform) {
+  Coverage c;
+  v = stripExtensions(v);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return c;
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(def)) {
+    c.thread[dimensionIndex(id.getDimension())] = true;
+    return c;
+  }
+  if (auto id = dyn_cast<gpu::BlockIdOp>(def)) {
+    c.block[dimensionIndex(id.getDimension())] = true;
+    return c;
+  }
+  if (auto id = dyn_cast<gpu::GlobalIdOp>(def)) {
+    c.thread[dimensionIndex(id.getDimension())] = true;
+    c.block[dimensionIndex(id.getDimension())] = true;
+    return c;
+  }
+  if (auto add = dyn_cast<arith::AddIOp>(def)) {
+    Value lhs = stripExtensions(add.getLhs()),
+          rhs = stripExtensions(add.getRhs());
+    // block id * block size + thread id, in either order.
+    for (auto [scaled, id] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
+      auto mul = scaled.getDefiningOp<arith::MulIOp>();
+      auto thread = id.getDefiningOp<gpu::ThreadIdOp>();
+      if (!mul || !thread)
+        continue;
+      Value a = stripExtensions(mul.getLhs()),
+            b = stripExtensions(mul.getRhs());
+      for (auto [blockId, size] : {std::pair(a, b), std::pair(b, a)}) {
+        auto bid = blockId.getDefiningOp<gpu::BlockIdOp>();
+        auto dim = size.getDefiningOp<gpu::BlockDimOp>();
+        if (bid && dim && bid.getDimension() == thread.getDimension() &&
+            dim.getDimension() == thread.getDimension()) {
+          unsigned d = dimensionIndex(thread.getDimension());
+          c.thread[d] = c.block[d] = true;
+          return c;
+        }
+      }
+    }
+    if (isUniform(add.getRhs(), perBlock))
+      return coverageOf(add.getLhs(), perBlock, isUniform);
+    if (isUniform(add.getLhs(), perBlock))
+      return coverageOf(add.getRhs(), perBlock, isUniform);
+    return c;
+  }
+  if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+    if (isUniform(sub.getRhs(), perBlock))
+      return coverageOf(sub.getLhs(), perBlock, isUniform);
+    return c;
+  }
+  if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    APInt factor;
+    if (matchPattern(mul.getRhs(), m_ConstantInt(&factor)) && !factor.isZero())
+      return coverageOf(mul.getLhs(), perBlock, isUniform);
+    if (matchPattern(mul.getLhs(), m_ConstantInt(&factor)) && !factor.isZero())
+      return coverageOf(mul.getRhs(), perBlock, isUniform);
+  }
+  return c;
+}
+
+/// What the conditions of the `scf.if`s around `op` (their then-branches)
+/// let through: `id == uniform` admits one thread along id's dimensions
+/// (conjunctions count each side).
+static Coverage guardCoverage(Operation *op, bool perBlock,
+                              function_ref<bool(Value, bool)> isUniform) {
+  Coverage c;
+  std::function<void(Value)> addCondition = [&](Value cond) {
+    Operation *def = cond.getDefiningOp();
+    if (auto both = dyn_cast_or_null<arith::AndIOp>(def)) {
+      addCondition(both.getLhs());
+      addCondition(both.getRhs());
+      return;
+    }
+    auto cmp = dyn_cast_or_null<arith::CmpIOp>(def);
+    if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+      return;
+    if (isUniform(cmp.getRhs(), perBlock))
+      c.merge(coverageOf(cmp.getLhs(), perBlock, isUniform));
+    else if (isUniform(cmp.getLhs(), perBlock))
+      c.merge(coverageOf(cmp.getRhs(), perBlock, isUniform));
+  };
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    auto ifOp = dyn_cast<scf::IfOp>(parent);
+    if (ifOp && ifOp.getThenRegion().isAncestor(op->getParentRegion()))
+      addCondition(ifOp.getCondition());
+    if (isa<FunctionOpInterface>(parent))
+      break;
+  }
+  return c;
+}
+
+FailureOr<VJPEmitter::Exclusivity>
+VJPEmitter::proveExclusive(Operation *access, Value memref,
+                           ValueRange indices) {
+  Exclusivity result;
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+      cast<MemRefType>(memref.getType()).getMemorySpace());
+  bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+  // Offsets may vary between blocks for workgroup memory (each block has its
+  // own), not for memory the whole grid shares.
+  auto uniform = [&](Value v, bool perBlock) { return isUniform(v, perBlock); };
+  Coverage c;
+  for (Value index : indices)
+    c.merge(coverageOf(index, workgroup, uniform));
+  c.merge(guardCoverage(access, workgroup, uniform));
+  if (!c.any())
+    return failure();
+  for (int d = 0; d < 3; ++d) {
+    if (!c.thread[d])
+      result.unitBlockDims.push_back(static_cast<gpu::Dimension>(d));
+    if (!workgroup && !c.block[d])
+      result.unitGridDims.push_back(static_cast<gpu::Dimension>(d));
+  }
+  return result;
+}
+
+Value VJPEmitter::emitExclusivityCheck(Location loc, const Exclusivity &proof) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value result;
+  auto require = [&](Value size) {
+    Value unit =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+    result = result ? arith::AndIOp::create(b, loc, result, unit) : unit;
+  };
+  for (gpu::Dimension d : proof.unitBlockDims)
+    require(gpu::BlockDimOp::create(b, loc, d));
+  for (gpu::Dimension d : proof.unitGridDims)
+    require(gpu::GridDimOp::create(b, loc, d));
+  return result;
+}

@@ -1,0 +1,162 @@
+// The adjoint of a store goes to exactly one of the threads that store to the
+// element: a plain read-and-zero where the store is proven thread-exclusive
+// (under a run-time check of the launch's shape where the proof needs it), an
+// atomic exchange with zero otherwise. Every lane storing its warp's sum to
+// shared[warp] must not give the slot's adjoint to all 32 of them.
+// RUN: nabla-opt %s -split-input-file --nabla-differentiate=remarks=true -verify-diagnostics | FileCheck %s
+
+// Every lane stores to S[tid / 32]: several writers per element.
+// CHECK-LABEL: func.func private @__nabla_vjp_lane_redundant_ad
+// CHECK: %[[D:.*]] = memref.atomic_rmw assign %{{.*}}, %{{.*}}[%{{.*}}] : (f32, memref<2xf32, #gpu.address_space<workgroup>>) -> f32
+// CHECK-NOT: memref.load %{{.*}} : memref<2xf32, #gpu.address_space<workgroup>>
+gpu.module @m {
+  func.func @lane_redundant(%x: f32, %S: memref<2xf32, #gpu.address_space<workgroup>>) {
+    %t = gpu.thread_id x
+    %c32 = arith.constant 32 : index
+    %w = arith.divui %t, %c32 : index
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange: several threads may store to the element}}
+    memref.store %x, %S[%w] : memref<2xf32, #gpu.address_space<workgroup>>
+    return
+  }
+  func.func @d_lane_redundant_request(%x: f32, %S: memref<2xf32, #gpu.address_space<workgroup>>, %dS: memref<2xf32, #gpu.address_space<workgroup>>) -> f32 {
+    %g = nabla.autodiff @lane_redundant(%x, %S, %dS) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<2xf32, #gpu.address_space<workgroup>>, memref<2xf32, #gpu.address_space<workgroup>>) -> f32
+    return %g : f32
+  }
+}
+
+// -----
+
+// The thread id indexes workgroup memory: exclusive in a 1-D block, checked
+// when the kernel runs (y and z sizes one), an exchange otherwise.
+// CHECK-LABEL: func.func private @__nabla_vjp_by_thread_ad
+// CHECK: %[[BY:.*]] = gpu.block_dim y
+// CHECK: arith.cmpi eq, %[[BY]]
+// CHECK: %[[BZ:.*]] = gpu.block_dim z
+// CHECK: %[[ONE_D:.*]] = arith.andi
+// CHECK: scf.if %[[ONE_D]] -> (f32) {
+// CHECK:   memref.load
+// CHECK:   memref.store
+// CHECK: } else {
+// CHECK:   memref.atomic_rmw assign
+// CHECK-NOT: gpu.grid_dim
+gpu.module @m {
+  func.func @by_thread(%x: f32, %S: memref<64xf32, #gpu.address_space<workgroup>>) {
+    %t = gpu.thread_id x
+    memref.store %x, %S[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+    return
+  }
+  func.func @d_by_thread_request(%x: f32, %S: memref<64xf32, #gpu.address_space<workgroup>>, %dS: memref<64xf32, #gpu.address_space<workgroup>>) -> f32 {
+    %g = nabla.autodiff @by_thread(%x, %S, %dS) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<64xf32, #gpu.address_space<workgroup>>, memref<64xf32, #gpu.address_space<workgroup>>) -> f32
+    return %g : f32
+  }
+}
+
+// -----
+
+// Global memory indexed by block id * block size + thread id (clang's
+// spelling of the global id, in i32): the grid's y and z are checked too.
+// CHECK-LABEL: func.func private @__nabla_vjp_by_global_id_ad
+// CHECK-DAG: gpu.block_dim y
+// CHECK-DAG: gpu.grid_dim y
+// CHECK-DAG: gpu.grid_dim z
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: } else {
+// CHECK:   memref.atomic_rmw assign
+gpu.module @m {
+  func.func @by_global_id(%x: f32, %Y: memref<?xf32>) {
+    %t = gpu.thread_id x
+    %b = gpu.block_id x
+    %n = gpu.block_dim x
+    %t32 = arith.index_cast %t : index to i32
+    %b32 = arith.index_cast %b : index to i32
+    %n32 = arith.index_cast %n : index to i32
+    %s = arith.muli %b32, %n32 : i32
+    %i32 = arith.addi %s, %t32 : i32
+    %i64 = arith.extsi %i32 : i32 to i64
+    %i = arith.index_cast %i64 : i64 to index
+    memref.store %x, %Y[%i] : memref<?xf32>
+    return
+  }
+  func.func @d_by_global_id_request(%x: f32, %Y: memref<?xf32>, %dY: memref<?xf32>) -> f32 {
+    %g = nabla.autodiff @by_global_id(%x, %Y, %dY) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<?xf32>, memref<?xf32>) -> f32
+    return %g : f32
+  }
+}
+
+// -----
+
+// One thread per block stores (guard thread id == 0) at an index uniform in
+// the block: exclusive for workgroup memory in a 1-D block.
+// CHECK-LABEL: func.func private @__nabla_vjp_guarded_ad
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK:   memref.load
+// CHECK: } else {
+// CHECK:   memref.atomic_rmw assign
+gpu.module @m {
+  func.func @guarded(%x: f32, %S: memref<1xf32, #gpu.address_space<workgroup>>) {
+    %t = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %t, %c0 : index
+    scf.if %first {
+      memref.store %x, %S[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+    }
+    return
+  }
+  func.func @d_guarded_request(%x: f32, %S: memref<1xf32, #gpu.address_space<workgroup>>, %dS: memref<1xf32, #gpu.address_space<workgroup>>) -> f32 {
+    %g = nabla.autodiff @guarded(%x, %S, %dS) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
+    return %g : f32
+  }
+}
+
+// -----
+
+// The same guard makes global memory exclusive only in a grid of one block:
+// thread 0 of every block stores to Y[0].
+// CHECK-LABEL: func.func private @__nabla_vjp_guarded_global_ad
+// CHECK-DAG: gpu.grid_dim x
+// CHECK-DAG: gpu.grid_dim y
+// CHECK-DAG: gpu.grid_dim z
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: } else {
+// CHECK:   memref.atomic_rmw assign
+gpu.module @m {
+  func.func @guarded_global(%x: f32, %Y: memref<?xf32>) {
+    %t = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %t, %c0 : index
+    scf.if %first {
+      memref.store %x, %Y[%c0] : memref<?xf32>
+    }
+    return
+  }
+  func.func @d_guarded_global_request(%x: f32, %Y: memref<?xf32>, %dY: memref<?xf32>) -> f32 {
+    %g = nabla.autodiff @guarded_global(%x, %Y, %dY) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = []} : (f32, memref<?xf32>, memref<?xf32>) -> f32
+    return %g : f32
+  }
+}
+
+// -----
+
+// A load of the element the thread stored in the same interval accumulates
+// plainly only where the store is exclusive: here every lane stored to
+// S[tid / 32], so the load's adjoint is an atomic add.
+// CHECK-LABEL: func.func private @__nabla_vjp_store_then_load_ad
+// CHECK: memref.atomic_rmw addf
+// CHECK: memref.atomic_rmw assign
+gpu.module @m {
+  func.func @store_then_load(%x: f32, %S: memref<2xf32, #gpu.address_space<workgroup>>) -> f32 {
+    %t = gpu.thread_id x
+    %c32 = arith.constant 32 : index
+    %w = arith.divui %t, %c32 : index
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
+    memref.store %x, %S[%w] : memref<2xf32, #gpu.address_space<workgroup>>
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %y = memref.load %S[%w] : memref<2xf32, #gpu.address_space<workgroup>>
+    %z = arith.mulf %y, %y : f32
+    return %z : f32
+  }
+  func.func @d_store_then_load_request(%x: f32, %S: memref<2xf32, #gpu.address_space<workgroup>>, %dS: memref<2xf32, #gpu.address_space<workgroup>>, %s: f32) -> f32 {
+    %g = nabla.autodiff @store_then_load(%x, %S, %dS, %s) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, memref<2xf32, #gpu.address_space<workgroup>>, memref<2xf32, #gpu.address_space<workgroup>>, f32) -> f32
+    return %g : f32
+  }
+}
