@@ -7,9 +7,12 @@
 //
 //  1. The callee is cloned and its calls inlined (nested device functions are
 //     differentiated transitively), execute_regions inlined and unstructured
-//     control flow lifted to scf.
+//     control flow lifted to scf; floats moved as integer bits become float
+//     moves again (FloatBits.cpp).
 //  2. Activity analysis (ActivityAnalysis.cpp) marks the float values that
-//     depend on an active input and the memrefs that have shadows.
+//     depend on an active input and the memrefs that have shadows; a
+//     differentiated float's bits that become a float again through integer
+//     operations are a located error (FloatBits.cpp).
 //  3. Forward mode (ForwardMode.cpp) or reverse mode (ReverseMode.cpp) emits
 //     the derivative; the local rules come from DifferentiableOpInterface
 //     (DerivativeRules.cpp) and the GPU collectives' from GPUDerivatives.cpp.
@@ -19,6 +22,7 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 
 #include "ActivityAnalysis.h"
+#include "FloatBits.h"
 #include "ForwardMode.h"
 #include "KernelAdjoint.h"
 #include "PromoteLoopElements.h"
@@ -338,6 +342,10 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
                << ": its control flow could not be made structured";
     }
 
+    // Floats moved as integer bits (shuffles of `__float_as_int(v)`) become
+    // float moves again, so their derivatives are not lost.
+    forwardFloatBits(work);
+
     // Reverse mode: elements loops update in place become loop-carried, so
     // their iterations can be recomputed from the loop state.
     if (mode == DerivativeMode::Reverse)
@@ -375,6 +383,10 @@ struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
         act.varied.insert(arg);
     }
     act.propagate(work);
+    if (failed(checkFloatBits(work, act))) {
+      derivative.erase();
+      return failure();
+    }
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Operation *tableOp = symbols.getOp();
     RuleFinder findRule = [tableOp](StringRef name, DerivativeMode ruleMode,

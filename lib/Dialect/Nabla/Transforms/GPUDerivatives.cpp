@@ -3,7 +3,9 @@
 // Shuffles: y = shuffle xor(x, m) has lane i read lane i^m, a permutation
 // that is its own inverse, so dx = shuffle xor(dy, m). y = shuffle down(x, d)
 // has lane i read lane i+d, so lane j's x went to lane j-d: dx = shuffle
-// up(dy, d), zero where that lane does not exist; up is the mirror image.
+// up(dy, d), zero where that lane does not exist, plus dy itself on the lanes
+// whose read fell outside their segment (they got their own x); up is the
+// mirror image.
 // y = shuffle idx(x, s) gathers, so its adjoint scatters: lane j sums the dy
 // of every lane k with s_k = j, found by broadcasting each lane's (s_k, dy_k)
 // in turn (width idx shuffles, in lane order).
@@ -240,9 +242,17 @@ FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
       gpu::ShuffleModeAttr::get(builder.getContext(), transposed));
   if (mode == gpu::ShuffleMode::XOR)
     return back.getShuffleResult();
-  // Lanes whose source lane does not exist receive nothing.
+  // Lanes whose source lane does not exist receive nothing from it. A lane
+  // whose own read fell outside its segment got its own value (CUDA's
+  // `__shfl_down_sync`, and how every target lowers gpu.shuffle): its
+  // adjoint stays with it. The forward's validity is that of a shuffle in
+  // the forward direction from this lane.
   Value zero = createZero(builder, loc, adjoint.getType());
-  return arith::SelectOp::create(builder, loc, back.getValid(),
-                                 back.getShuffleResult(), zero)
-      .getResult();
+  Value received = arith::SelectOp::create(builder, loc, back.getValid(),
+                                           back.getShuffleResult(), zero);
+  auto forward = gpu::ShuffleOp::create(builder, loc, adjoint, operands[1],
+                                        operands[2], shuffle.getModeAttr());
+  Value own =
+      arith::SelectOp::create(builder, loc, forward.getValid(), zero, adjoint);
+  return arith::AddFOp::create(builder, loc, received, own).getResult();
 }
