@@ -237,8 +237,13 @@ LogicalResult emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
         OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
         Value current = arith::BitcastOp::create(body, loc, floatType,
                                                  generic.getCurrentValue());
-        Value combined = arith::getReductionOp(atomic.getKind(), body, loc,
-                                               current, atomic.getValue());
+        // An exchange (the reverse sweep taking a stored element's adjoint)
+        // stores the value as is.
+        Value combined =
+            atomic.getKind() == arith::AtomicRMWKind::assign
+                ? atomic.getValue()
+                : arith::getReductionOp(atomic.getKind(), body, loc, current,
+                                        atomic.getValue());
         memref::AtomicYieldOp::create(
             body, loc, arith::BitcastOp::create(body, loc, intType, combined));
         atomic.replaceAllUsesWith(
@@ -817,6 +822,7 @@ struct ConvertGPUToSPIRV
     spirvModule->moveBefore(&body, body.end());
     orderStorageBufferAtomics(spirvModule);
     nabla::specializeWorkgroupSize(spirvModule);
+    nabla::isolateStructuredConstructs(spirvModule);
     return success();
   }
 };

@@ -89,6 +89,13 @@ inline constexpr unsigned kWorkgroupSizeSpecId = 100;
 /// Does nothing when every kernel has a fixed workgroup size.
 void specializeWorkgroupSize(mlir::spirv::ModuleOp module);
 
+/// Gives every nested spirv.mlir.selection and spirv.mlir.loop of `module` a
+/// block of its own (split before and after it): MLIR's serializer names the
+/// wrong incoming block in an OpPhi whose branch or loop entry shares a
+/// block with a construct or sits in a split loop header (invalid SPIR-V from
+/// clang's loops).
+void isolateStructuredConstructs(mlir::spirv::ModuleOp module);
+
 } // namespace nabla
 
 #endif // NABLA_CONVERSION_GPUTOSPIRV_GPUTOSPIRV_H
