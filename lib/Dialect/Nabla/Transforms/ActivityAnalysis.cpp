@@ -214,11 +214,15 @@ LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
                                           const Activities &act) {
   if (!act.isVaried(value))
     return success();
-  if (isa<memref::AtomicRMWOp>(op))
-    return op->emitOpError("accumulates a differentiated value into a buffer "
-                           "without a shadow");
-  return op->emitOpError("stores a differentiated value into a buffer "
-                         "without a shadow; mark the buffer dup");
+  // Enzyme's rule: memory the request marks constant (`const`,
+  // `enzyme_const`) is inactive, also where differentiated values are written
+  // into it; what flows through it carries no derivative. Said, not hidden.
+  op->emitRemark(isa<memref::AtomicRMWOp>(op) ? "accumulates" : "stores")
+      << " a differentiated value into a buffer without a shadow (marked "
+         "const): the buffer is inactive, as in Enzyme, and the value's "
+         "derivative does not flow through it; mark the buffer dup to "
+         "differentiate through it";
+  return success();
 }
 
 /// Drops the terminator an op builder may have put into a new region block,

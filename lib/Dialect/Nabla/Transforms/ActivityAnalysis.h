@@ -104,8 +104,9 @@ mlir::LogicalResult missingRule(mlir::func::CallOp call, DerivativeMode mode,
                                 llvm::ArrayRef<Activity> args,
                                 llvm::ArrayRef<Activity> rets);
 
-/// A write into a buffer without a shadow is fine unless the written value is
-/// differentiated: then its derivative would be silently lost.
+/// A write of a differentiated value into a buffer without a shadow (one the
+/// request marks const) is inactive, Enzyme's rule for `enzyme_const`
+/// memory: a remark says so, since the value's derivative stops there.
 mlir::LogicalResult checkUnshadowedWrite(mlir::Operation *op, mlir::Value value,
                                          const Activities &act);
 

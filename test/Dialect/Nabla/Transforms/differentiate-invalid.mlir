@@ -11,19 +11,6 @@ func.func @g(%x: f32, %s: f32) {
 
 // -----
 
-func.func @f(%x: f32, %B: memref<4xf32>) {
-  %c0 = arith.constant 0 : index
-  // expected-error @below {{'memref.store' op stores a differentiated value into a buffer without a shadow; mark the buffer dup}}
-  memref.store %x, %B[%c0] : memref<4xf32>
-  return
-}
-func.func @g(%x: f32, %B: memref<4xf32>) {
-  %d = nabla.autodiff @f(%x, %B) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = []} : (f32, memref<4xf32>) -> f32
-  return
-}
-
-// -----
-
 func.func @f(%x: f32) -> f32 {
   // expected-error @below {{'math.sincos' op has no reverse-mode derivative rule and is on an active path (it depends on or writes differentiated data)}}
   %y, %c = math.sincos %x : f32
@@ -351,5 +338,61 @@ func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: inde
 }
 func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
   %d = nabla.autodiff @f(%x, %M, %dM, %m) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, index) -> f32
+  return
+}
+
+// -----
+
+// A differentiated float's bits changed by integer arithmetic and made a
+// float again: the derivative cannot follow.
+func.func @f(%x: f32) -> f32 {
+  %one = arith.constant 1 : i32
+  // expected-note @below {{the float's bits are taken here}}
+  %b = arith.bitcast %x : f32 to i32
+  %c = arith.addi %b, %one : i32
+  // expected-error @below {{'arith.bitcast' op makes a float of an integer that carries a differentiated float's bits: the derivative cannot follow the bits through integer operations}}
+  %f = arith.bitcast %c : i32 to f32
+  return %f : f32
+}
+func.func @g(%x: f32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}
+
+// -----
+
+// The bits stored into memory as an integer (an atomicMax on the bits of
+// a float): the derivative would stay behind.
+func.func @f(%x: f32, %M: memref<4xi32>) {
+  %c0 = arith.constant 0 : index
+  // expected-note @below {{the float's bits are taken here}}
+  %b = arith.bitcast %x : f32 to i32
+  // expected-error @below {{'memref.atomic_rmw' op writes to memory an integer that carries a differentiated float's bits}}
+  %o = memref.atomic_rmw maxs %b, %M[%c0] : (i32, memref<4xi32>) -> i32
+  return
+}
+func.func @g(%x: f32, %M: memref<4xi32>) {
+  %d = nabla.autodiff @f(%x, %M) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = []} : (f32, memref<4xi32>) -> f32
+  return
+}
+
+// -----
+
+// Bits that only decide a branch are piecewise constant: no error, and a
+// loop-carried integer copy of the bits that becomes a float again is one.
+func.func @f(%x: f32, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = arith.bitcast %x : f32 to i32
+  // expected-note @above {{the float's bits are taken here}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %b) -> (i32) {
+    scf.yield %a : i32
+  }
+  // expected-error @below {{'arith.bitcast' op makes a float of an integer that carries a differentiated float's bits}}
+  %f = arith.bitcast %r : i32 to f32
+  return %f : f32
+}
+func.func @g(%x: f32, %n: index, %s: f32) {
+  %d = nabla.autodiff @f(%x, %n, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, index, f32) -> f32
   return
 }
