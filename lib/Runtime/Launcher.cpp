@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -293,7 +294,7 @@ static bool loadArray(const std::string &spec, const std::string &what,
             ", which .npy buffers do not support";
     return false;
   }
-  if (array.dtype != want) {
+  if (!dtypeMatchesElementType(array.dtype, element)) {
     error =
         what + " needs dtype " + want + ", '" + spec + "' has " + array.dtype;
     return false;
@@ -332,6 +333,46 @@ static std::string keyFileName(const std::string &key) {
   return name;
 }
 
+/// Prints one element of a buffer of `dtype` stored at `p`.
+static void printElement(const std::string &dtype, const uint8_t *p) {
+  auto load = [&](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return value;
+  };
+  if (dtype == "f2") {
+    // IEEE half: sign, 5-bit exponent, 10-bit fraction.
+    uint16_t h = load(uint16_t());
+    int exponent = (h >> 10) & 0x1f, fraction = h & 0x3ff;
+    double magnitude = exponent == 0 ? std::ldexp(fraction, -24)
+                       : exponent == 31
+                           ? (fraction ? NAN : INFINITY)
+                           : std::ldexp(fraction + 1024, exponent - 25);
+    std::printf("%g", (h & 0x8000) ? -magnitude : magnitude);
+  } else if (dtype == "f4") {
+    std::printf("%g", load(float()));
+  } else if (dtype == "f8") {
+    std::printf("%g", load(double()));
+  } else if (dtype == "b1") {
+    std::printf("%s", *p ? "True" : "False");
+  } else if (dtype == "i1") {
+    std::printf("%d", int(load(int8_t())));
+  } else if (dtype == "u1") {
+    std::printf("%u", unsigned(*p));
+  } else if (dtype == "i2") {
+    std::printf("%d", int(load(int16_t())));
+  } else if (dtype == "u2") {
+    std::printf("%u", unsigned(load(uint16_t())));
+  } else if (dtype == "i4") {
+    std::printf("%d", load(int32_t()));
+  } else if (dtype == "u4") {
+    std::printf("%u", load(uint32_t()));
+  } else if (dtype == "u8") {
+    std::printf("%" PRIu64, load(uint64_t()));
+  } else {
+    std::printf("%" PRId64, load(int64_t()));
+  }
+}
+
 /// Prints a buffer's values (all of them up to 64, else the first 64).
 static void printBuffer(unsigned index, const NpyArray &array) {
   std::printf("arg%u = [", index);
@@ -340,23 +381,7 @@ static void printBuffer(unsigned index, const NpyArray &array) {
     const uint8_t *p = array.data.data() + i * array.elementSize();
     if (i)
       std::printf(", ");
-    if (array.dtype == "f4") {
-      float v;
-      std::memcpy(&v, p, 4);
-      std::printf("%g", v);
-    } else if (array.dtype == "f8") {
-      double v;
-      std::memcpy(&v, p, 8);
-      std::printf("%g", v);
-    } else if (array.dtype == "i4") {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      std::printf("%d", v);
-    } else {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      std::printf("%" PRId64, v);
-    }
+    printElement(array.dtype, p);
   }
   std::printf("%s]\n", shown < n ? ", ..." : "");
 }

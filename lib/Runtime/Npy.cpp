@@ -10,9 +10,11 @@
 
 #include "nabla/Runtime/Files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 using namespace nabla::runtime;
@@ -26,15 +28,33 @@ int64_t NpyArray::numElements() const {
 }
 
 std::string nabla::runtime::dtypeForElementType(const std::string &element) {
+  if (element == "f16")
+    return "f2";
   if (element == "f32")
     return "f4";
   if (element == "f64")
     return "f8";
+  if (element == "i8")
+    return "i1";
+  if (element == "i16")
+    return "i2";
   if (element == "i32")
     return "i4";
   if (element == "i64" || element == "index")
     return "i8";
   return "";
+}
+
+bool nabla::runtime::dtypeMatchesElementType(const std::string &dtype,
+                                             const std::string &element) {
+  std::string want = dtypeForElementType(element);
+  if (want.empty())
+    return false;
+  if (dtype == want)
+    return true;
+  if (want[0] != 'i')
+    return false;
+  return dtype == "u" + want.substr(1) || (want == "i1" && dtype == "b1");
 }
 
 /// Extracts the quoted value after `key` in the header dict.
@@ -76,9 +96,8 @@ bool nabla::runtime::readNpy(const std::string &path, NpyArray &array,
   return parseNpy(bytes, path, array, error);
 }
 
-bool nabla::runtime::parseNpy(const std::string &bytes,
-                              const std::string &path, NpyArray &array,
-                              std::string &error) {
+bool nabla::runtime::parseNpy(const std::string &bytes, const std::string &path,
+                              NpyArray &array, std::string &error) {
   auto bad = [&](const std::string &why) {
     error = "'" + path + "' is not a supported .npy file: " + why;
     return false;
@@ -115,10 +134,14 @@ bool nabla::runtime::parseNpy(const std::string &bytes,
   if (descr.size() != 3 || (descr[0] != '<' && descr[0] != '|'))
     return bad("dtype '" + descr + "' is not little-endian");
   array.dtype = descr.substr(1);
-  if (array.dtype != "f4" && array.dtype != "f8" && array.dtype != "i4" &&
-      array.dtype != "i8")
+  static const char *const kSupported[] = {"f2", "f4", "f8", "b1", "i1", "u1",
+                                           "i2", "u2", "i4", "u4", "i8", "u8"};
+  if (std::find(std::begin(kSupported), std::end(kSupported), array.dtype) ==
+          std::end(kSupported) ||
+      (descr[0] == '|') != (array.elementSize() == 1))
     return bad("dtype '" + descr +
-               "' (supported: float32, float64, int32, int64)");
+               "' (supported: float16, float32, float64, bool, int8, int16, "
+               "int32, int64, uint8, uint16, uint32, uint64)");
 
   // Extents are checked one by one so that the byte size cannot overflow
   // (the data must then be in the file, which readFile bounds).
@@ -161,7 +184,8 @@ bool nabla::runtime::writeNpy(const std::string &path, const NpyArray &array,
                                           : i + 1 < array.shape.size() ? ", "
                                                                        : "");
   shape += ")";
-  std::string header = "{'descr': '<" + array.dtype +
+  std::string order = array.elementSize() == 1 ? "|" : "<";
+  std::string header = "{'descr': '" + order + array.dtype +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -22,6 +22,25 @@ DTYPES = {"f32": np.dtype("<f4"), "f64": np.dtype("<f8"),
           "i32": np.dtype("<i4"), "i64": np.dtype("<i8"),
           "index": np.dtype("<i8")}
 
+# Buffers also take the narrower element types; a signless integer memref
+# takes the unsigned dtype of its width too, and i8 takes bool (C++'s bool
+# in memory).
+ELEMENT_DTYPES = dict(DTYPES, f16=np.dtype("<f2"), i8=np.dtype("i1"),
+                      i16=np.dtype("<i2"))
+_ELEMENT_NAMES = "f16, f32, f64, i8, i16, i32, i64 and index"
+
+
+def element_dtype_accepts(expected, dtype):
+    """True if a buffer of `dtype` binds to elements of dtype `expected`."""
+    if dtype == expected:
+        return True
+    if expected.kind != "i":
+        return False
+    return ((dtype.kind == "u" and dtype.itemsize == expected.itemsize
+             and dtype.byteorder in "<|=")
+            or (expected.itemsize == 1 and dtype == np.dtype(bool)))
+
+
 _INTEGER_RANGES = {"i32": (-2 ** 31, 2 ** 31 - 1),
                    "i64": (-2 ** 63, 2 ** 63 - 1),
                    "index": (0, 2 ** 63 - 1)}
@@ -154,11 +173,11 @@ def as_device_buffer(param, value, what):
     except (TypeError, ValueError) as error:
         raise TypeError(f"{what}: malformed __cuda_array_interface__: "
                         f"{error}") from None
-    expected = DTYPES.get(param.element)
+    expected = ELEMENT_DTYPES.get(param.element)
     if expected is None:
         raise TypeError(f"{what} has element type {param.element}; nabla.run "
-                        f"passes buffers of f32, f64, i32, i64 and index")
-    if dtype != expected:
+                        f"passes buffers of {_ELEMENT_NAMES}")
+    if not element_dtype_accepts(expected, dtype):
         raise TypeError(f"{what} needs dtype {expected.name}, got {dtype} "
                         f"(a device array)")
     if len(shape) != len(param.shape) or any(
@@ -225,15 +244,15 @@ def as_buffer(param, value, what):
     shape = tuple(param.shape if isinstance(param, Parameter)
                   else param["shape"])
     mlir_type = param.type if isinstance(param, Parameter) else param["type"]
-    dtype = DTYPES.get(element)
+    dtype = ELEMENT_DTYPES.get(element)
     if dtype is None:
         raise TypeError(f"{what} has element type {element}; nabla.run passes "
-                        f"buffers of f32, f64, i32, i64 and index")
+                        f"buffers of {_ELEMENT_NAMES}")
     array = as_array(value, what)
     if (not isinstance(value, np.ndarray) and array.dtype.itemsize == 1
             and array.dtype.kind in "ui" and dtype.itemsize != 1):
         array = _view_bytes(array, dtype, shape, what)
-    if array.dtype != dtype:
+    if not element_dtype_accepts(dtype, array.dtype):
         raise TypeError(f"{what} needs dtype {dtype.name}, got {array.dtype}")
     if array.ndim != len(shape) or any(
             e is not None and e != s for e, s in zip(shape, array.shape)):

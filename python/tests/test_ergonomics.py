@@ -369,7 +369,7 @@ def test_unsupported_types_are_named():
     m = nabla.Module.parse("""
     module attributes {gpu.container_module} {
       gpu.module @kernels {
-        gpu.func @half(%h: memref<?xf16>) kernel {
+        gpu.func @half(%h: memref<?xbf16>) kernel {
           gpu.return
         }
         gpu.func @flag(%out: memref<?xf32>, %f: i1) kernel {
@@ -377,9 +377,9 @@ def test_unsupported_types_are_named():
         }
       }
     }""")
-    expect(TypeError, r"half: parameter #0 'h' \(memref<\?xf16>\) has element type "
-           r"f16; nabla.run passes buffers of f32, f64, i32, i64 and index", m,
-           "half", [np.zeros(2, np.float16)])
+    expect(TypeError, r"half: parameter #0 'h' \(memref<\?xbf16>\) has element "
+           r"type bf16; nabla.run passes buffers of f16, f32, f64, i8, i16, "
+           r"i32, i64 and index", m, "half", [np.zeros(2, np.float16)])
     expect(TypeError, r"flag: parameter #1 'f' \(i1\) is a scalar of a type "
            r"nabla.run does not pass", m, "flag", [np.zeros(2, np.float32), True])
 

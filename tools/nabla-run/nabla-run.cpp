@@ -17,11 +17,11 @@
 #include "HostProgram.h"
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Launcher.h"
 #include "nabla/Runtime/Npy.h"
-#include "nabla/Conversion/Passes.h"
 #include "nabla/Support/InputFile.h"
 #include "nabla/Support/ToolGuard.h"
 
@@ -76,7 +76,7 @@ static bool setRecordContents(mlir::ModuleOp module,
     }
     std::string element;
     llvm::raw_string_ostream(element) << type.getElementType();
-    if (array.dtype != dtypeForElementType(element) ||
+    if (!dtypeMatchesElementType(array.dtype, element) ||
         array.shape != std::vector<int64_t>(type.getShape().begin(),
                                             type.getShape().end())) {
       std::cerr << "error: '" << path << "' does not match relocation record '"

@@ -1,7 +1,8 @@
 //===- Npy.h - Read and write NumPy .npy arrays -----------------*- C++ -*-===//
 //
-// Version 1.0/2.0 .npy files with little-endian float32, float64, int32 or
-// int64 data in C order: the buffer format of nabla-run and nabla-launch.
+// Version 1.0/2.0 .npy files with little-endian float16/32/64, int8/16/32/64,
+// uint8/16/32/64 or bool data in C order: the buffer format of nabla-run and
+// nabla-launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +17,8 @@ namespace nabla::runtime {
 
 /// A dense, C-ordered array.
 struct NpyArray {
-  /// "f4", "f8", "i4" or "i8".
+  /// The type code without byte order: "f2", "f4", "f8", "b1", "i1", "u1",
+  /// "i2", "u2", "i4", "u4", "i8" or "u8".
   std::string dtype;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
@@ -25,8 +27,15 @@ struct NpyArray {
   unsigned elementSize() const { return dtype.empty() ? 0 : dtype[1] - '0'; }
 };
 
-/// The .npy dtype code of an MLIR element type ("f32" → "f4"), or "".
+/// The .npy dtype code of an MLIR element type ("f32" → "f4"; signless
+/// integers as signed), or "".
 std::string dtypeForElementType(const std::string &elementType);
+
+/// True if a buffer of `dtype` can be bound to a memref of `elementType`:
+/// the dtype of the type, or, for signless integers, the unsigned dtype of
+/// that width (and bool for i8, C++'s bool in memory).
+bool dtypeMatchesElementType(const std::string &dtype,
+                             const std::string &elementType);
 
 /// Reads `path`; on failure returns false and sets `error`.
 bool readNpy(const std::string &path, NpyArray &array, std::string &error);

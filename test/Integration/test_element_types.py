@@ -1,0 +1,75 @@
+# ===- test_element_types.py - Buffers of every element type --------------=== #
+#
+# corpus/element_types.mlir run through nabla-run and nabla-launch on the
+# default device with .npy buffers of every element type a kernel takes:
+# int8, uint8 and bool for i8, int16 and uint16 for i16, float16 for f16,
+# next to float32 and int64; outputs keep the dtype they came in with.
+# Wrong dtypes are refused with the dtype needed.
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import os
+
+import numpy as np
+import pytest
+
+from test_run_kernels import CORPUS, launch, run, tool
+
+RNG = np.random.default_rng(8)
+N = 100
+
+
+@pytest.mark.parametrize("ints", ["signed", "unsigned"])
+def test_widen_narrow_types(tmp_path, ints):
+    a = RNG.integers(-128, 128, N).astype(np.int8)
+    b = RNG.integers(-30000, 30000, N).astype(np.int16)
+    h = RNG.uniform(-4, 4, N).astype(np.float16)
+    if ints == "unsigned":
+        # The kernel reads signed values: the same bytes as unsigned dtypes.
+        args_a, args_b = a.view(np.uint8), b.view(np.uint16)
+    else:
+        args_a, args_b = a, b
+    out = launch(tmp_path, "element_types.mlir", "widen", 2, 64,
+                 [args_a, args_b, h, np.zeros(N, np.float32),
+                  np.zeros(N, np.int64), f"index:{N}"])
+    expected = a.astype(np.float32) + b.astype(np.float32) + h.astype(np.float32)
+    np.testing.assert_allclose(out[3], expected, rtol=1e-6)
+    np.testing.assert_array_equal(out[4], a.astype(np.int64))
+    assert out[0].dtype == args_a.dtype and out[1].dtype == args_b.dtype
+    np.testing.assert_array_equal(out[0], args_a)
+
+
+def test_bool_uint8_and_half_outputs(tmp_path):
+    v = RNG.uniform(-1, 1, N).astype(np.float32)
+    v[:3] = [0.0, -0.0, 1e-30]
+    counts = RNG.integers(0, 256, N).astype(np.uint8)
+    counts[:2] = [255, 0]
+    out = launch(tmp_path, "element_types.mlir", "flags", 2, 64,
+                 [v, np.zeros(N, bool), counts, np.zeros(N, np.float16),
+                  f"index:{N}"])
+    assert out[1].dtype == np.bool_
+    np.testing.assert_array_equal(out[1], v > 0)
+    np.testing.assert_array_equal(out[2], (counts + 1).astype(np.uint8))
+    np.testing.assert_array_equal(out[3], (v * 0.5).astype(np.float16))
+
+
+def test_nabla_launch_takes_the_same_types(tmp_path):
+    compiled = tmp_path / "compiled"
+    run([tool("nabla-compile"), os.path.join(CORPUS, "element_types.mlir"),
+         "--target=spirv", "-o", str(compiled)])
+    v = RNG.uniform(-1, 1, N).astype(np.float32)
+    counts = np.arange(N, dtype=np.uint8)
+    out = launch(tmp_path / "launch", "element_types.mlir", "flags", 2, 64,
+                 [v, np.zeros(N, np.int8), counts, np.zeros(N, np.float16),
+                  f"index:{N}"],
+                 launcher=[tool("nabla-launch"), str(compiled)])
+    np.testing.assert_array_equal(out[1], (v > 0).astype(np.int8))
+    np.testing.assert_array_equal(out[2], counts + 1)
+
+
+def test_wrong_element_dtype_is_refused(tmp_path):
+    r = launch(tmp_path, "element_types.mlir", "flags", 1, 64,
+               [np.zeros(4, np.float32), np.zeros(4, np.int16),
+                np.zeros(4, np.uint8), np.zeros(4, np.float16), "index:4"],
+               expect=1)
+    assert "needs dtype i1" in r.stderr and "has i2" in r.stderr
