@@ -11,6 +11,7 @@
 #include "nabla/Support/InputFile.h"
 #include "nabla/Support/SourceChecks.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -87,6 +88,27 @@ static void attachTextLocations(llvm::Module &module,
   if (!module.getModuleFlag("Debug Info Version"))
     module.addModuleFlag(llvm::Module::Warning, "Debug Info Version",
                          llvm::DEBUG_METADATA_VERSION);
+}
+
+/// Constants and constant expressions have no line in the `.ll` (MLIR's
+/// importer gives them an unknown location): each takes the location of its
+/// first user that has one, so that every error about them points at the
+/// instruction using them (`if (bias != NULL)` names the comparison).
+static void locateConstants(ModuleOp module) {
+  module.walk([](LLVM::LLVMFuncOp func) {
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) { ops.push_back(op); });
+    // Users come after their operands' definitions: fix them first.
+    for (Operation *op : llvm::reverse(ops)) {
+      if (!isa<UnknownLoc>(op->getLoc()))
+        continue;
+      for (Operation *user : op->getUsers())
+        if (!isa<UnknownLoc>(user->getLoc())) {
+          op->setLoc(user->getLoc());
+          break;
+        }
+    }
+  });
 }
 
 OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
@@ -183,6 +205,7 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
     emitError(fileLoc(0, 0)) << "cannot import this LLVM IR into MLIR";
     return imported;
   }
+  locateConstants(*imported);
   if (!gvToValue.empty())
     (*imported)->setAttr("reloc.gv_to_value",
                          DictionaryAttr::get(context, gvToValue));

@@ -4,7 +4,10 @@
 // calls of the device libraries: `__nv_sinf` (libdevice), `__ocml_sin_f32`
 // (OCML). These, the C names (`sinf`, `sin`) and LLVM's math intrinsics
 // (`llvm.intr.sqrt`, ...) become the `math`/`arith` ops every target lowers
-// and Nabla differentiates.
+// and Nabla differentiates; libdevice's reinterpretations (`__nv_float_as_int`
+// and friends) become bitcasts, its integer functions (`__nv_umin`,
+// `__nv_mul24`, `__nv_ffs`, ...) and rounding-mode or fast variants
+// (`__nv_fmul_rn`, `__nv_fast_expf`, `__nv_saturatef`) arith and math ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,9 +125,10 @@ parseLibraryName(StringRef name) {
       return std::make_pair(*fn, *width);
     return std::nullopt;
   }
-  base.consume_front("__nv_");
-  if (base.consume_front("fast_"))
-    return std::nullopt;
+  // `__nv_fast_expf` and friends: approximations of the same function; the
+  // accurate op lowers to each target's own fast path.
+  if (base.consume_front("__nv_"))
+    base.consume_front("fast_");
   if (std::optional<MathFn> fn = lookupMathName(base))
     return std::make_pair(*fn, 64u);
   if (base.consume_back("f"))
@@ -241,9 +245,157 @@ static unsigned getArity(MathFn fn) {
   }
 }
 
+/// CUDA's reinterpretations of a value's bits (`__float_as_int`,
+/// `__double2hiint`, ...), which libdevice implements as bitcasts; null for
+/// other names or operand types.
+static Value buildReinterpretation(OpBuilder &b, Location loc, StringRef name,
+                                   ValueRange operands) {
+  if (!name.consume_front("__nv_"))
+    return nullptr;
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type(),
+       i64 = b.getI64Type();
+  auto unary = [&](Type from, Type to) -> Value {
+    if (operands.size() != 1 || operands[0].getType() != from)
+      return nullptr;
+    return arith::BitcastOp::create(b, loc, to, operands[0]);
+  };
+  if (name == "float_as_int" || name == "float_as_uint")
+    return unary(f32, i32);
+  if (name == "int_as_float" || name == "uint_as_float")
+    return unary(i32, f32);
+  if (name == "double_as_longlong")
+    return unary(f64, i64);
+  if (name == "longlong_as_double")
+    return unary(i64, f64);
+  if (name == "double2hiint" || name == "double2loint") {
+    Value bits = unary(f64, i64);
+    if (!bits)
+      return nullptr;
+    if (name == "double2hiint")
+      bits = arith::ShRUIOp::create(
+          b, loc, bits, arith::ConstantIntOp::create(b, loc, i64, 32));
+    return arith::TruncIOp::create(b, loc, i32, bits);
+  }
+  if (name == "hiloint2double") {
+    if (operands.size() != 2 || operands[0].getType() != i32 ||
+        operands[1].getType() != i32)
+      return nullptr;
+    Value hi = arith::ExtUIOp::create(b, loc, i64, operands[0]);
+    Value lo = arith::ExtUIOp::create(b, loc, i64, operands[1]);
+    hi = arith::ShLIOp::create(b, loc, hi,
+                               arith::ConstantIntOp::create(b, loc, i64, 32));
+    return arith::BitcastOp::create(b, loc, f64,
+                                    arith::OrIOp::create(b, loc, hi, lo));
+  }
+  return nullptr;
+}
+
+/// libdevice's integer functions and correctly rounded or fast float
+/// variants (`__nv_umin`, `__nv_mul24`, `__nv_saturatef`, `__nv_fdividef`,
+/// `__nv_fmul_rn`, ...); null for other names or operand types. Fast
+/// approximations become the accurate op: every target has its own.
+static Value buildLibdeviceExtra(OpBuilder &b, Location loc, StringRef name,
+                                 ValueRange operands) {
+  if (!name.consume_front("__nv_") || operands.empty())
+    return nullptr;
+  Type type = operands[0].getType();
+  bool sameTypes =
+      llvm::all_of(operands, [&](Value v) { return v.getType() == type; });
+  if (!sameTypes)
+    return nullptr;
+  auto isInt = [&](unsigned bits) { return type.isSignlessInteger(bits); };
+  auto isFloat = [&](unsigned bits) {
+    return isa<FloatType>(type) && type.getIntOrFloatBitWidth() == bits;
+  };
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, type, value);
+  };
+  if (operands.size() == 2) {
+    Value x = operands[0], y = operands[1];
+    // Integer min/max: min max umin umax (i32), llmin llmax ullmin ullmax.
+    bool i32 = isInt(32), i64 = isInt(64);
+    if ((i32 && (name == "min")) || (i64 && name == "llmin"))
+      return arith::MinSIOp::create(b, loc, x, y);
+    if ((i32 && name == "max") || (i64 && name == "llmax"))
+      return arith::MaxSIOp::create(b, loc, x, y);
+    if ((i32 && name == "umin") || (i64 && name == "ullmin"))
+      return arith::MinUIOp::create(b, loc, x, y);
+    if ((i32 && name == "umax") || (i64 && name == "ullmax"))
+      return arith::MaxUIOp::create(b, loc, x, y);
+    if (i32 && (name == "mul24" || name == "umul24")) {
+      // The low 32 bits of the product of the low 24 bits (sign-extended
+      // for mul24).
+      auto low24 = [&](Value v) -> Value {
+        if (name == "umul24")
+          return arith::AndIOp::create(b, loc, v, constant(0xffffff));
+        Value up = arith::ShLIOp::create(b, loc, v, constant(8));
+        return arith::ShRSIOp::create(b, loc, up, constant(8));
+      };
+      return arith::MulIOp::create(b, loc, low24(x), low24(y));
+    }
+    if (isFloat(32) || isFloat(64)) {
+      if (name == "fdividef" || name == "fast_fdividef" ||
+          name.starts_with("fdiv_r") || name.starts_with("ddiv_r"))
+        return arith::DivFOp::create(b, loc, x, y);
+      if (name.starts_with("fmul_r") || name.starts_with("dmul_r"))
+        return arith::MulFOp::create(b, loc, x, y);
+      if (name.starts_with("fadd_r") || name.starts_with("dadd_r"))
+        return arith::AddFOp::create(b, loc, x, y);
+      if (name.starts_with("fsub_r") || name.starts_with("dsub_r"))
+        return arith::SubFOp::create(b, loc, x, y);
+      if (name == "fmodf" || name == "fmod")
+        return arith::RemFOp::create(b, loc, x, y);
+    }
+    return nullptr;
+  }
+  if (operands.size() == 3 && (isFloat(32) || isFloat(64)) &&
+      (name.starts_with("fmaf_r") || name.starts_with("fma_r")))
+    return math::FmaOp::create(b, loc, operands[0], operands[1], operands[2]);
+  if (operands.size() != 1)
+    return nullptr;
+  Value x = operands[0];
+  if ((isInt(32) && name == "abs") || (isInt(64) && name == "llabs"))
+    return math::AbsIOp::create(b, loc, x);
+  if ((isInt(32) && name == "popc") || (isInt(64) && name == "popcll"))
+    return math::CtPopOp::create(b, loc, x);
+  if ((isInt(32) && name == "clz") || (isInt(64) && name == "clzll"))
+    return math::CountLeadingZerosOp::create(b, loc, x);
+  if ((isInt(32) && name == "ffs") || (isInt(64) && name == "ffsll")) {
+    // 1 + the index of the lowest set bit, 0 for 0 (an i32 either way).
+    Value index = arith::AddIOp::create(
+        b, loc, math::CountTrailingZerosOp::create(b, loc, x), constant(1));
+    Value zero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, constant(0));
+    Value result = arith::SelectOp::create(b, loc, zero, constant(0), index);
+    if (isInt(64))
+      result = arith::TruncIOp::create(b, loc, b.getI32Type(), result);
+    return result;
+  }
+  if (isFloat(32) && name == "saturatef") {
+    // Clamped to [0, 1]; NaN gives 0.
+    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    return arith::MinNumFOp::create(
+        b, loc, arith::MaxNumFOp::create(b, loc, x, zero), one);
+  }
+  if ((isFloat(32) || isFloat(64)) &&
+      (name.starts_with("frcp_r") || name.starts_with("drcp_r"))) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    return arith::DivFOp::create(b, loc, one, x);
+  }
+  if ((isFloat(32) || isFloat(64)) &&
+      (name.starts_with("fsqrt_r") || name.starts_with("dsqrt_r")))
+    return math::SqrtOp::create(b, loc, x);
+  return nullptr;
+}
+
 Value nabla::raise::buildDeviceLibraryCall(OpBuilder &builder, Location loc,
                                            StringRef name,
                                            ValueRange operands) {
+  if (Value bits = buildReinterpretation(builder, loc, name, operands))
+    return bits;
+  if (Value extra = buildLibdeviceExtra(builder, loc, name, operands))
+    return extra;
   std::optional<std::pair<MathFn, unsigned>> parsed = parseLibraryName(name);
   if (!parsed || operands.size() != getArity(parsed->first) || operands.empty())
     return nullptr;

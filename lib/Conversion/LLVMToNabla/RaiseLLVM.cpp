@@ -165,6 +165,7 @@ void RaiseLLVM::runOnOperation() {
     return signalPassFailure();
   }
 
+  rewriteKnownInlineAsm(module);
   dropErrorPaths(module);
   ModulePlan plan;
   if (failed(planModule(module, plan, kernel)))

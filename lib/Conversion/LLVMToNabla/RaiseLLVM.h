@@ -219,6 +219,11 @@ mlir::FailureOr<mlir::Value> buildIntrinsic(mlir::OpBuilder &builder,
 /// constant into an scf.for (ConstantTripLoops.cpp).
 void convertConstantTripLoops(mlir::Operation *root);
 
+/// Turns the PTX inline assembly of CUDA's cache-hinted loads and stores into
+/// plain LLVM loads and stores and drops unread assembly without side
+/// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
+void rewriteKnownInlineAsm(mlir::ModuleOp module);
+
 } // namespace nabla::raise
 
 #endif // NABLA_LIB_CONVERSION_LLVMTONABLA_RAISELLVM_H

@@ -33,6 +33,7 @@ def log : Expr<"math::LogOp::create(builder, loc, $0).getResult()">;
 def sqrt : Expr<"math::SqrtOp::create(builder, loc, $0).getResult()">;
 def powf : Expr<"math::PowFOp::create(builder, loc, $0, $1).getResult()">;
 def copysign : Expr<"math::CopySignOp::create(builder, loc, $0, $1).getResult()">;
+def roundeven : Expr<"math::RoundEvenOp::create(builder, loc, $0).getResult()">;
 
 /// The partials of op `op` (C++ class name), in operand order.
 class Rule<string op, list<dag> p> {
@@ -48,6 +49,9 @@ def : Rule<"arith::SubFOp", [(c "1"), (c "-1")]>;
 def : Rule<"arith::MulFOp", [(id $y), (id $x)]>;
 def : Rule<"arith::DivFOp", [(div (c "1"), $y), (neg (div $r, $y))]>;
 def : Rule<"arith::NegFOp", [(c "-1")]>;
+// r = x - trunc(x / y) y (C's fmod): d/dx = 1, d/dy = -trunc(x / y), the
+// integer (r - x) / y, rounded to remove the division's rounding.
+def : Rule<"arith::RemFOp", [(c "1"), (roundeven (div (sub $r, $x), $y))]>;
 
 def : Rule<"math::SinOp", [(cos $x)]>;
 def : Rule<"math::CosOp", [(neg (sin $x))]>;
