@@ -72,6 +72,10 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // Integer math (ctpop, ctlz, cttz, absi) has no libdevice call: upstream's
+  // GPU-to-NVVM leaves it, and it failed at translation ("missing
+  // LLVMTranslationDialectInterface"); it becomes LLVM intrinsics.
+  device.addPass(createConvertMathToLLVMPass());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

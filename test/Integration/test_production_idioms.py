@@ -215,8 +215,45 @@ def test_cooperative_groups_warp_reduce(tmp_path, opt):
     check(out[1], (x + np.fmod(x, 1.5)) * np.repeat(w, 32))
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_warp_votes_and_reductions(tmp_path, opt):
+    """__ballot_sync + __popc, __any_sync, __all_sync, __reduce_add_sync and
+    __reduce_max_sync over full warps (butterflies of 32-wide shuffles on
+    every target), 2 blocks of 64, and the gradient they shape."""
+    ll = compile_cuda(tmp_path, "warp_votes", opt)
+    n = 128
+    x = RNG.uniform(-2, 2, n)
+    x[32:64] = RNG.uniform(-1, 1, 32)  # a warp with nothing above 1.5
+    x[64] = 2.7  # a warp not all below 2.5
+    warps = x.reshape(-1, 32)
+    positive = (warps > 0).sum(axis=1)
+    any_big = (warps > 1.5).any(axis=1)
+    all_small = (np.abs(warps) < 2.5).all(axis=1)
+    lane_max = (np.arange(n) % 7).reshape(-1, 32).max(axis=1)
+
+    def model(v):
+        w = v[0].reshape(-1, 32)
+        y = (w * positive[:, None] + np.where(any_big[:, None], w * w, 0)
+             + all_small[:, None])
+        return [y.ravel()]
+
+    out = run(tmp_path, ll, "vote_scale_kernel", 2, 64,
+              [f32(x), f32(np.zeros(n)), np.zeros(n // 32, np.int32)])
+    check(out[1], model([x])[0])
+    np.testing.assert_array_equal(
+        out[2], positive + 1000 * sum(range(32)) + 1000000 * lane_max)
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_vote_scale", 2, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w),
+               np.zeros(n // 32, np.int32)])
+    expected = (np.repeat(positive, 32)
+                + np.where(np.repeat(any_big, 32), 2 * x, 0)) * w
+    check(out[1], expected)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
-           "causal_softmax_grad", "cache_hints"]
+           "causal_softmax_grad", "cache_hints", "warp_votes"]
 PRIMAL_ONLY = ["causal_softmax_grad"]
 F64_SOURCES = ["float_bits_f64"]
 

@@ -461,3 +461,19 @@ def test_sign_extended_comparisons(tmp_path):
                 | (w.astype(np.uint64) < 7) << 4)
     np.testing.assert_array_equal(out[2], expected.astype(np.int32))
 
+
+
+def test_bit_counts(tmp_path):
+    a = RNG.integers(-2 ** 31, 2 ** 31, 100).astype(np.int32)
+    a[:4] = [0, -1, -2 ** 31, 1]
+    z = np.zeros(100, np.int32)
+    out = launch(tmp_path, "bit_counts.mlir", "counts", 2, 64,
+                 [a, z, z, z, "index:100"])
+    bits = a.view(np.uint32).astype(np.uint64)
+    pop = np.array([bin(v).count("1") for v in bits])
+    lead = np.array([32 - int(v).bit_length() for v in bits])
+    trail = np.array([(int(v) & -int(v)).bit_length() - 1 if v else 32
+                      for v in bits])
+    np.testing.assert_array_equal(out[1], pop)
+    np.testing.assert_array_equal(out[2], lead)
+    np.testing.assert_array_equal(out[3], trail)

@@ -797,6 +797,7 @@ struct ConvertGPUToSPIRV
     populateVectorToSPIRVPatterns(typeConverter, patterns);
     ub::populateUBToSPIRVConversionPatterns(typeConverter, patterns);
     nabla::populateAtomicRMWFloatToSPIRVPatterns(typeConverter, patterns);
+    nabla::populateBitCountToSPIRVPatterns(typeConverter, patterns);
 
     if (failed(applyFullConversion(clone.getOperation(), *target,
                                    std::move(patterns)))) {

@@ -61,6 +61,9 @@ private:
   LogicalResult raiseEnzymeRequest(LLVM::CallOp call, FunctionPlan &callee,
                                    bool reverse);
   LogicalResult raiseNamedOp(Operation *op);
+  /// CUDA's full-warp votes and reductions (WarpCollectives.cpp): true if
+  /// `op` (named `name`) was one and is raised, false if it is not one.
+  FailureOr<bool> raiseWarpCollective(Operation *op, StringRef name);
   LogicalResult raiseTerminator(Operation *op);
   FailureOr<SmallVector<Value>> successorOperands(Operation *op, Block *dest,
                                                   OperandRange operands);

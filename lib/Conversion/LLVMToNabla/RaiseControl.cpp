@@ -119,6 +119,11 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     scalars.map(op->getResult(0), shuffle.getShuffleResult());
     return success();
   }
+  FailureOr<bool> collective = raiseWarpCollective(op, name);
+  if (failed(collective))
+    return failure();
+  if (*collective)
+    return success();
   // Hints with no effect on the raised kernel.
   if (name.starts_with("llvm.nvvm.fence") || name == "llvm.amdgcn.s.waitcnt")
     return success();

@@ -35,6 +35,12 @@ void populateAtomicRMWFloatToSPIRVPatterns(
     const mlir::SPIRVTypeConverter &typeConverter,
     mlir::RewritePatternSet &patterns);
 
+/// math.ctpop and math.cttz (i32) to SPIR-V, which upstream does not lower
+/// (BitCounts.cpp).
+void populateBitCountToSPIRVPatterns(
+    const mlir::SPIRVTypeConverter &typeConverter,
+    mlir::RewritePatternSet &patterns);
+
 /// Storage class of a memref memory space in Nabla's Vulkan ABI: default →
 /// StorageBuffer, gpu workgroup → Workgroup, gpu private → Function, plus the
 /// upstream numeric Vulkan mapping.
