@@ -252,9 +252,47 @@ def test_warp_votes_and_reductions(tmp_path, opt):
     check(out[1], expected)
 
 
+def control_flow_shapes_model(x, n, m, block):
+    out = np.zeros(n)
+    for tid in range(n):
+        t = tid % block
+        a = x[tid]
+        a = {1: a + x[0], 3: a * 2, 0: a - 1}.get(tid & 3, a)
+        s = 0.0
+        for i in range(2):
+            s += x[(tid + i) % n]
+            if i < m:
+                if t < 61:
+                    break
+                a += s
+            else:
+                if t == 0:
+                    a += 1
+                    continue
+                if n > 27:
+                    continue
+            a += x[t % n]
+        out[tid] = a + s
+    return out
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("n,m", [(150, 0), (150, 1), (150, 2), (20, 0)])
+def test_control_flow_shapes(tmp_path, opt, n, m):
+    """A switch with an unreachable default and an unrolled break/continue
+    loop (scripts/fuzz_cuda_cfg.py findings) against NumPy."""
+    ll = compile_cuda(tmp_path, "control_flow_shapes", opt)
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "shapes", 3, 64,
+              [f32(np.zeros(n)), f32(x), f"i32:{n}", f"i32:{m}"])
+    check(out[0], control_flow_shapes_model(x, n, m, 64))
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
-           "causal_softmax_grad", "cache_hints", "warp_votes"]
-PRIMAL_ONLY = ["causal_softmax_grad"]
+           "causal_softmax_grad", "cache_hints", "warp_votes",
+           "control_flow_shapes"]
+PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes"]
 F64_SOURCES = ["float_bits_f64"]
 
 

@@ -695,6 +695,7 @@ struct ConvertGPUToSPIRV
   /// expansions for exp2, fpowi (a loop, PowerBySquaring.cpp) and trunc
   /// (found by difftest), comparisons of sign-extended values narrowed
   /// (NarrowComparisons.cpp), remsi exact for INT_MIN (SignedRemainder.cpp),
+  /// i1 to index casts as selects (BooleanIndexCasts.cpp),
   /// f32 atan and atan2 within ~3 ulp (AccurateArctangent.cpp), polynomial
   /// approximations (as on the CPU back ends) for erf, erfc, cbrt, asin and
   /// acos.
@@ -706,6 +707,7 @@ struct ConvertGPUToSPIRV
     nabla::populateExpandFPowIPatterns(patterns);
     nabla::populateNarrowComparisonPatterns(patterns);
     nabla::populateExactSignedRemainderPatterns(patterns);
+    nabla::populateBooleanIndexCastPatterns(patterns);
     nabla::populateAccurateArctangentPatterns(patterns);
     patterns.add<TruncToFloorOrCeil, CopySignBySelect, RoundByCopySign>(
         &getContext());

@@ -453,6 +453,56 @@ FailureOr<Value> nabla::raise::buildIntrinsic(OpBuilder &builder, Operation *op,
         arith::MinUIOp::create(builder, loc, operands[0], operands[1]));
   if (name == "abs")
     return Value(math::AbsIOp::create(builder, loc, operands[0]));
+  // Saturating arithmetic, which clang emits for clamped subtractions.
+  if ((name == "usub.sat" || name == "uadd.sat" || name == "ssub.sat" ||
+       name == "sadd.sat") &&
+      operands.size() == 2 && operands[0].getType().isSignlessInteger()) {
+    Value x = operands[0], y = operands[1];
+    auto type = cast<IntegerType>(x.getType());
+    unsigned width = type.getWidth();
+    auto constant = [&](const APInt &value) -> Value {
+      return arith::ConstantOp::create(builder, loc,
+                                       builder.getIntegerAttr(type, value));
+    };
+    auto cmp = [&](arith::CmpIPredicate p, Value a, Value b) -> Value {
+      return arith::CmpIOp::create(builder, loc, p, a, b);
+    };
+    auto select = [&](Value c, Value a, Value b) -> Value {
+      return arith::SelectOp::create(builder, loc, c, a, b);
+    };
+    if (name == "usub.sat")
+      return select(cmp(arith::CmpIPredicate::ugt, x, y),
+                    arith::SubIOp::create(builder, loc, x, y),
+                    constant(APInt::getZero(width)));
+    if (name == "uadd.sat") {
+      Value sum = arith::AddIOp::create(builder, loc, x, y);
+      return select(cmp(arith::CmpIPredicate::ult, sum, x),
+                    constant(APInt::getMaxValue(width)), sum);
+    }
+    // Signed: the wrapped result overflowed when its sign differs from what
+    // the operands' signs promise; it then saturates toward x's sign.
+    bool add = name == "sadd.sat";
+    Value result = add ? Value(arith::AddIOp::create(builder, loc, x, y))
+                       : Value(arith::SubIOp::create(builder, loc, x, y));
+    Value zero = constant(APInt::getZero(width));
+    Value xNegative = cmp(arith::CmpIPredicate::slt, x, zero);
+    Value yNegative = cmp(arith::CmpIPredicate::slt, y, zero);
+    Value rNegative = cmp(arith::CmpIPredicate::slt, result, zero);
+    // add: x, y of one sign and r of the other; sub: x, y of opposite signs
+    // and r's sign not x's.
+    Value sameSigns = cmp(arith::CmpIPredicate::eq, xNegative, yNegative);
+    Value operandsAllow = add ? sameSigns
+                              : Value(arith::XOrIOp::create(
+                                    builder, loc, sameSigns,
+                                    arith::ConstantIntOp::create(
+                                        builder, loc, builder.getI1Type(), 1)));
+    Value overflow = arith::AndIOp::create(
+        builder, loc, operandsAllow,
+        cmp(arith::CmpIPredicate::ne, rNegative, xNegative));
+    Value limit = select(xNegative, constant(APInt::getSignedMinValue(width)),
+                         constant(APInt::getSignedMaxValue(width)));
+    return select(overflow, limit, result);
+  }
   if (name == "ctlz")
     return Value(math::CountLeadingZerosOp::create(builder, loc, operands[0]));
   if (name == "cttz")

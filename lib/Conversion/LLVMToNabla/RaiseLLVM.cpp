@@ -64,6 +64,10 @@ static scf::IfOp buildCaseChain(OpBuilder &builder, scf::IndexSwitchOp op,
   Block *elseBlock = builder.createBlock(&chain.getElseRegion());
   builder.setInsertionPointToStart(elseBlock);
   scf::IfOp next = buildCaseChain(builder, op, index + 1);
+  // The recursion leaves the builder in the innermost else block: the yield
+  // goes after `next` (three or more cases put every yield there, invalid
+  // IR found by scripts/fuzz_cuda_cfg.py).
+  builder.setInsertionPointAfter(next);
   scf::YieldOp::create(builder, loc, next.getResults());
   return chain;
 }

@@ -35,6 +35,10 @@ void populateAtomicRMWFloatToSPIRVPatterns(
     const mlir::SPIRVTypeConverter &typeConverter,
     mlir::RewritePatternSet &patterns);
 
+/// i1 → index casts as selects (BooleanIndexCasts.cpp): SPIR-V booleans are
+/// not integers and upstream lowers no such cast.
+void populateBooleanIndexCastPatterns(mlir::RewritePatternSet &patterns);
+
 /// math.ctpop and math.cttz (i32) to SPIR-V, which upstream does not lower
 /// (BitCounts.cpp).
 void populateBitCountToSPIRVPatterns(
