@@ -58,8 +58,13 @@ static void attachTextLocations(llvm::Module &module,
     if (function.isDeclaration() || function.getSubprogram())
       continue;
     if (!any) {
-      builder.createCompileUnit(llvm::dwarf::DW_LANG_C, file, "nabla", false,
-                                "", 0);
+      // Locations only (`.loc` directives in PTX): a full compile unit made
+      // NVPTX mark the module `.target sm_XX, debug`, which ptxas refuses at
+      // -O2 ("Optimized debugging not supported") when the info survived
+      // into the kernel (rodinia's pathfinder, hotspot, nw).
+      builder.createCompileUnit(
+          llvm::dwarf::DW_LANG_C, file, "nabla", /*isOptimized=*/true, "", 0,
+          "", llvm::DICompileUnit::DebugEmissionKind::DebugDirectivesOnly);
       type = builder.createSubroutineType(builder.getOrCreateTypeArray({}));
       any = true;
     }
