@@ -58,7 +58,7 @@ static void attachTextLocations(llvm::Module &module,
     if (function.isDeclaration() || function.getSubprogram())
       continue;
     if (!any) {
-      // Locations only (`.loc` directives in PTX): a full compile unit made
+      // Directives only (no DWARF sections in PTX): a full compile unit made
       // NVPTX mark the module `.target sm_XX, debug`, which ptxas refuses at
       // -O2 ("Optimized debugging not supported") when the info survived
       // into the kernel (rodinia's pathfinder, hotspot, nw).
