@@ -15,8 +15,8 @@
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/Launcher.h"
-#include "nabla/Support/Limits.h"
 #include "nabla/Support/InputFile.h"
+#include "nabla/Support/Limits.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -191,7 +191,8 @@ public:
 py::tuple compile(const Module &source, const std::string &target,
                   const std::string &chip, const std::string &abi,
                   std::vector<int64_t> workgroupSize, unsigned subgroupSize,
-                  int optLevel, const std::string &onlyKernel) {
+                  int optLevel, const std::string &onlyKernel,
+                  int64_t dynamicSharedMemory) {
   std::optional<CompileTarget> parsed = parseCompileTarget(target);
   if (!parsed)
     throw py::value_error("unknown target '" + target +
@@ -205,6 +206,7 @@ py::tuple compile(const Module &source, const std::string &target,
   options.workgroupSize.assign(workgroupSize.begin(), workgroupSize.end());
   options.subgroupSize = subgroupSize;
   options.onlyKernel = onlyKernel;
+  options.dynamicSharedMemory = dynamicSharedMemory;
   Collector collector(module.context->context);
   mlir::FailureOr<CompileResult> result = mlir::failure();
   {
@@ -280,7 +282,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
                  std::vector<uint32_t> block, py::list args,
                  std::vector<std::vector<int64_t>> shapes, py::dict patches,
                  const std::string &target, int index, unsigned timeout,
-                 int64_t repeat, bool timing) {
+                 int64_t repeat, bool timing, int64_t sharedMemory) {
   if (repeat < 1 || repeat > kMaxLaunchRepeat)
     throw py::value_error("repeat must be 1 to " +
                           std::to_string(kMaxLaunchRepeat) + ", got " +
@@ -292,6 +294,10 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   const runtime::KernelInfo *kernel = manifest.findKernel(kernelName);
   if (!kernel)
     throw py::value_error("unknown kernel '" + kernelName + "'");
+  if (sharedMemory > (int64_t(1) << 31))
+    throw py::value_error("shared_memory must be at most 2^31 bytes");
+  if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error))
+    throw py::value_error(error);
   std::unique_ptr<runtime::Device> device =
       runtime::openDevice(target, index, error);
   if (!device)
@@ -354,6 +360,8 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
   spec.timeoutSeconds = timeout;
   spec.repeat = static_cast<unsigned>(repeat);
+  spec.dynamicSharedMemory =
+      static_cast<uint32_t>(std::max<int64_t>(0, sharedMemory));
   runtime::LaunchTiming times;
   if (timing)
     spec.timing = &times;
@@ -454,13 +462,16 @@ PYBIND11_MODULE(_nabla, m) {
       .def("__str__", &Module::str)
       .def("clone", &Module::clone)
       .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));
-  m.def("compile", &compile);
+  m.def("compile", &compile, py::arg("module"), py::arg("target"),
+        py::arg("chip"), py::arg("abi"), py::arg("workgroup_size"),
+        py::arg("subgroup_size"), py::arg("opt_level"), py::arg("kernel"),
+        py::arg("dynamic_shared_memory") = -1);
   m.def("describe_kernels", &describeModuleKernels);
   m.def("device_info", &deviceInfo);
   m.def("launch", &launch, py::arg("manifest_text"), py::arg("artifacts"),
         py::arg("kernel"), py::arg("grid"), py::arg("block"), py::arg("args"),
         py::arg("shapes"), py::arg("patches"), py::arg("target"),
         py::arg("index"), py::arg("timeout"), py::arg("repeat") = 1,
-        py::arg("timing") = false);
+        py::arg("timing") = false, py::arg("shared_memory") = -1);
   m.def("registered_passes", &registeredPasses);
 }

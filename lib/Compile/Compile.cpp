@@ -193,6 +193,17 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
     if (auto words =
             kernel->getAttrOfType<IntegerAttr>("nabla.scratch_words_per_block"))
       entry["scratch_words_per_block"] = words.getInt();
+    // Dynamic shared memory: the bytes compiled in (SPIR-V, Metal) or -1
+    // (any size, given at launch).
+    bool dynamicShared = kernel
+                             .walk([](gpu::DynamicSharedMemoryOp) {
+                               return WalkResult::interrupt();
+                             })
+                             .wasInterrupted();
+    if (dynamicShared)
+      entry["dynamic_shared_memory"] = isSPIRVFamily(options.target)
+                                           ? options.dynamicSharedMemory
+                                           : int64_t(-1);
     if (isSPIRVFamily(options.target))
       entry["bindings"] = describeBindings(params);
     else
@@ -290,6 +301,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     spirv.workgroupSize = options.workgroupSize;
     spirv.subgroupSize = options.subgroupSize;
     spirv.emulateFloatAtomics = options.emulateFloatAtomics;
+    spirv.dynamicSharedMemory = options.dynamicSharedMemory;
     buildNablaToSPIRVPipeline(pm, spirv);
     return;
   }
@@ -302,6 +314,7 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     metal.workgroupSize = options.workgroupSize;
     metal.subgroupSize = options.subgroupSize;
     metal.emulateFloatAtomics = options.emulateFloatAtomics;
+    metal.dynamicSharedMemory = options.dynamicSharedMemory;
     buildNablaToMetalPipeline(pm, metal);
     return;
   }

@@ -40,7 +40,8 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                StringRef abi, StringRef relocStrategy,
                                ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, bool emulateFloatAtomics,
-                               int optLevel, StringRef client) {
+                               int64_t dynamicSharedMemory, int optLevel,
+                               StringRef client) {
   nabla::addFrontendPasses(pm, target, "", abi, relocStrategy, "",
                            workgroupSize);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
@@ -73,6 +74,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   convert.client = client.str();
   convert.subgroupSize = subgroupSize;
   convert.emulateFloatAtomics = emulateFloatAtomics;
+  convert.dynamicSharedMemory = dynamicSharedMemory;
   pm.addPass(nabla::createConvertGPUToSPIRV(convert));
 
   OpPassManager &spirvModule =
@@ -89,7 +91,8 @@ void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
                                       const NablaToSPIRVOptions &options) {
   buildSPIRVLowering(pm, "spirv", options.abi, options.relocStrategy,
                      options.workgroupSize, options.subgroupSize,
-                     options.emulateFloatAtomics, options.optLevel, "vulkan");
+                     options.emulateFloatAtomics, options.dynamicSharedMemory,
+                     options.optLevel, "vulkan");
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
   addHostPasses(pm, "spirv", options.hostLowering);
 }
@@ -98,7 +101,8 @@ void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
                                       const NablaToMetalOptions &options) {
   buildSPIRVLowering(pm, "metal", options.abi, options.relocStrategy,
                      options.workgroupSize, options.subgroupSize,
-                     options.emulateFloatAtomics, options.optLevel, "metal");
+                     options.emulateFloatAtomics, options.dynamicSharedMemory,
+                     options.optLevel, "metal");
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
   addHostPasses(pm, "metal", options.hostLowering);
 }

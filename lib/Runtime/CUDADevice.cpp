@@ -355,8 +355,8 @@ public:
       }
       if (CUresult r = driver.cuLaunchKernel(
               function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
-              spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
-              nullptr)) {
+              spec.block.y, spec.block.z, spec.dynamicSharedMemory, nullptr,
+              packed.pointers.data(), nullptr)) {
         error = driver.describe("cuLaunchKernel", r);
         release();
         return false;

@@ -253,8 +253,8 @@ public:
       }
       if (hipError_t r = runtime.hipModuleLaunchKernel(
               function, spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
-              spec.block.y, spec.block.z, 0, nullptr, packed.pointers.data(),
-              nullptr)) {
+              spec.block.y, spec.block.z, spec.dynamicSharedMemory, nullptr,
+              packed.pointers.data(), nullptr)) {
         error = runtime.describe("hipModuleLaunchKernel", r);
         release();
         return false;

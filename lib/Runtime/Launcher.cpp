@@ -79,6 +79,32 @@ static bool parseDim3(const std::string &text, Dim3 &dim, int64_t max) {
   return false;
 }
 
+bool nabla::runtime::checkDynamicSharedMemory(const KernelInfo &kernel,
+                                              int64_t bytes,
+                                              std::string &error) {
+  // SPIR-V has the size compiled in; CUDA and HIP take it at launch.
+  if (!kernel.dynamicSharedMemory)
+    return true;
+  if (bytes < 0) {
+    error = "kernel '" + kernel.name +
+            "' uses dynamic shared memory (extern __shared__): give the "
+            "launch's size with --dynamic-shared-memory=BYTES (Python: "
+            "shared_memory=BYTES)";
+    return false;
+  }
+  if (*kernel.dynamicSharedMemory >= 0 &&
+      *kernel.dynamicSharedMemory != bytes) {
+    error = "kernel '" + kernel.name + "' was compiled for " +
+            std::to_string(*kernel.dynamicSharedMemory) +
+            " bytes of dynamic shared memory; launch with that "
+            "--dynamic-shared-memory or recompile with "
+            "--dynamic-shared-memory=" +
+            std::to_string(bytes);
+    return false;
+  }
+  return true;
+}
+
 const char *nabla::runtime::launchFlagsHelp() {
   return "  --kernel=NAME          kernel to launch (required)\n"
          "  --grid=X[,Y,Z]         number of workgroups (required)\n"
@@ -98,7 +124,9 @@ const char *nabla::runtime::launchFlagsHelp() {
          "each from the same inputs (default 1, at most 100000)\n"
          "  --time[=text|json]     print the kernel's device-measured time "
          "(min/median/max over the repeats, transfers excluded) and the "
-         "transfer times; json: one line\n";
+         "transfer times; json: one line\n"
+         "  --dynamic-shared-memory=BYTES  dynamic shared memory of the "
+         "launch (extern __shared__; CUDA's third launch parameter)\n";
 }
 
 bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
@@ -132,6 +160,16 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
         return false;
       }
       options.hasBlock = true;
+    } else if (value("--dynamic-shared-memory", v)) {
+      char *end = nullptr;
+      errno = 0;
+      long long bytes = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || errno || bytes < 0 || bytes > (1ll << 31)) {
+        error = "malformed --dynamic-shared-memory '" + v +
+                "' (expected bytes, 0 to 2^31)";
+        return false;
+      }
+      options.dynamicSharedMemory = bytes;
     } else if (value("--arg", v)) {
       options.args.push_back(v);
     } else if (value("--reloc", v)) {
@@ -453,6 +491,11 @@ int nabla::runtime::runKernel(
                   std::to_string(b.z));
   }
 
+  std::string sharedError;
+  if (!checkDynamicSharedMemory(*kernel, options.dynamicSharedMemory,
+                                sharedError))
+    return fail(sharedError);
+
   // Relocations: every --reloc must name a record these kernels receive at
   // load time (patch or table); every such record must be given.
   std::map<std::string, std::string> relocFiles;
@@ -563,6 +606,8 @@ int nabla::runtime::runKernel(
   spec.kernel = kernel;
   spec.grid = options.grid;
   spec.block = options.block;
+  spec.dynamicSharedMemory =
+      static_cast<uint32_t>(std::max<int64_t>(0, options.dynamicSharedMemory));
   spec.image = image;
   spec.imageKind = imageKind;
   spec.timeoutSeconds = options.timeoutSeconds;

@@ -200,6 +200,12 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
       !reader.readArray(k, "bindings", path, bindings) ||
       !reader.readArray(k, "arguments", path, arguments))
     return false;
+  int64_t dynamicShared = -2;
+  if (!reader.readInteger(k, "dynamic_shared_memory", path, -1,
+                          int64_t(1) << 31, dynamicShared))
+    return false;
+  if (dynamicShared != -2)
+    kernel.dynamicSharedMemory = dynamicShared;
 
   if (params) {
     std::string at = ManifestReader::member(path, "params");

@@ -105,9 +105,9 @@ struct Validate : public nabla::impl::ValidateBase<Validate> {
     }
     // Allocations, relocation ops, runtime-computed addresses, null.
     if (isa<memref::AllocOp, memref::AllocaOp, LLVM::AllocaOp,
-            nabla::reloc::GetGlobalOp, nabla::reloc::AddressOfOp, LLVM::LoadOp,
-            memref::LoadOp, LLVM::CallOp, LLVM::ZeroOp, LLVM::UndefOp,
-            LLVM::PoisonOp>(def) ||
+            gpu::DynamicSharedMemoryOp, nabla::reloc::GetGlobalOp,
+            nabla::reloc::AddressOfOp, LLVM::LoadOp, memref::LoadOp,
+            LLVM::CallOp, LLVM::ZeroOp, LLVM::UndefOp, LLVM::PoisonOp>(def) ||
         def->hasTrait<OpTrait::ConstantLike>())
       return true;
     if (isa<CallOpInterface>(def))

@@ -166,16 +166,19 @@ class CompileResult:
 
 
 def compile(module, target="spirv", chip="", abi="v2", workgroup_size=(),
-            subgroup_size=32, opt_level=2, kernel=None):
+            subgroup_size=32, opt_level=2, kernel=None,
+            dynamic_shared_memory=None):
     """Runs the target's pipeline on a copy of `module`. With `kernel`, only
     that kernel and what it needs are compiled (what `run` launches: errors
-    elsewhere in the module do not matter)."""
+    elsewhere in the module do not matter). `dynamic_shared_memory`: the
+    bytes of `extern __shared__` memory SPIR-V and Metal compile in."""
     if target not in ("nvvm", "rocdl", "spirv", "metal"):
         raise ValueError(f"unknown target {target!r}")
     size = [workgroup_size] if isinstance(workgroup_size, int) else list(workgroup_size)
-    artifacts, manifest = _translate(_nabla.compile, module._native, target,
-                                     chip or "", abi, size, subgroup_size,
-                                     opt_level, kernel or "")
+    artifacts, manifest = _translate(
+        _nabla.compile, module._native, target, chip or "", abi, size,
+        subgroup_size, opt_level, kernel or "",
+        _shared_bytes(dynamic_shared_memory))
     return CompileResult(artifacts, manifest)
 
 
@@ -297,14 +300,30 @@ def _convert_args(kernel, params, args, target):
     return converted
 
 
-def _compile_for(module, target, block, device_info, kernel):
+def _shared_bytes(shared_memory):
+    """-1 (not given) or the bytes of dynamic shared memory, checked."""
+    if shared_memory is None:
+        return -1
+    if (isinstance(shared_memory, bool) or
+            not isinstance(shared_memory, (int, np.integer))):
+        raise TypeError(f"shared_memory must be an int, got "
+                        f"{type(shared_memory).__name__}")
+    if not 0 <= shared_memory <= 2 ** 31:
+        raise ValueError(f"shared_memory must be 0 to 2**31 bytes, got "
+                         f"{shared_memory}")
+    return int(shared_memory)
+
+
+def _compile_for(module, target, block, device_info, kernel,
+                 shared_memory=None):
     """The compilation `run` launches on `target`'s device: SPIR-V with the
-    workgroup size compiled in, or PTX/HSACO for the device's chip; only
-    `kernel` and what it needs."""
+    workgroup size (and dynamic shared memory) compiled in, or PTX/HSACO for
+    the device's chip; only `kernel` and what it needs."""
     _, chip, subgroup = device_info
     if target == "vulkan":
         return compile(module, "spirv", workgroup_size=block,
-                       subgroup_size=subgroup, kernel=kernel)
+                       subgroup_size=subgroup, kernel=kernel,
+                       dynamic_shared_memory=shared_memory)
     return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip,
                    kernel=kernel)
 
@@ -382,7 +401,7 @@ def _final(source, out):
 
 
 def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
-            names, converted=None, repeat=1, times=False):
+            names, converted=None, repeat=1, times=False, shared_memory=None):
     """Launches `kernel` of a compilation `repeat` times; `converted` holds
     the arguments already checked against the kernel's signature (else
     `args` are checked against the manifest's). Returns the outputs, and
@@ -402,7 +421,8 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
                records.items() if key in objects and record["strategy"] == "patch"}
     launched = _nabla.launch(compiled.manifest_text, compiled.artifacts,
                              kernel, grid, block, packed, shapes, patches,
-                             target, -1, timeout, repeat=repeat, timing=times)
+                             target, -1, timeout, repeat=repeat, timing=times,
+                             shared_memory=_shared_bytes(shared_memory))
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
@@ -421,7 +441,7 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
 
 
 def run(module, kernel, grid, block, args, relocs=None, target=None,
-        timeout=60, repeat=1, times=False):
+        timeout=60, repeat=1, times=False, shared_memory=None):
     """Compiles `module` for the device and launches `kernel` (`repeat`
     times, on the same device objects, each repeat from the same inputs).
 
@@ -439,8 +459,11 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     the buffers as new numpy arrays (None for scalar parameters); with
     `times=True`, the pair (outputs, KernelTimes): the kernel's
     device-measured time in each repeat and the transfers' host times.
-    Repeats do not change the outputs: every repeat starts from `args`."""
+    Repeats do not change the outputs: every repeat starts from `args`.
+    `shared_memory`: bytes of dynamic shared memory (`extern __shared__`,
+    `gpu.dynamic_shared_memory`; CUDA's third launch parameter)."""
     repeat = _repeat(repeat, times)
+    shared_bytes = _shared_bytes(shared_memory)
     target = _target(target, args)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     names = module._argument_names.get(kernel)
@@ -449,9 +472,10 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     described = _described_kernels(module).get(kernel)
     converted = (_convert_args(kernel, _parameters(described, names), args,
                                target) if described else None)
-    compiled = _compile_for(module, target, block, device(target), kernel)
+    compiled = _compile_for(module, target, block, device(target), kernel,
+                            shared_memory)
     return _launch(compiled, kernel, grid, block, args, relocs, target,
-                   timeout, names, converted, repeat, times)
+                   timeout, names, converted, repeat, times, shared_bytes)
 
 
 class Kernel:
@@ -495,21 +519,23 @@ class Kernel:
         return f"<nabla.Kernel {self.name}({signature})>"
 
     def __call__(self, *args, grid, block, target=None, relocs=None,
-                 timeout=60, repeat=1, times=False):
+                 timeout=60, repeat=1, times=False, shared_memory=None):
         repeat = _repeat(repeat, times)
+        shared_bytes = _shared_bytes(shared_memory)
         target = _target(target, args)
         grid, block = _dim3(grid, "grid"), _dim3(block, "block")
         converted = _convert_args(self.name, self.parameters, args, target)
         if target not in self._devices:
             self._devices[target] = device(target)
         info = self._devices[target]
-        key = (target, info, tuple(block) if target == "vulkan" else None)
+        key = (target, info, (tuple(block), shared_bytes)
+               if target == "vulkan" else None)
         if key not in self._compiled:
             self._compiled[key] = _compile_for(self._module, target, block,
-                                               info, self.name)
+                                               info, self.name, shared_memory)
         return _launch(self._compiled[key], self.name, grid, block, args,
                        relocs, target, timeout, self._names, converted,
-                       repeat, times)
+                       repeat, times, shared_bytes)
 
 
 def check_gradient(module, kernel, grad_kernel, grid, block, args, dup,

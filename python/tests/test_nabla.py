@@ -292,3 +292,29 @@ def test_parse_rejects_what_the_parser_crashes_on():
         nabla.Module.parse("module attributes {x = " + "[" * 100000 + "]" * 100000 + "} {}")
     with pytest.raises(nabla.MLIRError, match=r"1:46\): error: a dense array cannot hold 'index'"):
         nabla.Module.parse("func.func private @f() attributes {x = array<index: 1>}")
+
+
+def test_dynamic_shared_memory():
+    """shared_memory= sizes gpu.dynamic_shared_memory (extern __shared__):
+    compiled into the SPIR-V on Vulkan, the launch parameter on CUDA/HIP;
+    Kernel compiles once per size; without it the launch is refused."""
+    m = nabla.Module.parse(open(os.path.join(
+        ROOT, "test", "Integration", "corpus", "dynamic_shared.mlir")).read())
+    x = np.arange(100, dtype=np.float32)
+    out = nabla.run(m, "reverse", grid=2, block=64, args=[x, 100],
+                    shared_memory=256)
+    padded = np.zeros(128, np.float32)
+    padded[:100] = x
+    np.testing.assert_array_equal(out[0], padded.reshape(2, 64)[:, ::-1].ravel()[:100])
+    reverse = nabla.Kernel(m, "reverse")
+    out32 = reverse(x, 100, grid=4, block=32, shared_memory=128)
+    padded = np.zeros(128, np.float32)
+    padded[:100] = x
+    np.testing.assert_array_equal(out32[0], padded.reshape(4, 32)[:, ::-1].ravel()[:100])
+    with pytest.raises(nabla.MLIRError, match="--dynamic-shared-memory"):
+        nabla.run(m, "reverse", grid=2, block=64, args=[x, 100])
+    with pytest.raises(ValueError, match="shared_memory must be 0 to"):
+        nabla.run(m, "reverse", grid=2, block=64, args=[x, 100],
+                  shared_memory=-5)
+    result = nabla.compile(m, "nvvm", kernel="reverse")
+    assert result.manifest["kernels"][0]["dynamic_shared_memory"] == -1

@@ -73,3 +73,19 @@ def test_wrong_element_dtype_is_refused(tmp_path):
                 np.zeros(4, np.uint8), np.zeros(4, np.float16), "index:4"],
                expect=1)
     assert "needs dtype i1" in r.stderr and "has i2" in r.stderr
+
+
+@pytest.mark.parametrize("block", [32, 64])
+def test_dynamic_shared_memory_mlir(tmp_path, block):
+    """gpu.dynamic_shared_memory as upstream's tests write it, sized by
+    --dynamic-shared-memory: each block reverses its slice."""
+    n = 150
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    blocks = (n + block - 1) // block
+    out = launch(tmp_path, "dynamic_shared.mlir", "reverse", blocks, block,
+                 [x, f"index:{n}"],
+                 extra=[f"--dynamic-shared-memory={4 * block}"])
+    padded = np.zeros(blocks * block, np.float32)
+    padded[:n] = x
+    np.testing.assert_array_equal(
+        out[0], padded.reshape(blocks, block)[:, ::-1].ravel()[:n])

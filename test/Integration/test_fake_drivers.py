@@ -210,3 +210,27 @@ def test_fake_reports_leaks(api):
                        text=True, timeout=60, env=fake_env(api))
     assert r.returncode == 1
     assert "fake GPU driver: leaked 1 allocations" in r.stderr
+
+
+@pytest.mark.parametrize("api", ["cuda", "hip"])
+def test_dynamic_shared_memory_is_a_launch_parameter(tmp_path, api):
+    """--dynamic-shared-memory reaches cuLaunchKernel/hipModuleLaunchKernel's
+    shared-memory parameter (the fake driver logs it); without it the launch
+    of a kernel using dynamic shared memory is refused."""
+    np.save(tmp_path / "x.npy", np.zeros(64, np.float32))
+    command = [os.path.join(BIN, "nabla-run"),
+               os.path.join(CORPUS, "dynamic_shared.mlir"), f"--target={api}",
+               "--kernel=reverse", "--grid=1", "--block=64",
+               f"--arg={tmp_path / 'x.npy'}", "--arg=index:64",
+               f"--out={tmp_path}"]
+    env = fake_env(api)
+    env["NABLA_FAKE_LOG_LAUNCHES"] = "1"
+    r = subprocess.run(command + ["--dynamic-shared-memory=256"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "launch with 256 bytes of dynamic shared memory" in r.stderr
+    r = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                       env=env)
+    assert r.returncode == 1
+    assert "uses dynamic shared memory" in r.stderr
+

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from frontend_helpers import (BIN, check, compile_cuda, f32,
-                              finite_differences, needs_cuda_headers, run)
+                              finite_differences, mangled, needs_cuda_headers,
+                              run)
 
 RNG = np.random.default_rng(30)
 OPTS = [1, 2, 3]
@@ -289,10 +290,70 @@ def test_control_flow_shapes(tmp_path, opt, n, m):
     check(out[0], control_flow_shapes_model(x, n, m, 64))
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("block", [32, 128])
+def test_dynamic_shared_memory(tmp_path, opt, block):
+    """extern __shared__ sized by --dynamic-shared-memory: a block tree
+    reduction on lavapipe (SPIR-V compiles the size in)."""
+    ll = compile_cuda(tmp_path, "dynamic_shared", opt)
+    n, blocks = 300, 3
+    x = RNG.uniform(-1, 1, n)
+    padded = np.zeros(blocks * block)
+    padded[:n] = x[:blocks * block]
+    out = run(tmp_path, ll, "block_totals", blocks, block,
+              [f32(x), f32(np.zeros(blocks)), f"i32:{n}"],
+              extra=[f"--dynamic-shared-memory={4 * block}"])
+    check(out[1], padded.reshape(blocks, block).sum(axis=1))
+
+
+@needs_cuda_headers
+def test_dynamic_shared_memory_errors(tmp_path):
+    """No size: a located error naming the flag; nabla-launch refuses a size
+    other than the one compiled in; a gradient through dynamic shared memory
+    is refused at the request's line."""
+    ll = compile_cuda(tmp_path, "dynamic_shared", 2)
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros(64, np.float32))
+    np.save(tmp_path / "t.npy", np.zeros(1, np.float32))
+    args = [f"--arg={x}", f"--arg={tmp_path / 't.npy'}", "--arg=i32:64"]
+    kernel = mangled(ll, "block_totals")
+    r = subprocess.run([os.path.join(BIN, "nabla-run"), str(ll),
+                        f"--kernel={kernel}", "--grid=1", "--block=64",
+                        f"--out={tmp_path}"] + args,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert re.search(r"\.ll:\d+:\d+: error: .*dynamic shared memory.*"
+                     r"--dynamic-shared-memory=BYTES", r.stderr), r.stderr
+    out = tmp_path / "compiled"
+    r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(ll),
+                        "--target=spirv", "--block=64",
+                        "--dynamic-shared-memory=256", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kernels"][0]["dynamic_shared_memory"] == 256
+    r = subprocess.run([os.path.join(BIN, "nabla-launch"), str(out),
+                        f"--kernel={kernel}", "--grid=1", "--block=64",
+                        "--dynamic-shared-memory=128", f"--out={tmp_path}"]
+                       + args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "was compiled for 256 bytes of dynamic shared memory" in r.stderr
+    grad = compile_cuda(tmp_path, "dynamic_shared_grad", 2)
+    r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(grad),
+                        "--target=nvvm", "-o", str(tmp_path / "g")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert re.search(r"\.ll:\d+:\d+: error: cannot differentiate through "
+                     r"dynamic shared memory", r.stderr), r.stderr
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
-           "control_flow_shapes"]
-PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes"]
+           "control_flow_shapes", "dynamic_shared"]
+PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared"]
+# SPIR-V and Metal compile the launch's dynamic shared memory in.
+DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64"]
 
 
@@ -309,7 +370,10 @@ def test_compiles_for_every_target(tmp_path, target):
             out = tmp_path / f"{source}-O{opt}-{target}"
             result = subprocess.run(
                 [os.path.join(BIN, "nabla-compile"), str(ll),
-                 f"--target={target}", "-o", str(out)] + flags,
+                 f"--target={target}", "-o", str(out)] + flags +
+                ([f"--dynamic-shared-memory={DYNAMIC_SHARED[source]}"]
+                 if source in DYNAMIC_SHARED and target in ("spirv", "metal")
+                 else []),
                 capture_output=True, text=True, timeout=300)
             if target == "metal" and source in F64_SOURCES:
                 # Metal has no double: a located error, not a crash.

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
-#include "nabla/InitAll.h"
-#include "nabla/Support/Limits.h"
 #include "nabla/Conversion/Passes.h"
+#include "nabla/InitAll.h"
 #include "nabla/Support/InputFile.h"
+#include "nabla/Support/Limits.h"
 #include "nabla/Support/ToolGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -64,6 +64,12 @@ static cl::opt<unsigned> subgroupSize(
     "subgroup-size", cl::init(32),
     cl::desc("Subgroup size of the SPIR-V/Metal device (default 32)"),
     cl::value_desc("N"), cl::cat(category));
+static cl::opt<int64_t> dynamicSharedMemory(
+    "dynamic-shared-memory", cl::init(-1),
+    cl::desc("Bytes of dynamic shared memory (extern __shared__) SPIR-V/Metal "
+             "kernels are launched with, compiled in and recorded in the "
+             "manifest (NVVM/ROCDL take it at launch)"),
+    cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<std::string>
     outputDir("o", cl::Required, cl::Prefix,
               cl::desc("Output directory, created if missing; required"),
@@ -178,6 +184,12 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.workgroupSize = size;
   options.subgroupSize = subgroupSize;
+  if (dynamicSharedMemory < -1 || dynamicSharedMemory > (int64_t(1) << 31)) {
+    errs() << "nabla-compile: --dynamic-shared-memory must be 0 to 2^31 "
+              "bytes\n";
+    return 2;
+  }
+  options.dynamicSharedMemory = dynamicSharedMemory;
   FailureOr<nabla::CompileResult> result =
       nabla::compileModule(*module, options);
   if (failed(result))

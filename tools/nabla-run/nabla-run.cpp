@@ -232,6 +232,8 @@ int main(int argc, char **argv) {
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
     compile.subgroupSize = device->subgroupSize();
     compile.emulateFloatAtomics = emulateFloatAtomics;
+    // SPIR-V compiles the launch's dynamic shared memory in.
+    compile.dynamicSharedMemory = options.dynamicSharedMemory;
   } else {
     compile.target = target == "cuda" ? nabla::CompileTarget::NVVM
                                       : nabla::CompileTarget::ROCDL;

@@ -41,6 +41,9 @@ struct CompileOptions {
   unsigned subgroupSize = 32;
   /// SPIR-V, Metal: float atomic add as a compare-exchange loop.
   bool emulateFloatAtomics = false;
+  /// SPIR-V, Metal: bytes of dynamic shared memory (`extern __shared__`) the
+  /// kernels are launched with, compiled in; -1 when not given.
+  int64_t dynamicSharedMemory = -1;
   /// When set, only this kernel and what it needs are compiled
   /// (keepOnlyKernel): what nabla-run and nabla.run launch.
   std::string onlyKernel;
@@ -70,8 +73,7 @@ mlir::FailureOr<CompileResult> compileModule(mlir::ModuleOp module,
 /// the symbols its ops name, derivative requests and the custom derivative
 /// rules of the functions reached. Fails, changing nothing, when no kernel or
 /// nabla.kernel_adjoint of that name exists.
-mlir::LogicalResult keepOnlyKernel(mlir::ModuleOp module,
-                                   llvm::StringRef name);
+mlir::LogicalResult keepOnlyKernel(mlir::ModuleOp module, llvm::StringRef name);
 
 /// The manifest's description of the kernels of `module` (before lowering)
 /// on `options.target`; exposed for the runtime and tests.

@@ -25,6 +25,8 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
     - maps memory spaces: default → `StorageBuffer` (kernel buffers),
       `#gpu.address_space<workgroup>` → `Workgroup`, `memref.alloca` and
       `#gpu.address_space<private>` → `Function`;
+    - gives dynamic shared memory (`gpu.dynamic_shared_memory` viewed as one
+      element type) the size `dynamic-shared-memory`, as workgroup memory;
     - converts gpu, arith, math, scf, cf, func, memref, index, vector and ub
       ops, plus `memref.atomic_rmw addf` (absent upstream) to
       `spirv.EXT.AtomicFAdd` when the target environment allows
@@ -57,6 +59,9 @@ def ConvertGPUToSPIRV : Pass<"nabla-convert-gpu-to-spirv", "mlir::ModuleOp"> {
     Option<"emulateFloatAtomics", "emulate-float-atomics", "bool", "false",
            "Lower float atomic add to a compare-exchange loop even where the "
            "target environment has SPV_EXT_shader_atomic_float_add">,
+    Option<"dynamicSharedMemory", "dynamic-shared-memory", "int64_t", "-1",
+           "Bytes of dynamic shared memory (gpu.dynamic_shared_memory, CUDA's "
+           "extern __shared__) the kernels are launched with; -1: not given">,
   ];
   let dependentDialects = ["mlir::spirv::SPIRVDialect", "mlir::scf::SCFDialect",
                            "mlir::math::MathDialect"];

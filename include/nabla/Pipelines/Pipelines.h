@@ -84,6 +84,11 @@ struct NablaToSPIRVOptions : public CommonPipelineOptions<NablaToSPIRVOptions> {
       llvm::cl::desc("Float atomic add as a compare-exchange loop, for "
                      "devices without VK_EXT_shader_atomic_float"),
       llvm::cl::init(false)};
+  Option<int64_t> dynamicSharedMemory{
+      *this, "dynamic-shared-memory",
+      llvm::cl::desc("Bytes of dynamic shared memory (extern __shared__) the "
+                     "kernels are launched with, compiled in; -1: not given"),
+      llvm::cl::init(-1)};
 };
 
 struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
@@ -98,6 +103,11 @@ struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {
       *this, "emulate-float-atomics",
       llvm::cl::desc("Float atomic add as a compare-exchange loop"),
       llvm::cl::init(false)};
+  Option<int64_t> dynamicSharedMemory{
+      *this, "dynamic-shared-memory",
+      llvm::cl::desc("Bytes of threadgroup memory (extern __shared__) the "
+                     "kernels are launched with, compiled in; -1: not given"),
+      llvm::cl::init(-1)};
   Option<std::string> mslVersion{
       *this, "msl-version", llvm::cl::desc("Metal Shading Language version"),
       llvm::cl::init("3.0")};

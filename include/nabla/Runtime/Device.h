@@ -81,6 +81,9 @@ struct LaunchSpec {
   std::vector<PatchObject> patches;
   /// Seconds to wait for each repeat's completion before giving up.
   unsigned timeoutSeconds = 60;
+  /// Bytes of dynamic shared memory of the launch (CUDA/HIP: the launch
+  /// parameter; Vulkan: compiled into the SPIR-V, checked before).
+  uint32_t dynamicSharedMemory = 0;
   /// Times the kernel runs, on one set of device objects. Before each repeat
   /// every buffer, table binding and writable patch object is written again
   /// from the host data, so each repeat sees the same inputs (a kernel that

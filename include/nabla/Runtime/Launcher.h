@@ -42,6 +42,9 @@ struct LaunchOptions {
   /// "" (no timing), "text" or "json": how the kernel and transfer times are
   /// printed to stdout after the launch.
   std::string timeFormat;
+  /// Bytes of dynamic shared memory (`extern __shared__`, CUDA's third
+  /// launch parameter); -1 when not given.
+  int64_t dynamicSharedMemory = -1;
 };
 
 /// Parses the shared flags; leaves other arguments in `positional`, and flags
@@ -53,6 +56,12 @@ bool parseLaunchFlags(int argc, char **argv, LaunchOptions &options,
 
 /// The help text of the shared flags.
 const char *launchFlagsHelp();
+
+/// Checks a launch's dynamic shared memory (`bytes`, -1 when not given)
+/// against what `kernel` needs: a kernel using it needs a size, and one
+/// compiled with a size (SPIR-V) that size. False with `error` otherwise.
+bool checkDynamicSharedMemory(const KernelInfo &kernel, int64_t bytes,
+                              std::string &error);
 
 /// The back end to use: options.target, else $NABLA_TARGET, else "vulkan".
 std::string resolveTarget(const LaunchOptions &options);

@@ -55,6 +55,10 @@ struct KernelInfo {
   std::string module;
   std::vector<ParamInfo> params;
   std::optional<std::vector<int64_t>> workgroupSize;
+  /// Dynamic shared memory (`extern __shared__`): absent when the kernel
+  /// uses none; the bytes compiled in (SPIR-V, Metal), or -1 (any size,
+  /// given at launch: NVVM, ROCDL).
+  std::optional<int64_t> dynamicSharedMemory;
   std::vector<BindingInfo> bindings;
   std::vector<ArgumentInfo> arguments;
 };

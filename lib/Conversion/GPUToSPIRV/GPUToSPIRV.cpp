@@ -762,7 +762,11 @@ struct ConvertGPUToSPIRV
     }
 
     // Storage classes on every memref type.
-    if (failed(materializeConstantGlobals(module)))
+    if (failed(materializeConstantGlobals(module)) ||
+        failed(nabla::materializeDynamicSharedMemory(
+            module, dynamicSharedMemory,
+            "--dynamic-shared-memory=BYTES (nabla-run, nabla-compile; the "
+            "pipelines' dynamic-shared-memory option)")))
       return failure();
     for (auto kernel : module.getOps<gpu::GPUFuncOp>())
       materializeAttributions(kernel);

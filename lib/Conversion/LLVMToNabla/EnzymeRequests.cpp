@@ -167,6 +167,14 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
     inputs.push_back(castToDynamic(loc, shadow->first));
   }
   for (const SharedSlot &slot : callee.shared) {
+    Type element = module.globalElementTypes.lookup(slot.global);
+    if (!slot.shadow && element && isa<FloatType>(element) &&
+        isDynamicSharedGlobal(module.lookupGlobal(slot.global)))
+      return fail(call) << "cannot differentiate through dynamic shared "
+                           "memory (`extern __shared__` @"
+                        << slot.global.getValue()
+                        << ") yet: its shadow would need a second dynamic "
+                           "region; use a fixed-size __shared__ array";
     Value value =
         slotValues[llvm::find(plan.shared, slot) - plan.shared.begin()];
     const SharedSlot shadowSlot{slot.global, true};

@@ -99,6 +99,13 @@ nabla::raise::getStructLeaves(const DataLayout &layout, Type type) {
   return leaves;
 }
 
+bool nabla::raise::isDynamicSharedGlobal(LLVM::GlobalOp global) {
+  auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+  return global.getAddrSpace() == 3 && array && array.getNumElements() == 0 &&
+         !global.getInitializerRegion().getBlocks().size() &&
+         !global.getValueOrNull();
+}
+
 MemRefType nabla::raise::getSlotType(const ModulePlan &module,
                                      const SharedSlot &slot) {
   LLVM::GlobalOp global = module.lookupGlobal(slot.global);
@@ -106,8 +113,11 @@ MemRefType nabla::raise::getSlotType(const ModulePlan &module,
   Type element = module.globalElementTypes.lookup(slot.global);
   if (!element)
     element = IntegerType::get(global.getContext(), 8);
-  int64_t count = getTypeSize(layout, global.getGlobalType()) /
-                  getTypeSize(layout, element);
+  // `extern __shared__ T s[]`: sized by the launch (dynamic shared memory).
+  int64_t count = isDynamicSharedGlobal(global)
+                      ? ShapedType::kDynamic
+                      : int64_t(getTypeSize(layout, global.getGlobalType()) /
+                                getTypeSize(layout, element));
   return MemRefType::get(
       {count}, element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(global.getContext(),

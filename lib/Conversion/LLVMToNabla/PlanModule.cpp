@@ -615,7 +615,10 @@ static void planSharedSlots(ModulePlan &module, FunctionPlan &plan) {
       for (const SharedSlot &slot : callee->shared) {
         add(slot);
         Type element = module.globalElementTypes.lookup(slot.global);
-        if (!slot.shadow && element && isa<FloatType>(element))
+        // Dynamic shared memory gets no shadow slot: the request is refused
+        // (EnzymeRequests.cpp).
+        if (!slot.shadow && element && isa<FloatType>(element) &&
+            !isDynamicSharedGlobal(module.lookupGlobal(slot.global)))
           add({slot.global, true});
       }
       return;

@@ -88,10 +88,47 @@ static void lowerIndexSwitches(Operation *root) {
   }
 }
 
+/// Bytes of the view of dynamic shared memory a kernel takes (metadata only:
+/// the launch decides the size, and nothing checks bounds on it).
+static constexpr int64_t kDynamicSharedViewBytes = int64_t(1) << 30;
+
 /// Turns the raised func.func of kernel `plan` into a gpu.func of the same
-/// name whose workgroup attributions are the function's workgroup slots.
-static void makeKernel(func::FuncOp func, ArrayRef<Type> attributions) {
+/// name whose workgroup attributions are the function's workgroup slots;
+/// a dynamically sized slot (`extern __shared__`) is a typed view of
+/// gpu.dynamic_shared_memory instead.
+static void makeKernel(func::FuncOp func, ArrayRef<Type> slots) {
   OpBuilder builder(func);
+  unsigned firstSlot = func.getNumArguments() - slots.size();
+  SmallVector<Type> attributions;
+  Block &entry = func.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  llvm::BitVector dynamicSlots(func.getNumArguments());
+  for (auto [k, type] : llvm::enumerate(slots)) {
+    auto memref = cast<MemRefType>(type);
+    if (memref.hasStaticShape()) {
+      attributions.push_back(type);
+      continue;
+    }
+    // Located at the first access (errors about it name a line of the .ll).
+    BlockArgument slot = entry.getArgument(firstSlot + k);
+    Location loc =
+        slot.use_empty() ? func.getLoc() : (*slot.getUsers().begin())->getLoc();
+    auto raw = gpu::DynamicSharedMemoryOp::create(
+        builder, loc,
+        MemRefType::get({ShapedType::kDynamic}, builder.getI8Type(),
+                        MemRefLayoutAttrInterface(), memref.getMemorySpace()));
+    int64_t elementBytes =
+        std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8);
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value count = arith::ConstantIndexOp::create(
+        builder, loc, kDynamicSharedViewBytes / elementBytes);
+    Value view = memref::ViewOp::create(builder, loc, memref, raw, zero,
+                                        ValueRange{count});
+    slot.replaceAllUsesWith(view);
+    dynamicSlots.set(firstSlot + k);
+  }
+  (void)func.eraseArguments(dynamicSlots);
+  builder.setInsertionPoint(func);
   unsigned numInputs = func.getNumArguments() - attributions.size();
   auto type = builder.getFunctionType(
       func.getArgumentTypes().take_front(numInputs), {});

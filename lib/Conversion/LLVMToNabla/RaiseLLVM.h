@@ -198,6 +198,11 @@ mlir::MemRefType getRootMemRefType(const ModulePlan &module,
 /// The memref type of a workgroup slot.
 mlir::MemRefType getSlotType(const ModulePlan &module, const SharedSlot &slot);
 
+/// True for `extern __shared__ T s[]`: an external workgroup array of no
+/// elements, sized by the launch's dynamic shared memory. Its slot is
+/// `memref<?xT, workgroup>`, in a kernel a view of gpu.dynamic_shared_memory.
+bool isDynamicSharedGlobal(mlir::LLVM::GlobalOp global);
+
 /// Rewrites `plan.func` into a func.func (kernels too; the driver turns them
 /// into gpu.func after lifting control flow) at the end of `into`.
 mlir::func::FuncOp raiseFunction(ModulePlan &module, FunctionPlan &plan,

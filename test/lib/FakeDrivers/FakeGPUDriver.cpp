@@ -249,6 +249,16 @@ const char *errorString(int result) {
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
+/// With NABLA_FAKE_LOG_LAUNCHES set, each launch says how much dynamic
+/// shared memory it was given (the tests check the launcher passes it).
+static void logLaunch(unsigned sharedBytes) {
+  if (std::getenv("NABLA_FAKE_LOG_LAUNCHES"))
+    std::fprintf(stderr,
+                 "fake GPU driver: launch with %u bytes of dynamic shared "
+                 "memory\n",
+                 sharedBytes);
+}
+
 #ifdef NABLA_FAKE_CUDA
 using CUdeviceptr = unsigned long long;
 
@@ -337,9 +347,11 @@ EXPORT void nablaFakeCopiedBytes(uint64_t *toDevice, uint64_t *toHost,
 }
 EXPORT int cuLaunchKernel(Function *function, unsigned gx, unsigned gy,
                           unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                          unsigned, void *stream, void **params, void **) {
+                          unsigned sharedBytes, void *stream, void **params,
+                          void **) {
   if (stream)
     return kInvalidValue;
+  logLaunch(sharedBytes);
   return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int cuStreamQuery(void *stream) {
@@ -403,10 +415,11 @@ EXPORT int hipMemcpyDtoH(void *to, void *from, size_t bytes) {
 }
 EXPORT int hipModuleLaunchKernel(Function *function, unsigned gx, unsigned gy,
                                  unsigned gz, unsigned bx, unsigned by,
-                                 unsigned bz, unsigned, void *stream,
-                                 void **params, void **) {
+                                 unsigned bz, unsigned sharedBytes,
+                                 void *stream, void **params, void **) {
   if (stream)
     return kInvalidValue;
+  logLaunch(sharedBytes);
   return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int hipStreamQuery(void *stream) {

@@ -7,6 +7,7 @@
 // CHECK-DAG: {{^  --abi=<v1\|v2> +- [A-Z].+}}
 // CHECK-DAG: {{^  --block=<X\[,Y,Z\]> +- [A-Z].+}}
 // CHECK-DAG: {{^  --chip=<CHIP> +- [A-Z].+}}
+// CHECK-DAG: {{^  --dynamic-shared-memory=<BYTES> +- [A-Z].+}}
 // CHECK-DAG: {{^  -o <DIR> +- [A-Z].+}}
 // CHECK-DAG: {{^  --opt-level=<N> +- [A-Z].+}}
 // CHECK-DAG: {{^  --subgroup-size=<N> +- [A-Z].+}}

@@ -16,6 +16,7 @@
 // CHECK-DAG: {{^  --print +[a-z].+}}
 // CHECK-DAG: {{^  --repeat=N +[a-z].+}}
 // CHECK-DAG: {{^  --time\[=text\|json\] +[a-z].+}}
+// CHECK-DAG: {{^  --dynamic-shared-memory=BYTES +[a-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}
 // CHECK-DAG: {{^  --version +[a-z].+}}
 // CHECK: EXIT STATUS: 0 success, 1 error, 2 usage error.

@@ -16,6 +16,7 @@
 // CHECK-DAG: {{^  --print +[a-z].+}}
 // CHECK-DAG: {{^  --repeat=N +[a-z].+}}
 // CHECK-DAG: {{^  --time\[=text\|json\] +[a-z].+}}
+// CHECK-DAG: {{^  --dynamic-shared-memory=BYTES +[a-z].+}}
 // CHECK-DAG: {{^  --abi=v1\|v2 +[a-z].+}}
 // CHECK-DAG: {{^  --emulate-float-atomics +[A-Za-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}

@@ -18,6 +18,7 @@ namespace mlir {
 class Operation;
 namespace gpu {
 class GPUFuncOp;
+class GPUModuleOp;
 } // namespace gpu
 namespace spirv {
 class ModuleOp;
@@ -34,6 +35,14 @@ namespace nabla {
 void populateAtomicRMWFloatToSPIRVPatterns(
     const mlir::SPIRVTypeConverter &typeConverter,
     mlir::RewritePatternSet &patterns);
+
+/// Replaces the typed views of gpu.dynamic_shared_memory in `module` by
+/// workgroup allocations of `bytes` (DynamicSharedMemory.cpp); a located
+/// error naming `optionName` when a kernel uses it and `bytes` is negative
+/// (not given).
+mlir::LogicalResult
+materializeDynamicSharedMemory(mlir::gpu::GPUModuleOp module, int64_t bytes,
+                               llvm::StringRef optionName);
 
 /// i1 → index casts as selects (BooleanIndexCasts.cpp): SPIR-V booleans are
 /// not integers and upstream lowers no such cast.
