@@ -28,9 +28,13 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Transforms/Scalar/DCE.h"
+#include "llvm/Transforms/Scalar/InstSimplifyPass.h"
+#include "llvm/Transforms/Scalar/Scalarizer.h"
 
 using namespace mlir;
 
@@ -93,6 +97,42 @@ static void attachTextLocations(llvm::Module &module,
   if (!module.getModuleFlag("Debug Info Version"))
     module.addModuleFlag(llvm::Module::Warning, "Debug Info Version",
                          llvm::DEBUG_METADATA_VERSION);
+}
+
+/// Vector values (a `uchar4` stored whole, `__nv_bfloat162` pairs, loops the
+/// SLP vectorizer packed at -O3) become their elements: LLVM's scalarizer,
+/// with loads and stores, keeps each instruction's location. Kernels are
+/// raised element-wise; every target has its own vector units.
+static void scalarizeVectors(llvm::Module &module) {
+  bool vectors = false;
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &inst : llvm::instructions(function)) {
+      vectors |= inst.getType()->isVectorTy();
+      for (llvm::Value *operand : inst.operands())
+        vectors |= operand->getType()->isVectorTy();
+    }
+  if (!vectors)
+    return;
+  llvm::PassBuilder builder;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::ScalarizerPassOptions options;
+  options.ScalarizeLoadStore = true;
+  options.ScalarizeVariableInsertExtract = true;
+  llvm::FunctionPassManager passes;
+  passes.addPass(llvm::ScalarizerPass(options));
+  passes.addPass(llvm::InstSimplifyPass());
+  passes.addPass(llvm::DCEPass());
+  llvm::ModulePassManager pipeline;
+  pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(passes)));
+  pipeline.run(module, modules);
 }
 
 /// Constants and constant expressions have no line in the `.ll` (MLIR's
@@ -159,6 +199,7 @@ OwningOpRef<ModuleOp> nabla::importLLVMIR(llvm::SourceMgr &sourceMgr,
         << "invalid LLVM IR (verifier): " << StringRef(problems).trim();
     return {};
   }
+  scalarizeVectors(*module);
 
   // Relocation conventions travel as named metadata (MLIR's importer drops
   // it): !nabla.gv_to_value = !{!{!"<global>", !"<key>"}, ...} (v2) and

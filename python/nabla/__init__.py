@@ -422,7 +422,8 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     launched = _nabla.launch(compiled.manifest_text, compiled.artifacts,
                              kernel, grid, block, packed, shapes, patches,
                              target, -1, timeout, repeat=repeat, timing=times,
-                             shared_memory=_shared_bytes(shared_memory))
+                             shared_memory=(-1 if shared_memory is None
+                                            else shared_memory))
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
