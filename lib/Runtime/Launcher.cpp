@@ -332,6 +332,18 @@ static bool loadArray(const std::string &spec, const std::string &what,
             ", which .npy buffers do not support";
     return false;
   }
+  // A 1-D byte buffer (an object raised as bytes because the kernel
+  // accesses it as several types, a pointer nothing reads) takes any array:
+  // the kernel sees its bytes; the output keeps the array's dtype and shape
+  // (restoreByteView).
+  if (element == "i8" && shape.size() == 1 && shape[0] < 0 &&
+      array.elementSize() > 1) {
+    array.viewedDtype = array.dtype;
+    array.viewedShape = array.shape;
+    array.shape = {int64_t(array.data.size())};
+    array.dtype = "u1";
+    return true;
+  }
   if (!dtypeMatchesElementType(array.dtype, element)) {
     error =
         what + " needs dtype " + want + ", '" + spec + "' has " + array.dtype;
@@ -631,7 +643,7 @@ int nabla::runtime::runKernel(
   for (const PatchObject &patch : patches)
     if (!patch.constant && !writeObject(patch.key, *patch.object))
       return fail(error);
-  for (const HostParam &param : params) {
+  for (HostParam &param : params) {
     if (!param.info->isBuffer)
       continue;
     if (!param.info->relocKey.empty()) {
@@ -642,6 +654,10 @@ int nabla::runtime::runKernel(
     }
     std::string path =
         options.outDir + "/arg" + std::to_string(param.info->index) + ".npy";
+    if (!param.buffer.viewedDtype.empty()) {
+      param.buffer.dtype = param.buffer.viewedDtype;
+      param.buffer.shape = param.buffer.viewedShape;
+    }
     if (!writeNpy(path, param.buffer, error))
       return fail(error);
     if (options.print)

@@ -348,10 +348,35 @@ def test_dynamic_shared_memory_errors(tmp_path):
                      r"dynamic shared memory", r.stderr), r.stderr
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_type_punning(tmp_path, opt):
+    """A float buffer also accessed as bytes and as int (raised as bytes,
+    the float32 .npy bound as its bytes): the primal on lavapipe; a gradient
+    through such an object is a located error."""
+    ll = compile_cuda(tmp_path, "type_punning", opt)
+    n = 100
+    x = RNG.uniform(-2, 2, n).astype(np.float32)
+    out = run(tmp_path, ll, "mark", 2, 64,
+              [x, np.zeros(n, np.uint8), np.zeros(n, np.int32), f"i32:{n}"])
+    assert out[0].dtype == np.float32
+    np.testing.assert_array_equal(out[0], -np.abs(x) * 2)
+    np.testing.assert_array_equal(out[1], x.view(np.uint8)[::4])
+    np.testing.assert_array_equal(out[2], np.ones(n))
+    grad = compile_cuda(tmp_path, "type_punning_grad", opt)
+    r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(grad),
+                        "--target=nvvm", "-o", str(tmp_path / "g")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert re.search(r"\.ll:\d+:\d+: error: .*differentiated float's bits",
+                     r.stderr), r.stderr
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
-           "control_flow_shapes", "dynamic_shared"]
-PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared"]
+           "control_flow_shapes", "dynamic_shared", "type_punning"]
+PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
+               "type_punning"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64"]

@@ -22,6 +22,10 @@ struct NpyArray {
   std::string dtype;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
+  /// Set when a launch views the array as bytes (a 1-D i8 buffer given an
+  /// array of wider elements): its own dtype and shape, for the output.
+  std::string viewedDtype;
+  std::vector<int64_t> viewedShape;
 
   int64_t numElements() const;
   unsigned elementSize() const { return dtype.empty() ? 0 : dtype[1] - '0'; }

@@ -78,6 +78,10 @@ private:
   Value getHostGlobal(Location loc, unsigned root);
   void zeroSlot(Location loc, Value slot);
   Value linearThreadId(Location loc);
+  /// A load of `type` or a store of `value` at element `index` of `memref`,
+  /// whose element type may be another (PunnedAccess.cpp).
+  Value loadAs(Location loc, Value memref, Value index, mlir::Type type);
+  void storeAs(Location loc, Value value, Value memref, Value index);
 
   ModulePlan &module;
   FunctionPlan &plan;

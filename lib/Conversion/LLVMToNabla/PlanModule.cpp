@@ -94,8 +94,21 @@ private:
   FailureOr<std::optional<unsigned>> resolve(Value value);
   FailureOr<std::optional<unsigned>> resolveDefinition(Value value,
                                                        Operation *user);
-  LogicalResult recordElementType(Operation *op, unsigned root, Type type);
-  LogicalResult recordAccess(Operation *op, Value address, Type type);
+  /// `exact`: the object is passed to a function expecting this element
+  /// type, so it cannot be viewed as another.
+  LogicalResult recordElementType(Operation *op, unsigned root, Type type,
+                                  bool exact = false);
+  /// Names `root` module-wide: a global by its name, others by function
+  /// and root number.
+  std::pair<const void *, unsigned> objectKey(unsigned root) const {
+    const Root &r = plan.roots[root];
+    if (r.global && (r.kind == Root::Shared || r.kind == Root::HostGlobal ||
+                     r.kind == Root::Address))
+      return {r.global.getAsOpaquePointer(), ~0u};
+    return {plan.func.getNameAttr().getAsOpaquePointer(), root};
+  }
+  LogicalResult recordAccess(Operation *op, Value address, Type type,
+                             bool exact = false);
   LogicalResult planCall(LLVM::CallOp call);
   LogicalResult planParams();
   /// The fields of struct parameter `index` (of type `aggregate`).
@@ -336,8 +349,23 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
       });
 }
 
+Type nabla::raise::mergeAccessTypes(Type a, Type b) {
+  if (a == b)
+    return a;
+  if (!a.isIntOrFloat() || !b.isIntOrFloat() || a.isInteger(1) ||
+      b.isInteger(1))
+    return {};
+  unsigned wa = a.getIntOrFloatBitWidth(), wb = b.getIntOrFloatBitWidth();
+  if (wa == wb)
+    return isa<FloatType>(a) ? a : b; // floats stay floats for the AD
+  unsigned narrow = std::min(wa, wb), wide = std::max(wa, wb);
+  if (narrow < 8 || narrow % 8 || wide % narrow)
+    return {};
+  return IntegerType::get(a.getContext(), narrow);
+}
+
 LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
-                                                 Type type) {
+                                                 Type type, bool exact) {
   const Root &r = plan.roots[root];
   if (isa<VectorType, LLVM::LLVMStructType, LLVM::LLVMArrayType>(type))
     return fail(op) << "cannot raise an access of type " << type
@@ -351,6 +379,16 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
   else
     slot = &plan.elementTypes[root];
   if (*slot && *slot != type) {
+    // One object accessed as several scalar types (a flag byte inside a
+    // float, `__float_as_int` through a pointer cast, bf16 pairs read as
+    // 32-bit words): it is viewed as the narrowest, the raise splits and
+    // reinterprets the wider accesses (RaiseFunction.cpp).
+    // Not an object a function takes with one element type (pinned).
+    Type merged = mergeAccessTypes(*slot, type);
+    if (merged && !exact && !module.pinnedObjects.count(objectKey(root))) {
+      *slot = merged;
+      return success();
+    }
     InFlightDiagnostic diag = fail(op)
                               << "cannot raise an object accessed "
                                  "both as "
@@ -363,11 +401,13 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
     return diag;
   }
   *slot = type;
+  if (exact)
+    module.pinnedObjects.insert(objectKey(root));
   return success();
 }
 
 LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
-                                            Type type) {
+                                            Type type, bool exact) {
   FailureOr<std::optional<unsigned>> root = resolve(address);
   if (failed(root))
     return failure();
@@ -404,7 +444,7 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
   }
   if (r.global && !isa<LLVM::LoadOp>(op))
     module.writtenGlobals.insert(r.global);
-  return recordElementType(op, **root, type);
+  return recordElementType(op, **root, type, exact);
 }
 
 /// Records the element types a callee expects for the pointers passed to it.
@@ -468,7 +508,8 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
           if (p.kind == Param::Buffer && p.llvmArgument == param &&
               callee->elementTypes[p.root])
             for (Value v : values)
-              if (failed(recordAccess(call, v, callee->elementTypes[p.root])))
+              if (failed(recordAccess(call, v, callee->elementTypes[p.root],
+                                      /*exact=*/true)))
                 return failure();
       }
       activity.reset();
@@ -484,7 +525,8 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
     if (p.kind != Param::Buffer || !callee->elementTypes[p.root])
       continue;
     Value operand = call.getArgOperands()[p.llvmArgument];
-    if (failed(recordAccess(call, operand, callee->elementTypes[p.root])))
+    if (failed(recordAccess(call, operand, callee->elementTypes[p.root],
+                            /*exact=*/true)))
       return failure();
   }
   return success();

@@ -453,8 +453,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
     if (failed(ptr))
       return failure();
     scalars.map(load.getResult(),
-                memref::LoadOp::create(builder, loc, ptr->first,
-                                       ValueRange{ptr->second}));
+                loadAs(loc, ptr->first, ptr->second, load.getType()));
     return success();
   }
   if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
@@ -462,8 +461,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
     FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, store.getAddr());
     if (!value || failed(ptr))
       return failure();
-    memref::StoreOp::create(builder, loc, value, ptr->first,
-                            ValueRange{ptr->second});
+    storeAs(loc, value, ptr->first, ptr->second);
     return success();
   }
   auto rmw = cast<LLVM::AtomicRMWOp>(op);
@@ -475,6 +473,10 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
   FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, rmw.getPtr());
   if (!value || failed(ptr))
     return failure();
+  if (cast<MemRefType>(ptr->first.getType()).getElementType() !=
+      value.getType())
+    return fail(rmw) << "cannot raise an atomic of " << value.getType()
+                     << " on an object also accessed as another type";
   if (kind->second)
     value = isa<FloatType>(value.getType())
                 ? Value(arith::NegFOp::create(builder, loc, value))

@@ -106,6 +106,9 @@ struct ModulePlan {
   llvm::DenseSet<mlir::StringAttr> writtenGlobals;
   /// Names of declarations that are Enzyme requests, with their mode.
   llvm::DenseMap<mlir::StringAttr, bool> enzymeReverse;
+  /// Objects passed to a function that takes them with one element type
+  /// (objectKey in PlanModule.cpp): they are not viewed as another.
+  llvm::DenseSet<std::pair<const void *, unsigned>> pinnedObjects;
 
   /// The element type of `root` of `plan` (global roots are typed module
   /// wide).
@@ -202,6 +205,11 @@ mlir::MemRefType getSlotType(const ModulePlan &module, const SharedSlot &slot);
 /// elements, sized by the launch's dynamic shared memory. Its slot is
 /// `memref<?xT, workgroup>`, in a kernel a view of gpu.dynamic_shared_memory.
 bool isDynamicSharedGlobal(mlir::LLVM::GlobalOp global);
+
+/// The element type an object accessed as both `a` and `b` is viewed as:
+/// either for one type, the float of two of one width, the integer of the
+/// narrower width when it divides the wider; null when there is none.
+mlir::Type mergeAccessTypes(mlir::Type a, mlir::Type b);
 
 /// Rewrites `plan.func` into a func.func (kernels too; the driver turns them
 /// into gpu.func after lifting control flow) at the end of `into`.

@@ -21,7 +21,7 @@
 
 // ASM: asm.ll:4:3: error: cannot raise inline assembly
 // INDIRECT: indirect.ll:2:3: error: cannot raise an indirect call (call a function by name)
-// PUN: punning.ll:4:3: error: cannot raise an object accessed both as 'f32' and as 'i32' (a pointer cast between element types): parameter #0
+// PUN: punning.ll:4:3: error: cannot raise an atomic of 'i32' on an object also accessed as another type
 // INTRINSIC: intrinsic.ll:2:3: error: cannot raise 'nvvm.read.ptx.sreg.clock' (an intrinsic Nabla does not know)
 // RECURSION: recursion.ll:2:3: error: cannot raise the recursive function @f
 // EXTERNAL: external.ll:4:3: error: cannot raise a call of the external function @my_helper
@@ -49,7 +49,7 @@ define ptx_kernel void @k(ptr %f) {
 define ptx_kernel void @k(ptr %a) {
   %x = load float, ptr %a
   %p = getelementptr i8, ptr %a, i64 4
-  %y = load i32, ptr %p
+  %y = atomicrmw add ptr %p, i32 1 monotonic
   ret void
 }
 //--- intrinsic.ll

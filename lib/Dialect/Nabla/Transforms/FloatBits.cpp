@@ -252,6 +252,14 @@ LogicalResult nabla::checkFloatBits(func::FuncOp func, const Activities &act) {
   // piecewise-constant conversion carry (some of) its bits: bitcasts of any
   // dialect, vector bitcasts, ops Nabla does not know.
   func.walk([&](Operation *op) {
+    // Integers read from differentiated memory may be a float's bits (an
+    // object raised as bytes because it is also accessed as floats).
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && act.isShadowed(load.getMemRef()) &&
+        !isFloatLike(load.getType())) {
+      mark(load.getResult(), op);
+      return;
+    }
     if (isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op) ||
         op->getNumRegions() || llvm::none_of(op->getOperands(), [&](Value v) {
           return act.isVaried(v);
