@@ -372,11 +372,45 @@ def test_type_punning(tmp_path, opt):
                      r.stderr), r.stderr
 
 
+def bfloat16_bits(x):
+    """float32 → bfloat16 bits, ties to even (what cvt.rn.bf16.f32 does)."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
+    return (rounded >> 16).astype(np.uint16)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_half_precision_storage(tmp_path, opt):
+    """cuda_fp16/cuda_bf16 conversions and half2 packing (PTX inline
+    assembly in the headers) against NumPy's float16 and a bfloat16
+    rounding model, bit for bit."""
+    ll = compile_cuda(tmp_path, "half_precision", opt)
+    n = 100
+    x = RNG.uniform(-4, 4, n).astype(np.float16)
+    out = run(tmp_path, ll, "scale_half", 2, 64,
+              [x.view(np.int16), np.zeros(n, np.int16), np.zeros(n, np.int16),
+               np.zeros(n, np.float32), "f32:1.5", f"i32:{n}"])
+    v = x.astype(np.float32) * np.float32(1.5)
+    np.testing.assert_array_equal(out[1].view(np.float16), v.astype(np.float16))
+    np.testing.assert_array_equal(out[2].view(np.uint16), bfloat16_bits(v))
+    widened = (bfloat16_bits(v).astype(np.uint32) << 16).view(np.float32)
+    check(out[3], widened + x.astype(np.float32), rtol=1e-6, atol=1e-6)
+    pairs = RNG.uniform(-2, 2, 2 * n).astype(np.float16)
+    out = run(tmp_path, ll, "pair_ops", 2, 64,
+              [pairs.view(np.int32), np.zeros(n, np.int32), f"i32:{n}"])
+    f = pairs.astype(np.float32).reshape(n, 2)
+    got = out[1].view(np.float16).reshape(n, 2)
+    np.testing.assert_array_equal(got[:, 0], (f[:, 0] + f[:, 1]).astype(np.float16))
+    np.testing.assert_array_equal(got[:, 1], (f[:, 0] * f[:, 1]).astype(np.float16))
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
-           "control_flow_shapes", "dynamic_shared", "type_punning"]
+           "control_flow_shapes", "dynamic_shared", "type_punning",
+           "half_precision"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
-               "type_punning"]
+               "type_punning", "half_precision"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64"]

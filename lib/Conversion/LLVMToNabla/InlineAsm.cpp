@@ -4,12 +4,13 @@
 // `__ldca`, `__ldlu`, `__ldcv`, `__stcs`, `__stcg`, `__stwb`, `__stwt`, also on
 // `float4`/`int2`-style vectors) as PTX inline assembly, and cooperative
 // groups reads `%reserved_smem_offset_1` on sm_80 and later whether or not
-// the value is used. Before planning, the raise turns each recognised
-// instruction into plain LLVM loads and stores: a cache hint changes where
+// the value is used; cuda_fp16/cuda_bf16 convert and pack halves in
+// assembly. Before planning, the raise turns each recognised instruction
+// into plain LLVM operations: loads and stores (a cache hint changes where
 // the data is cached, not what is read or written, and every target has its
-// own caching. An assembly block whose results are unused and that declares
-// no side effects is dropped. Any other inline assembly stays, and the raise
-// refuses it with a located error.
+// own caching), fpext/fptrunc with bitcasts, shifts and ors. An assembly block
+// whose results are unused and that declares no side effects is dropped. Any
+// other inline assembly stays, and the raise refuses it with a located error.
 //
 // Recognised, by the instruction text (one instruction, `;` optional):
 //   ld[.global][.<qualifiers>][.v2|.v4].<type>  $0 | {$0, ...}, [$k]
@@ -222,6 +223,125 @@ bool rewriteMemoryInstruction(LLVM::InlineAsmOp asmOp) {
   return true;
 }
 
+/// The instruction text without an enclosing `{ }` and with every run of
+/// white space one blank.
+std::string normalizeAsm(StringRef text) {
+  text = text.trim();
+  if (text.starts_with("{") && text.ends_with("}"))
+    text = text.drop_front().drop_back();
+  std::string out;
+  for (char c : text) {
+    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (space) {
+      if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
+/// f32 → the bits of the nearest bf16 (ties to even; NaN stays NaN).
+Value floatToBFloat16Bits(OpBuilder &b, Location loc, Value x) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  };
+  Value bits = LLVM::BitcastOp::create(b, loc, i32, x);
+  Value lsb = LLVM::AndOp::create(
+      b, loc, LLVM::LShrOp::create(b, loc, bits, constant(16)), constant(1));
+  Value rounded = LLVM::AddOp::create(
+      b, loc, bits, LLVM::AddOp::create(b, loc, lsb, constant(0x7fff)));
+  Value high = LLVM::LShrOp::create(b, loc, rounded, constant(16));
+  Value isNaN = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::uno, x, x);
+  Value result = LLVM::SelectOp::create(b, loc, isNaN, constant(0x7fc0), high);
+  return LLVM::TruncOp::create(b, loc, b.getI16Type(), result);
+}
+
+/// The conversions and moves of CUDA's cuda_fp16/cuda_bf16 headers (half
+/// values are i16 bits, half2 values i32): true if `asmOp` was one and is
+/// replaced by LLVM ops.
+bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
+  if (!hasResult(asmOp))
+    return false;
+  std::string text = normalizeAsm(asmOp.getAsmString());
+  StringRef constraints = asmOp.getConstraints();
+  OpBuilder b(asmOp);
+  Location loc = asmOp.getLoc();
+  Type f16 = b.getF16Type(), f32 = b.getF32Type(), i16 = b.getI16Type(),
+       i32 = b.getI32Type();
+  Type resultType = asmOp.getRes().getType();
+  auto operand = [&](unsigned k, Type type) -> Value {
+    if (k >= asmOp.getNumOperands() || asmOp.getOperand(k).getType() != type)
+      return {};
+    return asmOp.getOperand(k);
+  };
+  auto halfToFloat = [&](Value bits16) -> Value {
+    return LLVM::FPExtOp::create(b, loc, f32,
+                                 LLVM::BitcastOp::create(b, loc, f16, bits16));
+  };
+  auto floatToHalf = [&](Value x) -> Value {
+    return LLVM::BitcastOp::create(b, loc, i16,
+                                   LLVM::FPTruncOp::create(b, loc, f16, x));
+  };
+  auto i32Constant = [&](int64_t v) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  };
+  Value result;
+  if (text == "cvt.f32.f16 $0, $1;" && constraints == "=f,h" &&
+      resultType == f32) {
+    if (Value h = operand(0, i16))
+      result = halfToFloat(h);
+  } else if (text == "cvt.rn.f16.f32 $0, $1;" && constraints == "=h,f" &&
+             resultType == i16) {
+    if (Value x = operand(0, f32))
+      result = floatToHalf(x);
+  } else if (text == "cvt.rn.bf16.f32 $0, $1;" && constraints == "=h,f" &&
+             resultType == i16) {
+    if (Value x = operand(0, f32))
+      result = floatToBFloat16Bits(b, loc, x);
+  } else if (text == "cvt.rn.f16x2.f32 $0, $2, $1;" &&
+             constraints == "=r,f,f" && resultType == i32) {
+    // d[31:16] = cvt($2), d[15:0] = cvt($1).
+    Value lo = operand(0, f32), hi = operand(1, f32);
+    if (lo && hi) {
+      Value low = LLVM::ZExtOp::create(b, loc, i32, floatToHalf(lo));
+      Value high = LLVM::ShlOp::create(
+          b, loc, LLVM::ZExtOp::create(b, loc, i32, floatToHalf(hi)),
+          i32Constant(16));
+      result = LLVM::OrOp::create(b, loc, low, high);
+    }
+  } else if (text == "mov.b32 $0, {0,$1};" && constraints == "=f,h" &&
+             resultType == f32) {
+    // A bf16 widened: its bits are the float's upper half.
+    if (Value h = operand(0, i16))
+      result = LLVM::BitcastOp::create(
+          b, loc, f32,
+          LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i32, h),
+                              i32Constant(16)));
+  } else if ((text == ".reg .f16 low,high; mov.b32 {low,high},$1; "
+                      "cvt.f32.f16 $0, low;" ||
+              text == ".reg .f16 low,high; mov.b32 {low,high},$1; "
+                      "cvt.f32.f16 $0, high;") &&
+             constraints == "=f,r" && resultType == f32) {
+    if (Value packed = operand(0, i32)) {
+      Value half =
+          StringRef(text).ends_with("high;")
+              ? Value(LLVM::LShrOp::create(b, loc, packed, i32Constant(16)))
+              : packed;
+      result = halfToFloat(LLVM::TruncOp::create(b, loc, i16, half));
+    }
+  }
+  if (!result)
+    return false;
+  asmOp.getRes().replaceAllUsesWith(result);
+  asmOp.erase();
+  return true;
+}
+
 } // namespace
 
 void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
@@ -235,6 +355,7 @@ void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
       asmOp.erase();
       continue;
     }
-    (void)rewriteMemoryInstruction(asmOp);
+    if (!rewriteMemoryInstruction(asmOp))
+      (void)rewriteHalfConversion(asmOp);
   }
 }
