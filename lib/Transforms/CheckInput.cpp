@@ -14,6 +14,7 @@
 #include "nabla/Support/Limits.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -21,6 +22,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
 
@@ -196,9 +198,20 @@ struct CheckInput : public nabla::impl::CheckInputBase<CheckInput> {
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
           report(checkTypeSize(arg.getType()));
+    // A type attribute of an LLVM-dialect op (a GEP's or alloca's element
+    // type) must be an LLVM type: `index` crashed LLVM IR translation.
+    bool llvmOp =
+        op->getDialect() && op->getDialect()->getNamespace() ==
+                                LLVM::LLVMDialect::getDialectNamespace();
     for (NamedAttribute attr : op->getAttrs()) {
-      if (auto typeAttr = dyn_cast<TypeAttr>(attr.getValue()))
+      if (auto typeAttr = dyn_cast<TypeAttr>(attr.getValue())) {
         report(checkTypeSize(typeAttr.getValue()));
+        if (llvmOp && !isa<FunctionType>(typeAttr.getValue()) &&
+            !LLVM::isCompatibleType(typeAttr.getValue()))
+          report("has " + attr.getName().str() + " of type '" +
+                 llvm::formatv("{0}", typeAttr.getValue()).str() +
+                 "', which is not an LLVM type (use i64 for index)");
+      }
       for (const ExtentAttribute &extent : kExtentAttributes)
         if (attr.getName() == extent.name)
           report(checkExtents(attr, extent.max));

@@ -178,3 +178,19 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// An LLVM-dialect op whose element type is not an LLVM type (a GEP over
+// `index`) crashed LLVM IR translation in --nabla-to-nvvm.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @k(%p: !llvm.ptr<1>, %i: i64) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'llvm.getelementptr' op has elem_type of type 'index', which is not an LLVM type (use i64 for index)}}
+      %q = llvm.getelementptr %p[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, index
+      %v = llvm.load %q : !llvm.ptr<1> -> f32
+      llvm.store %v, %p : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}
