@@ -584,6 +584,7 @@ spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context, bool forMetal,
       C::Int64,
       C::Float16,
       C::StorageBuffer16BitAccess,
+      C::StorageBuffer8BitAccess,
       C::GroupNonUniform,
       C::GroupNonUniformVote,
       C::GroupNonUniformBallot,
@@ -604,6 +605,8 @@ spirv::TargetEnvAttr getDefaultTargetEnv(MLIRContext *context, bool forMetal,
   SmallVector<spirv::Extension> extensions = {
       spirv::Extension::SPV_KHR_storage_buffer_storage_class,
       spirv::Extension::SPV_KHR_16bit_storage,
+      // char/bool scalar parameters are one-element i8 storage buffers.
+      spirv::Extension::SPV_KHR_8bit_storage,
       spirv::Extension::SPV_EXT_shader_atomic_float_add};
   auto triple = spirv::VerCapExtAttr::get(spirv::Version::V_1_3, capabilities,
                                           extensions, context);

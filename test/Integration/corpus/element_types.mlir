@@ -51,5 +51,16 @@ module attributes {gpu.container_module} {
       }
       gpu.return
     }
+    // A char parameter (a one-element i8 storage buffer on SPIR-V, which
+    // needs SPV_KHR_8bit_storage): compiled for every target by the RUN
+    // lines above.
+    gpu.func @fill_bytes(%out: memref<?xi8>, %c: i8, %n: index) kernel {
+      %i = gpu.global_id x
+      %inside = arith.cmpi ult, %i, %n : index
+      scf.if %inside {
+        memref.store %c, %out[%i] : memref<?xi8>
+      }
+      gpu.return
+    }
   }
 }
