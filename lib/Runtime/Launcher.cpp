@@ -110,7 +110,7 @@ const char *nabla::runtime::launchFlagsHelp() {
          "  --grid=X[,Y,Z]         number of workgroups (required)\n"
          "  --block=X[,Y,Z]        workgroup size (required)\n"
          "  --arg=SPEC             one per kernel parameter, in order: "
-         "PATH.npy, f32:V, f64:V, i32:V, i64:V or index:V\n"
+         "PATH.npy, f32:V, f64:V, i8:V, i16:V, i32:V, i64:V or index:V\n"
          "  --reloc=KEY=FILE.npy   contents of a relocated host object\n"
          "  --target=vulkan|cuda|hip  back end (default $NABLA_TARGET, else "
          "vulkan)\n"
@@ -264,6 +264,10 @@ std::unique_ptr<Device> nabla::runtime::openDevice(const std::string &target,
 
 /// Byte size of a scalar MLIR type, or 0 if it is not a parameter scalar.
 static unsigned scalarSize(const std::string &type) {
+  if (type == "i8")
+    return 1;
+  if (type == "i16")
+    return 2;
   if (type == "f32" || type == "i32")
     return 4;
   if (type == "f64" || type == "i64" || type == "index")
@@ -304,7 +308,17 @@ static bool loadScalar(const std::string &spec, HostParam &param,
     error = "malformed value in '" + spec + "'";
     return false;
   }
-  if (type == "i32") {
+  if (type == "i8" || type == "i16") {
+    // Signless: a signed or an unsigned value of the width (`char c` and
+    // `unsigned char c` alike).
+    int bits = type == "i8" ? 8 : 16;
+    if (v < -(1ll << (bits - 1)) || v >= (1ll << bits)) {
+      error = "value in '" + spec + "' does not fit " + type;
+      return false;
+    }
+    uint16_t i = static_cast<uint16_t>(v);
+    std::memcpy(param.scalar, &i, bits / 8);
+  } else if (type == "i32") {
     if (v < INT32_MIN || v > INT32_MAX) {
       error = "value in '" + spec + "' does not fit i32";
       return false;

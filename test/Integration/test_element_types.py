@@ -104,3 +104,18 @@ def test_dynamic_shared_memory_mlir(tmp_path, block):
     padded[:n] = x
     np.testing.assert_array_equal(
         out[0], padded.reshape(blocks, block)[:, ::-1].ravel()[:n])
+
+
+@pytest.mark.parametrize("value,expected", [(-5, 251), (200, 200), (0, 0)])
+def test_char_scalar_parameter(tmp_path, value, expected):
+    """An i8 scalar (`char c`): `i8:V` takes a signed or unsigned byte; a
+    one-element 8-bit storage buffer on SPIR-V."""
+    out = launch(tmp_path, "element_types.mlir", "fill_bytes", 1, 64,
+                 [np.zeros(10, np.uint8), f"i8:{value}", "index:10"])
+    np.testing.assert_array_equal(out[0], np.full(10, expected, np.uint8))
+
+
+def test_scalar_out_of_range_is_refused(tmp_path):
+    r = launch(tmp_path, "element_types.mlir", "fill_bytes", 1, 64,
+               [np.zeros(10, np.uint8), "i8:300", "index:10"], expect=1)
+    assert "value in 'i8:300' does not fit i8" in r.stderr
