@@ -19,6 +19,7 @@ import numpy as np
 # Host dtypes of the scalar and element types the runtime launches with
 # (little-endian: the bytes go to the device as they are).
 DTYPES = {"f32": np.dtype("<f4"), "f64": np.dtype("<f8"),
+          "i8": np.dtype("i1"), "i16": np.dtype("<i2"),
           "i32": np.dtype("<i4"), "i64": np.dtype("<i8"),
           "index": np.dtype("<i8")}
 
@@ -41,7 +42,10 @@ def element_dtype_accepts(expected, dtype):
             or (expected.itemsize == 1 and dtype == np.dtype(bool)))
 
 
-_INTEGER_RANGES = {"i32": (-2 ** 31, 2 ** 31 - 1),
+# i8 and i16 (`char`, `short` parameters) take signed or unsigned values of
+# their width, as nabla-run's i8:V and i16:V do.
+_INTEGER_RANGES = {"i8": (-2 ** 7, 2 ** 8 - 1), "i16": (-2 ** 15, 2 ** 16 - 1),
+                   "i32": (-2 ** 31, 2 ** 31 - 1),
                    "i64": (-2 ** 63, 2 ** 63 - 1),
                    "index": (0, 2 ** 63 - 1)}
 # index is 32-bit in SPIR-V; the Vulkan runtime narrows it.
@@ -286,7 +290,8 @@ def pack_scalar(param, value, what, index_max=_INTEGER_RANGES["index"][1]):
     mlir_type = param.type
     if mlir_type not in DTYPES:
         raise TypeError(f"{what} is a scalar of a type nabla.run does not "
-                        f"pass (it passes f32, f64, i32, i64 and index)")
+                        f"pass (it passes f32, f64, i8, i16, i32, i64 and "
+                        f"index)")
     if isinstance(value, tuple):
         if len(value) != 2:
             raise TypeError(f"{what}: the explicit form is ({mlir_type!r}, "
@@ -346,4 +351,6 @@ def _pack_integer(mlir_type, value, what, index_max):
     if not low <= number <= high:
         raise ValueError(f"{what}: {number} does not fit {mlir_type} "
                          f"[{low}, {high}]")
+    if number > np.iinfo(dtype).max:  # an unsigned i8/i16 value
+        dtype = np.dtype(f"<u{dtype.itemsize}")
     return np.array(number, dtype=dtype).tobytes()

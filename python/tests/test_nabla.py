@@ -318,3 +318,19 @@ def test_dynamic_shared_memory():
                   shared_memory=-5)
     result = nabla.compile(m, "nvvm", kernel="reverse")
     assert result.manifest["kernels"][0]["dynamic_shared_memory"] == -1
+
+
+def test_char_scalar_parameters():
+    """i8 scalars (`char c`) take signed or unsigned byte values, like
+    nabla-run's i8:V; out of range is a ValueError."""
+    m = nabla.Module.parse(open(os.path.join(
+        ROOT, "test", "Integration", "corpus", "element_types.mlir")).read())
+    out = nabla.run(m, "fill_bytes", grid=1, block=64,
+                    args=[np.zeros(5, np.uint8), -5, 5])
+    np.testing.assert_array_equal(out[0], np.full(5, 251, np.uint8))
+    out = nabla.run(m, "fill_bytes", grid=1, block=64,
+                    args=[np.zeros(5, np.uint8), np.uint8(200), 5])
+    np.testing.assert_array_equal(out[0], np.full(5, 200, np.uint8))
+    with pytest.raises(ValueError, match="300 does not fit i8"):
+        nabla.run(m, "fill_bytes", grid=1, block=64,
+                  args=[np.zeros(5, np.uint8), 300, 5])
