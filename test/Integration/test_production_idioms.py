@@ -405,10 +405,50 @@ def test_half_precision_storage(tmp_path, opt):
     np.testing.assert_array_equal(got[:, 1], (f[:, 0] * f[:, 1]).astype(np.float16))
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("m", [0, 3, 8])
+def test_zero_initialised_local_array(tmp_path, opt, m):
+    """float acc[8] = {} (llvm.memset) filled for k < m: primal and
+    gradient (dx = 2 x (k + 1) w for k < m) against NumPy."""
+    ll = compile_cuda(tmp_path, "local_arrays", opt)
+    n = 64
+    x = RNG.uniform(-1, 1, 8 * n)
+    weights = np.arange(1, 9) * (np.arange(8) < m)
+
+    def model(v):
+        return [(v[0].reshape(n, 8) ** 2 * weights).sum(axis=1)]
+
+    out = run(tmp_path, ll, "weighted_kernel", 1, 64,
+              [f32(x), f32(np.zeros(n)), f"i32:{m}"])
+    check(out[1], model([x])[0])
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_weighted", 1, 64,
+              [f32(x), f32(np.zeros(8 * n)), f32(np.zeros(n)), f32(w),
+               f"i32:{m}"])
+    expected = (2 * x.reshape(n, 8) * weights * w[:, None]).ravel()
+    check(out[1], expected)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_struct_copies(tmp_path, opt):
+    """Structs built, copied whole into a local array and out (llvm.memcpy,
+    llvm.memset of the padding)."""
+    ll = compile_cuda(tmp_path, "local_arrays", opt)
+    n = 64
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "copy_samples", 1, 64,
+              [f32(x), f32(np.zeros(8 * n))])
+    expected = np.zeros((n, 8))
+    expected[:, 0], expected[:, 1] = x, 2 * x
+    check(out[1].reshape(n, 8), expected)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
-           "half_precision"]
+           "half_precision", "local_arrays"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -64,6 +64,9 @@ private:
   /// CUDA's full-warp votes and reductions (WarpCollectives.cpp): true if
   /// `op` (named `name`) was one and is raised, false if it is not one.
   FailureOr<bool> raiseWarpCollective(Operation *op, StringRef name);
+  /// llvm.memset / llvm.memcpy as element loops (MemoryIntrinsics.cpp):
+  /// true if `op` was one and is raised.
+  FailureOr<bool> raiseMemoryIntrinsic(Operation *op);
   LogicalResult raiseTerminator(Operation *op);
   FailureOr<SmallVector<Value>> successorOperands(Operation *op, Block *dest,
                                                   OperandRange operands);

@@ -610,6 +610,28 @@ LogicalResult FunctionPlanner::run() {
   });
   if (walk.wasInterrupted())
     return failure();
+  // An object only copied (a local struct array copied out) takes the
+  // element type of the object it is copied from or to.
+  WalkResult copies = plan.func.walk([&](LLVM::MemcpyOp copy) -> WalkResult {
+    FailureOr<std::optional<unsigned>> dst = resolve(copy.getDst());
+    FailureOr<std::optional<unsigned>> src = resolve(copy.getSrc());
+    if (failed(dst) || failed(src) || !*dst || !*src)
+      return WalkResult::advance(); // the raise reports it
+    Type dstType = module.getElementType(plan, **dst);
+    Type srcType = module.getElementType(plan, **src);
+    bool dstKnown =
+        dstType && !dstType.isInteger(8) && plan.roots[**dst].isMemory();
+    bool srcKnown =
+        srcType && !srcType.isInteger(8) && plan.roots[**src].isMemory();
+    LogicalResult ok = success();
+    if (dstKnown && !srcKnown)
+      ok = recordAccess(copy, copy.getSrc(), dstType);
+    else if (srcKnown && !dstKnown)
+      ok = recordAccess(copy, copy.getDst(), srcType);
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (copies.wasInterrupted())
+    return failure();
   // Block arguments of pointer type (phis).
   for (Block &block : plan.func.getBody())
     if (!block.isEntryBlock())

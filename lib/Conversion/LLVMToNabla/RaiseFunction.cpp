@@ -582,6 +582,10 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     return raiseTerminator(op);
   if (isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp>(op))
     return raiseMemoryOp(op);
+  if (isa<LLVM::MemsetOp, LLVM::MemcpyOp>(op)) {
+    FailureOr<bool> raised = raiseMemoryIntrinsic(op);
+    return failure(failed(raised));
+  }
   if (op->getNumResults() == 1 &&
       isa<LLVM::LLVMPointerType>(op->getResult(0).getType()))
     return raisePointerOp(op);
