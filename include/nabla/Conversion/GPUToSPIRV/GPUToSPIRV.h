@@ -48,6 +48,13 @@ materializeDynamicSharedMemory(mlir::gpu::GPUModuleOp module, int64_t bytes,
 /// not integers and upstream lowers no such cast.
 void populateBooleanIndexCastPatterns(mlir::RewritePatternSet &patterns);
 
+/// Before the conversion: float atomics the target environment cannot do
+/// natively (adds without SPV_EXT_shader_atomic_float_add or `always`, every
+/// min/max, exchanges; threadgroup adds on Metal) become compare-exchange
+/// loops on integer views of their buffers (AtomicsToSPIRV.cpp).
+mlir::LogicalResult emulateFloatAtomicAdd(mlir::gpu::GPUModuleOp module,
+                                          bool always, bool metal);
+
 /// math.ctpop and math.cttz (i32) to SPIR-V, which upstream does not lower
 /// (BitCounts.cpp).
 void populateBitCountToSPIRVPatterns(
