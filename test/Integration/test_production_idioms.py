@@ -445,12 +445,24 @@ def test_struct_copies(tmp_path, opt):
     check(out[1].reshape(n, 8), expected)
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("negate", [0, 1])
+def test_bool_parameter(tmp_path, negate):
+    """A bool kernel parameter is a byte at launch (it was an i1 storage
+    buffer SPIR-V rejects: cuda-samples' Mandelbrot)."""
+    ll = compile_cuda(tmp_path, "bool_parameter", 2)
+    x = RNG.uniform(-1, 1, 100)
+    out = run(tmp_path, ll, "pick", 2, 64,
+              [f32(x), f32(np.zeros(100)), f"i8:{negate}", "i32:100"])
+    check(out[1], -x if negate else x)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
-           "half_precision", "local_arrays"]
+           "half_precision", "local_arrays", "bool_parameter"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
-               "type_punning", "half_precision"]
+               "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64"]

@@ -151,7 +151,12 @@ LogicalResult FunctionRaiser::createSignature() {
       inputs.push_back(builder.getIndexType());
       break;
     case Param::Scalar:
-      inputs.push_back(param.type);
+      // A kernel's `bool` is a byte at launch (C++'s bool in memory; SPIR-V
+      // cannot pass an i1): the kernel takes an i8 and tests it.
+      inputs.push_back(plan.isKernel && param.type.isInteger(1) &&
+                               param.fieldOffset < 0
+                           ? builder.getI8Type()
+                           : param.type);
       break;
     }
   }
@@ -187,6 +192,11 @@ LogicalResult FunctionRaiser::createSignature() {
       offsets[llvmArg] = arg;
       break;
     case Param::Scalar:
+      if (arg.getType() != param.type)
+        arg = arith::CmpIOp::create(
+            builder, result.getLoc(), arith::CmpIPredicate::ne, arg,
+            arith::ConstantIntOp::create(builder, result.getLoc(),
+                                         arg.getType(), 0));
       if (param.fieldOffset < 0)
         scalars.map(llvmArg, arg);
       break;
