@@ -432,6 +432,22 @@ def test_zero_initialised_local_array(tmp_path, opt, m):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("m", [2, 4])
+def test_local_array_in_a_loop_body(tmp_path, opt, m):
+    """float acc[4] = {} at the top of a runtime loop's body (the zeroing
+    loop first in the outer loop's header block gave invalid SPIR-V)."""
+    ll = compile_cuda(tmp_path, "local_arrays", opt)
+    rows, threads = 3, 64
+    x = RNG.uniform(-1, 1, rows * threads * 4)
+    acc = x.reshape(rows * threads, 4) * (np.arange(4) < m)
+    out = run(tmp_path, ll, "row_sums", 1, threads,
+              [f32(x), f32(np.zeros(rows * threads)), f"i32:{rows}",
+               f"i32:{m}"])
+    check(out[1], acc @ np.arange(1, 5))
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 def test_struct_copies(tmp_path, opt):
     """Structs built, copied whole into a local array and out (llvm.memcpy,
     llvm.memset of the padding)."""

@@ -12,7 +12,7 @@
 // `if`).
 //
 // Every nested construct therefore gets a block of its own: the block holding
-// it is split before it (unless it comes first) and after it, joined by
+// it is split before it (also when it comes first) and after it, joined by
 // unconditional branches, so every branch and loop entry sits in a block the
 // serializer emits under its own label.
 //
@@ -34,11 +34,12 @@ void nabla::isolateStructuredConstructs(spirv::ModuleOp module) {
   for (Operation *construct : constructs) {
     Block *block = construct->getBlock();
     Location loc = construct->getLoc();
-    if (construct != &block->front()) {
-      Block *own = block->splitBlock(construct);
-      OpBuilder::atBlockEnd(block).create<spirv::BranchOp>(loc, own);
-      block = own;
-    }
+    // Also when it comes first: the block may be a loop header, which the
+    // serializer splits at its OpLoopMerge (an llm.c attention backward's
+    // zeroing loop first in a loop body).
+    Block *own = block->splitBlock(construct);
+    OpBuilder::atBlockEnd(block).create<spirv::BranchOp>(loc, own);
+    block = own;
     Block *rest = block->splitBlock(construct->getNextNode());
     OpBuilder::atBlockEnd(block).create<spirv::BranchOp>(loc, rest);
   }

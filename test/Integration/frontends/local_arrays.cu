@@ -42,3 +42,16 @@ __global__ void copy_samples(const float *x, Sample *out) {
   local[1] = local[0];
   out[i] = local[i & 1];
 }
+
+// A zero-initialised array at the top of a loop body: the memset loop is the
+// first construct of the outer loop's header block (invalid SPIR-V before:
+// an OpPhi naming the header the serializer split, llm.c's attention
+// backward).
+__global__ void row_sums(const float *x, float *y, int rows, int m) {
+  for (int r = 0; r < rows; r++) {
+    float acc[4] = {};
+    for (int k = 0; k < m && k < 4; k++)
+      acc[k] = x[(r * blockDim.x + threadIdx.x) * 4 + k];
+    y[r * blockDim.x + threadIdx.x] = acc[0] + 2 * acc[1] + 3 * acc[2] + 4 * acc[3];
+  }
+}
