@@ -324,6 +324,25 @@ LogicalResult nabla::checkFloatBits(func::FuncOp func, const Activities &act) {
         mark(loop.getResult(n - 1), origin);
         continue;
       }
+      // Integers read from memory (an int buffer, or bytes of an object
+      // also accessed as floats) are data in their own right: converting,
+      // storing or passing them on is fine; only reinterpreting them as a
+      // float would make a float whose derivative is lost.
+      bool fromMemory = isa<memref::LoadOp>(origin);
+      if (fromMemory) {
+        if (isa<arith::BitcastOp>(user) &&
+            isa<FloatType>(getElementTypeOrSelf(user->getResult(0).getType())))
+          return refuse(user, origin, "makes a float of");
+        if (user->getNumRegions() || user->getNumResults() == 0 ||
+            llvm::any_of(user->getResultTypes(), [](Type t) {
+              return isa<FloatType>(getElementTypeOrSelf(t));
+            }))
+          continue;
+        for (Value r : user->getResults())
+          if (!r.getType().isInteger(1))
+            mark(r, origin);
+        continue;
+      }
       if (isa<memref::StoreOp, memref::AtomicRMWOp>(user))
         return refuse(user, origin, "writes to memory");
       bool floatResult = llvm::any_of(user->getResultTypes(), [](Type t) {

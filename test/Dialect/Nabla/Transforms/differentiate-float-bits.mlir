@@ -84,3 +84,24 @@ gpu.module @m {
     return %g : f32
   }
 }
+
+// -----
+
+// An int buffer marked dup (Enzyme's default for pointers): its values
+// converted to float are data, not a float's bits; the gradient is the
+// loaded count.
+// CHECK-LABEL: func.func private @__nabla_vjp_int_dup
+// CHECK: %[[N:.*]] = memref.load
+// CHECK: %[[NF:.*]] = arith.sitofp %[[N]] : i32 to f32
+// CHECK: arith.mulf %{{.*}}, %[[NF]] : f32
+func.func @int_dup(%x: f32, %N: memref<4xi32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %n = memref.load %N[%c0] : memref<4xi32>
+  %nf = arith.sitofp %n : i32 to f32
+  %y = arith.mulf %x, %nf : f32
+  return %y : f32
+}
+func.func @g(%x: f32, %N: memref<4xi32>, %dN: memref<4xi32>, %s: f32) -> f32 {
+  %d = nabla.autodiff @int_dup(%x, %N, %dN, %s) {activity = [#nabla.activity<active>, #nabla.activity<dup>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, memref<4xi32>, memref<4xi32>, f32) -> f32
+  return %d : f32
+}
