@@ -22,8 +22,6 @@
 
 using namespace mlir;
 
-namespace {
-
 //===----------------------------------------------------------------------===//
 // Float atomic add
 //===----------------------------------------------------------------------===//
@@ -36,8 +34,8 @@ namespace {
 /// to integers of the same width, its loads and stores bitcast, and each of
 /// its float atomics becomes a memref.generic_atomic_rmw whose body combines
 /// in floats.
-LogicalResult emulateFloatAtomicAddImpl(gpu::GPUModuleOp module, bool always,
-                                        bool metal) {
+LogicalResult nabla::emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
+                                           bool metal) {
   spirv::TargetEnv env(spirv::lookupTargetEnvOrDefault(module));
   auto isNative = [&](memref::AtomicRMWOp op) {
     Type type = op.getType();
@@ -130,6 +128,8 @@ LogicalResult emulateFloatAtomicAddImpl(gpu::GPUModuleOp module, bool always,
   }
   return success();
 }
+
+namespace {
 
 /// The scope of an atomic on `memref`: the workgroup for workgroup memory,
 /// the device otherwise; std::nullopt before storage classes are assigned.
@@ -345,11 +345,6 @@ struct GenericAtomicRMWToSPIRV final
 };
 
 } // namespace
-
-LogicalResult nabla::emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
-                                           bool metal) {
-  return emulateFloatAtomicAddImpl(module, always, metal);
-}
 
 void nabla::populateAtomicRMWFloatToSPIRVPatterns(
     const SPIRVTypeConverter &typeConverter, RewritePatternSet &patterns) {
