@@ -263,7 +263,8 @@ py::tuple deviceInfo(const std::string &target, int index) {
       runtime::openDevice(target, index, error);
   if (!device)
     throw std::runtime_error(error);
-  return py::make_tuple(device->name(), device->chip(), device->subgroupSize());
+  const runtime::DeviceInfo &info = device->info();
+  return py::make_tuple(info.name, info.chip, info.subgroupSize);
 }
 
 /// Launches `kernel`. `args` holds, per parameter (including the table
@@ -358,7 +359,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
       patched.push_back(&record);
     }
   runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
-  spec.timeoutSeconds = timeout;
+  device->setTimeout(timeout);
   spec.repeat = static_cast<unsigned>(repeat);
   spec.dynamicSharedMemory =
       static_cast<uint32_t>(std::max<int64_t>(0, sharedMemory));
@@ -369,15 +370,16 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
     spec.patches.push_back({patched[i]->key, patched[i]->symbol,
                             patched[i]->pointer, patched[i]->constant,
                             &objects[i]});
-  bool ok;
+  std::string failure;
   {
     py::gil_scoped_release release;
     auto start = std::chrono::steady_clock::now();
-    ok = device->launch(spec, params, error);
+    if (runtime::Error e = runtime::launchKernel(*device, spec, params))
+      failure = e.message();
     times.launchWallNs = runtime::elapsedNs(start);
   }
-  if (!ok)
-    throw std::runtime_error(error);
+  if (!failure.empty())
+    throw std::runtime_error(failure);
   py::list outputs;
   for (runtime::HostParam &param : params)
     if (param.info->isBuffer && !param.onDevice)
@@ -395,8 +397,8 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   measured["upload_ns"] = times.uploadNs;
   measured["download_ns"] = times.downloadNs;
   measured["launch_wall_ns"] = times.launchWallNs;
-  measured["backend"] = device->backend();
-  measured["device"] = device->name();
+  measured["backend"] = device->info().backend;
+  measured["device"] = device->info().name;
   return py::make_tuple(outputs, patchOutputs, measured);
 }
 

@@ -84,10 +84,10 @@ int main(int argc, char **argv) {
   copyParams[2].scalarBytes = 8;
   std::memcpy(copyParams[2].scalar, &n, 8);
 
-  LaunchSpec emptySpec{empty, {1, 1, 1}, {block, 1, 1}, &image, ext, 60};
+  LaunchSpec emptySpec{empty, {1, 1, 1}, {block, 1, 1}, &image, ext};
   LaunchSpec copySpec{copy,          {uint32_t((n + block - 1) / block), 1, 1},
                       {block, 1, 1}, &image,
-                      ext,           60};
+                      ext};
 
   volatile int sink = 0;
   auto trivial = [&] { sink = sink + 1; };
@@ -95,15 +95,15 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> hostDst(n * 4);
   for (int r = 0; r < repeat; ++r) {
     auto t0 = Clock::now();
-    if (!device->launch(emptySpec, emptyParams, error)) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
+    if (Error e = launchKernel(*device, emptySpec, emptyParams)) {
+      std::fprintf(stderr, "error: %s\n", e.message().c_str());
       return 1;
     }
     auto t1 = Clock::now();
     trivial();
     auto t2 = Clock::now();
-    if (!device->launch(copySpec, copyParams, error)) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
+    if (Error e = launchKernel(*device, copySpec, copyParams)) {
+      std::fprintf(stderr, "error: %s\n", e.message().c_str());
       return 1;
     }
     auto t3 = Clock::now();
@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
   double copyTime = median(copyTimes), hostCopy = median(memcpyTimes);
   double bytes = double(n) * 4;
   std::printf("device: %s (%s), %d repetitions, medians\n",
-              device->name().c_str(), target.c_str(), repeat);
+              device->info().name.c_str(), target.c_str(), repeat);
   std::printf("empty kernel launch+sync: %10.1f us   host call: %8.3f us   "
               "ratio %.0fx\n",
               launch * 1e6, call * 1e6, launch / std::max(call, 1e-9));

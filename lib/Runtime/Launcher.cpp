@@ -28,34 +28,6 @@ using nabla::kMaxGridExtent;
 using nabla::kMaxLaunchRepeat;
 using nabla::kMaxWorkgroupExtent;
 
-Device::~Device() = default;
-
-int64_t HostParam::scalarAsInteger() const {
-  int64_t value = 0;
-  if (scalarBytes == 4) {
-    int32_t v;
-    std::memcpy(&v, scalar, 4);
-    value = v;
-  } else {
-    std::memcpy(&value, scalar, 8);
-  }
-  return value;
-}
-
-bool nabla::runtime::refuseDeviceBuffers(const std::vector<HostParam> &params,
-                                         const std::string &backend,
-                                         std::string &error) {
-  for (size_t k = 0; k < params.size(); ++k)
-    if (params[k].onDevice) {
-      error = "parameter #" + std::to_string(k) +
-              " is CUDA device memory, which only the CUDA back end takes "
-              "in place; the " +
-              backend + " back end needs host data";
-      return false;
-    }
-  return true;
-}
-
 /// Parses "X[,Y[,Z]]" into `dim`; all extents must be in [1, max].
 static bool parseDim3(const std::string &text, Dim3 &dim, int64_t max) {
   uint32_t values[3] = {1, 1, 1};
@@ -252,14 +224,12 @@ std::unique_ptr<Device> nabla::runtime::openDevice(const std::string &target,
   if (index < 0)
     if (const char *env = std::getenv("NABLA_DEVICE"))
       index = std::atoi(env);
-  if (target == "vulkan")
-    return createVulkanDevice(index, error);
-  if (target == "cuda")
-    return createCUDADevice(index, error);
-  if (target == "hip")
-    return createHIPDevice(index, error);
-  error = "unknown target '" + target + "' (expected vulkan, cuda or hip)";
-  return nullptr;
+  Expected<std::unique_ptr<Device>> device = openDevice(target, index);
+  if (!device) {
+    error = device.takeError().message();
+    return nullptr;
+  }
+  return std::move(*device);
 }
 
 /// Byte size of a scalar MLIR type, or 0 if it is not a parameter scalar.
@@ -476,7 +446,7 @@ int nabla::runtime::runKernel(
   }
 
   // The object for this back end.
-  std::string backend = device.backend();
+  std::string backend = device.info().backend;
   std::vector<std::string> wanted;
   if (backend == "vulkan")
     wanted = {"spv"};
@@ -636,16 +606,16 @@ int nabla::runtime::runKernel(
       static_cast<uint32_t>(std::max<int64_t>(0, options.dynamicSharedMemory));
   spec.image = image;
   spec.imageKind = imageKind;
-  spec.timeoutSeconds = options.timeoutSeconds;
   spec.patches = patches;
   spec.repeat = options.repeat;
   LaunchTiming timing;
   if (!options.timeFormat.empty())
     spec.timing = &timing;
   std::string error;
+  device.setTimeout(options.timeoutSeconds);
   auto launchStart = std::chrono::steady_clock::now();
-  if (!device.launch(spec, params, error))
-    return fail(error);
+  if (Error e = launchKernel(device, spec, params))
+    return fail(e.message());
   timing.launchWallNs = elapsedNs(launchStart);
 
   ::mkdir(options.outDir.c_str(), 0755);
@@ -678,7 +648,8 @@ int nabla::runtime::runKernel(
       printBuffer(param.info->index, param.buffer);
   }
   if (!options.timeFormat.empty()) {
-    TimingSubject subject{kernel->name, device.backend(), device.name()};
+    TimingSubject subject{kernel->name, device.info().backend,
+                          device.info().name};
     std::string text = options.timeFormat == "json"
                            ? formatTimingJson(subject, timing) + "\n"
                            : formatTimingText(subject, timing);

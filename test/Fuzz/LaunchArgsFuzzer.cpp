@@ -6,17 +6,17 @@
 // `--grid=4`, `--arg=a.npy`, `--arg=index:16`, `--reloc=KEY=b.npy`...). The
 // flags are parsed (parseLaunchFlags), the manifest read (parseManifest), and
 // runKernel loads and checks every argument against the kernel's parameters
-// and hands them to a stand-in device. That device packs the CUDA/HIP
-// argument list (packLLVMArguments) and writes and reads the patched
-// relocation objects through a stand-in driver that checks every copy stays
-// inside its objects, then declines to launch, so nothing is ever written.
+// and launchKernel runs on a stand-in device: host memory in place of device
+// memory, every copy checked to stay inside its objects (the arguments'
+// buffers, the patched relocation objects' globals and copies), every
+// allocation and module released; the device then declines to launch, so
+// nothing is ever written.
 // Buffer arguments name the arrays this target writes at start-up into a
 // scratch directory (kArrays: a.npy is f32[16], b.npy f64[4,4]...); paths
 // with `/` are skipped.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LLVMArguments.h"
 #include "nabla/Runtime/Launcher.h"
 
 #include <cstddef>
@@ -26,6 +26,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -40,85 +41,127 @@ using namespace nabla::runtime;
 static std::string scratch;
 
 namespace {
-/// The stand-in device: exercises what the back ends do with the parameters
-/// and patch objects before any driver call, then declines the launch.
+/// The stand-in device: host memory in place of device memory, checked on
+/// every access, so that launchKernel's allocation, argument packing and
+/// patching run for real; then it declines the launch.
 class StandInDevice : public Device {
 public:
-  explicit StandInDevice(std::string backendName)
-      : backendName(std::move(backendName)) {}
-  std::string backend() const override { return backendName; }
-  std::string name() const override { return "fuzz stand-in"; }
-  std::string chip() const override { return ""; }
-  unsigned subgroupSize() const override { return 32; }
+  StandInDevice(std::string backend, const Manifest &manifest)
+      : manifest(manifest) {
+    deviceInfo.backend = std::move(backend);
+    deviceInfo.name = "fuzz stand-in";
+    deviceInfo.dynamicSharedMemoryAtLaunch = deviceInfo.backend != "vulkan";
+  }
+  ~StandInDevice() override {
+    if (!memory.empty())
+      finding("launchKernel left " + std::to_string(memory.size()) +
+              " allocations behind");
+    if (modules)
+      finding("launchKernel left a module loaded");
+  }
+  const DeviceInfo &info() const override { return deviceInfo; }
 
-  bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
-              std::string &error) override {
-    if (!spec.kernel || !spec.image)
-      finding("runKernel launched without a kernel or an image");
-    for (const HostParam &param : params) {
-      if (!param.info)
-        finding("a parameter without its manifest entry reached the device");
-      if (param.info->isBuffer &&
-          param.buffer.data.size() !=
-              size_t(param.buffer.numElements()) * param.buffer.elementSize())
-        finding("a buffer whose bytes disagree with its shape reached the "
-                "device");
+  Expected<void *> loadModule(const ModuleImage &image) override {
+    if (!image.data)
+      finding("a module was loaded without an image");
+    ++modules;
+    return static_cast<void *>(&modules);
+  }
+  Error unloadModule(void *) override {
+    if (!modules--)
+      finding("a module was unloaded twice");
+    return Error::success();
+  }
+  Expected<void *> getFunction(void *, const std::string &name) override {
+    if (!manifest.findKernel(name))
+      finding("launchKernel looked up '" + name + "', which is no kernel");
+    return static_cast<void *>(&modules);
+  }
+  /// A global exactly as large as its record's object.
+  Expected<GlobalSymbol> getGlobal(void *, const std::string &symbol) override {
+    for (const RelocationInfo &record : manifest.relocations) {
+      if (record.symbol != symbol || record.strategy != "patch")
+        continue;
+      int64_t count = 1;
+      for (int64_t extent : record.shape)
+        count *= extent < 0 ? 0 : extent;
+      NpyArray shape;
+      shape.dtype = dtypeForElementType(record.element);
+      size_t bytes = record.pointer ? 8 : size_t(count) * shape.elementSize();
+      Expected<void *> global = allocate(bytes, nullptr, false);
+      globals.push_back(*global);
+      return GlobalSymbol{*global, bytes};
     }
-    std::vector<uint64_t> pointers(params.size(), 0x1000);
-    PackedArguments packed;
-    if (packLLVMArguments(*spec.kernel, params, pointers, packed, error) &&
-        packed.pointers.size() != spec.kernel->arguments.size())
-      finding("packLLVMArguments packed " +
-              std::to_string(packed.pointers.size()) + " of " +
-              std::to_string(spec.kernel->arguments.size()) + " arguments");
+    finding("launchKernel looked up @" + symbol + ", which is no patch");
+  }
+  Error launch(void *, const LaunchConfig &config, void **args,
+               size_t count) override {
+    for (size_t k = 0; k < count; ++k)
+      if (!args[k])
+        finding("a null argument pointer reached the launch");
+    if (config.grid.product() == 0 || config.block.product() == 0)
+      finding("an empty grid or block reached the launch");
+    return makeError("not launched (fuzzing)");
+  }
 
-    // A driver whose globals are exactly as large as the objects.
-    std::map<uint64_t, std::vector<uint8_t>> memory;
-    uint64_t next = 0x10000;
-    GlobalPatcher patcher;
-    patcher.lookup = [&](const std::string &symbol, uint64_t &address,
-                         size_t &bytes, std::string &) {
-      for (const PatchObject &patch : spec.patches)
-        if (patch.symbol == symbol) {
-          bytes = patch.pointer ? 8 : patch.object->data.size();
-          address = next;
-          memory[next] = std::vector<uint8_t>(bytes);
-          next += 0x10000;
-          return true;
-        }
-      finding("writePatches looked up '" + symbol + "', which is no patch");
-    };
-    patcher.allocate = [&](size_t bytes, uint64_t &address, std::string &) {
-      address = next;
-      memory[next] = std::vector<uint8_t>(bytes);
-      next += 0x10000;
-      return true;
-    };
-    patcher.copyToDevice = [&](uint64_t to, const void *from, size_t bytes,
-                               std::string &) {
-      auto it = memory.find(to);
-      if (it == memory.end() || it->second.size() < bytes)
-        finding("a patch copy overruns its device object");
-      std::memcpy(it->second.data(), from, bytes);
-      return true;
-    };
-    patcher.copyToHost = [&](void *to, uint64_t from, size_t bytes,
-                             std::string &) {
-      auto it = memory.find(from);
-      if (it == memory.end() || it->second.size() < bytes)
-        finding("a patch read-back overruns its device object");
-      std::memcpy(to, it->second.data(), bytes);
-      return true;
-    };
-    std::vector<uint64_t> locations, allocations;
-    if (writePatches(patcher, spec.patches, locations, allocations, error))
-      (void)readPatches(patcher, spec.patches, locations, error);
-    error = "not launched (fuzzing)";
-    return false;
+  Expected<void *> createStream() override { return makeError("no streams"); }
+  Error destroyStream(void *) override { return makeError("no streams"); }
+  Error synchronize(void *) override { return Error::success(); }
+  Expected<void *> createEvent() override { return makeError("no events"); }
+  Error destroyEvent(void *) override { return makeError("no events"); }
+  Error recordEvent(void *, void *) override { return makeError("no events"); }
+  Error waitEvent(void *, void *) override { return makeError("no events"); }
+  Error synchronizeEvent(void *) override { return makeError("no events"); }
+
+  Expected<void *> allocate(uint64_t bytes, void *, bool) override {
+    auto block = std::make_unique<std::vector<uint8_t>>(bytes ? bytes : 1);
+    void *pointer = block->data();
+    memory[reinterpret_cast<uintptr_t>(pointer)] = std::move(block);
+    return pointer;
+  }
+  Error free(void *pointer, void *) override {
+    if (!memory.erase(reinterpret_cast<uintptr_t>(pointer)))
+      finding("launchKernel freed memory it did not allocate");
+    return Error::success();
+  }
+  Error copy(void *to, const void *from, size_t bytes, void *) override {
+    bool toDevice = inside(to, bytes), fromDevice = inside(from, bytes);
+    if (!toDevice && !fromDevice)
+      finding("a copy of " + std::to_string(bytes) +
+              " bytes touches no device object or overruns one");
+    std::memmove(to, from, bytes);
+    return Error::success();
+  }
+  Error fill(void *, uint32_t, unsigned, size_t, void *) override {
+    finding("launchKernel filled memory");
+  }
+  Error registerHostMemory(void *, uint64_t) override {
+    return Error::success();
+  }
+  Error unregisterHostMemory(void *) override { return Error::success(); }
+
+  /// Frees the globals (a real module owns them).
+  void releaseGlobals() {
+    for (void *global : globals)
+      memory.erase(reinterpret_cast<uintptr_t>(global));
+    globals.clear();
   }
 
 private:
-  std::string backendName;
+  bool inside(const void *pointer, size_t bytes) const {
+    auto at = reinterpret_cast<uintptr_t>(pointer);
+    auto it = memory.upper_bound(at);
+    if (it == memory.begin())
+      return false;
+    --it;
+    return at + bytes <= it->first + it->second->size();
+  }
+
+  const Manifest &manifest;
+  DeviceInfo deviceInfo;
+  std::map<uintptr_t, std::unique_ptr<std::vector<uint8_t>>> memory;
+  std::vector<void *> globals;
+  int modules = 0;
 };
 } // namespace
 
@@ -234,8 +277,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const auto &[name, files] : manifest.modules)
     for (const std::string &file : files)
       artifacts[file].assign(module, module + sizeof(kEmptyComputeModule));
-  StandInDevice device(resolveTarget(options));
+  StandInDevice device(resolveTarget(options), manifest);
   if (runKernel(device, manifest, artifacts, options) == 0)
     finding("runKernel succeeded although the device declined");
+  device.releaseGlobals();
   return 0;
 }

@@ -81,16 +81,16 @@ bool lower(ModuleOp module, const HostOptions &options,
   PassManager pm(module.getContext());
   if (options.target == "vulkan") {
     nabla::NablaToSPIRVOptions spirv;
-    spirv.subgroupSize = device.subgroupSize();
+    spirv.subgroupSize = device.info().subgroupSize;
     spirv.emulateFloatAtomics = options.emulateFloatAtomics;
     nabla::buildNablaToSPIRVPipeline(pm, spirv);
   } else if (options.target == "cuda") {
     nabla::NablaToNVVMOptions nvvm;
-    nvvm.chip = device.chip();
+    nvvm.chip = device.info().chip;
     nabla::buildNablaToNVVMPipeline(pm, nvvm);
   } else {
     nabla::NablaToROCDLOptions rocdl;
-    rocdl.chip = device.chip();
+    rocdl.chip = device.info().chip;
     nabla::buildNablaToROCDLPipeline(pm, rocdl);
   }
   return succeeded(pm.run(module));

@@ -230,14 +230,14 @@ int main(int argc, char **argv) {
   if (target == "vulkan") {
     compile.target = nabla::CompileTarget::SPIRV;
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
-    compile.subgroupSize = device->subgroupSize();
+    compile.subgroupSize = device->info().subgroupSize;
     compile.emulateFloatAtomics = emulateFloatAtomics;
     // SPIR-V compiles the launch's dynamic shared memory in.
     compile.dynamicSharedMemory = options.dynamicSharedMemory;
   } else {
     compile.target = target == "cuda" ? nabla::CompileTarget::NVVM
                                       : nabla::CompileTarget::ROCDL;
-    compile.chip = device->chip();
+    compile.chip = device->info().chip;
   }
   mlir::FailureOr<nabla::CompileResult> result =
       nabla::compileModule(*module, compile);

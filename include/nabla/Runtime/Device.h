@@ -1,24 +1,38 @@
-//===- Device.h - One interface over Vulkan, CUDA and HIP -------*- C++ -*-===//
+//===- Device.h - The device layer: one interface over every driver -*- C++ -*-===//
 //
-// A Device runs one compiled kernel with host arrays and scalars and copies
-// the buffers back. Every back end loads its driver at run time (dlopen), so
-// builds never need a GPU, a driver or their headers' libraries, and a
-// missing driver is an error message, not a failed start.
+// A Device is one GPU (or Mesa's lavapipe) behind a small set of objects, in
+// the shape of CUDA's driver API and IREE's HAL: modules and their kernels,
+// device memory, copies, launches, streams and events. It is implemented once
+// per driver (Vulkan; CUDA and HIP sharing one implementation over a table of
+// driver calls, lib/Runtime/Driver) and everything that runs kernels sits on
+// top of it: the manifest-level launch of nabla-run, nabla-launch and Python
+// (KernelLaunch.h) and the mgpu* C API of libnabla_mgpu.so, a thin shim.
 //
-// A launch may be repeated on the same device objects; every repeat starts
-// from the same inputs (restored outside the timed interval), so the results
-// are those of one launch and every repeat computes the same thing.
+// Every driver is loaded at run time (dlopen), so builds need no GPU, driver
+// or driver library, and a missing driver is an error, not a failed start.
+// Methods return Error / Expected (Error.h) and never print or exit; every
+// wait for the device gives up after timeout() seconds. Methods may be
+// called from several threads and serialize themselves.
+//
+// Kernel arguments are the flat LLVM arguments of the launch, as upstream's
+// gpu-to-llvm lowering passes them: one pointer per argument value, a memref
+// as its descriptor's fields (allocated, aligned, offset, sizes, strides).
+// CUDA and HIP pass them to the kernel as they are. A Vulkan kernel takes
+// descriptor bindings instead; its device maps the arguments onto them with
+// the kernel's parameter list (KernelParam), which a module either carries (a
+// Nabla host object, HostObject.h) or is given at load (ModuleImage::abi).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef NABLA_RUNTIME_DEVICE_H
 #define NABLA_RUNTIME_DEVICE_H
 
-#include "nabla/Runtime/Manifest.h"
-#include "nabla/Runtime/Npy.h"
-#include "nabla/Runtime/Timing.h"
+#include "nabla/Runtime/Error.h"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,102 +44,151 @@ struct Dim3 {
   uint64_t product() const { return uint64_t(x) * y * z; }
 };
 
-/// Memory a buffer parameter already has on the device (a CuPy array's
-/// `__cuda_array_interface__`): the launch passes `pointer` as the memref's
-/// pointer, without allocating or copying, and the kernel updates it in
-/// place. Only the CUDA back end takes it.
-struct DeviceBuffer {
-  uint64_t pointer = 0;
-  uint64_t bytes = 0;
-  /// The producer's stream to wait for before the launch (0: none; 1 and 2
-  /// are CUDA's legacy and per-thread default streams).
-  uint64_t stream = 0;
+/// One kernel parameter as a launch passes it: the kernel ABI every driver
+/// shares, read from a manifest (kernelABI in KernelLaunch.h) or from a host
+/// object's launch description.
+struct KernelParam {
+  bool buffer = false;
+  /// Buffers: the element type; scalars: the type (MLIR names: f32, index).
+  std::string type;
+  /// Buffers: extents, -1 where dynamic.
+  std::vector<int64_t> shape;
+  /// Buffers: a static non-identity layout, which the kernel applies to the
+  /// buffer from the aligned pointer on (not to packed elements).
+  bool strided = false;
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  /// Flat LLVM arguments of the parameter: a memref descriptor's 3 + 2 *
+  /// rank fields, or the scalar.
+  size_t llvmArgumentCount() const { return buffer ? 3 + 2 * shape.size() : 1; }
+  /// Whether a dynamic memref of rank >= 2 that SPIR-V receives flattened,
+  /// with one size binding per dynamic extent (docs/Targets.md).
+  bool hasSizeBindings() const;
 };
 
-/// Host data of one kernel parameter. Buffers are updated in place by a
-/// launch; scalars hold their value's little-endian bytes in the MLIR type
-/// (index as 64 bits). A buffer with `onDevice` set has no host data: its
-/// memory is `device` (`buffer` keeps dtype and shape only).
-struct HostParam {
-  const ParamInfo *info = nullptr;
-  NpyArray buffer;
-  uint8_t scalar[8] = {};
-  unsigned scalarBytes = 0;
-  bool onDevice = false;
-  DeviceBuffer device;
+/// Kernel name → its parameters.
+using KernelABI = std::map<std::string, std::vector<KernelParam>>;
 
-  /// The scalar as a signed integer (integers and index only).
-  int64_t scalarAsInteger() const;
+/// Bytes of one element of MLIR type `type` in host memory (index: 8) and
+/// on a SPIR-V device (index: 4); 0 for an unknown type.
+unsigned hostElementBytes(const std::string &type);
+unsigned deviceElementBytes(const std::string &type);
+
+/// What a device is and what it can do.
+struct DeviceInfo {
+  /// "vulkan", "cuda" or "hip".
+  std::string backend;
+  /// Human-readable device name.
+  std::string name;
+  /// Chip to compile for ("sm_90", "gfx90a"); "" for SPIR-V devices.
+  std::string chip;
+  /// Lanes per subgroup (warp, wavefront).
+  unsigned subgroupSize = 32;
+  uint64_t maxThreadsPerBlock = 1024;
+  std::array<uint32_t, 3> maxBlock = {1024, 1024, 64};
+  std::array<uint32_t, 3> maxGrid = {0x7fffffff, 65535, 65535};
+  /// Whether a launch receives its dynamic shared memory (CUDA, HIP); a
+  /// Vulkan kernel has its size compiled in.
+  bool dynamicSharedMemoryAtLaunch = false;
+  /// Why the device cannot time kernels on its own clock; "" when it can.
+  std::string timingProblem;
 };
 
-/// A relocated object the loader writes into the module's patch global
-/// `symbol` before the launch: the object's bytes, or for a pointer record the
-/// device address of a copy of them. Writable objects are read back.
-struct PatchObject {
-  std::string key;
-  std::string symbol;
-  bool pointer = false;
-  bool constant = false;
-  NpyArray *object = nullptr;
+/// The object a module is loaded from.
+struct ModuleImage {
+  const void *data = nullptr;
+  /// Bytes at `data`; 0 for NUL-terminated text (PTX).
+  size_t size = 0;
+  /// The kernels' parameters, for an image that does not carry them (bare
+  /// SPIR-V); null otherwise.
+  const KernelABI *abi = nullptr;
 };
 
-/// What to launch: the kernel's manifest entry and its object.
-struct LaunchSpec {
-  const KernelInfo *kernel = nullptr;
+/// A module global: its device address and size.
+struct GlobalSymbol {
+  void *address = nullptr;
+  size_t bytes = 0;
+};
+
+struct LaunchConfig {
   Dim3 grid, block;
-  /// The target object: SPIR-V words, a cubin/PTX image or an hsaco.
-  const std::vector<uint8_t> *image = nullptr;
-  /// "spv", "cubin", "ptx" or "hsaco".
-  std::string imageKind;
-  /// Objects of `patch` records of the kernel's module.
-  std::vector<PatchObject> patches;
-  /// Seconds to wait for each repeat's completion before giving up.
-  unsigned timeoutSeconds = 60;
-  /// Bytes of dynamic shared memory of the launch (CUDA/HIP: the launch
-  /// parameter; Vulkan: compiled into the SPIR-V, checked before).
-  uint32_t dynamicSharedMemory = 0;
-  /// Times the kernel runs, on one set of device objects. Before each repeat
-  /// every buffer, table binding and writable patch object is written again
-  /// from the host data, so each repeat sees the same inputs (a kernel that
-  /// updates a buffer in place, or accumulates into it, does not see its own
-  /// output) and the buffers read back are those of the last repeat, equal to
-  /// a single launch's.
-  unsigned repeat = 1;
-  /// When set, the kernel time of every repeat is measured on the device's
-  /// clock (Vulkan timestamps, CUDA/HIP events) and the uploads and the
-  /// read-back on the host's; a device that cannot time kernels fails the
-  /// launch with a message saying so.
-  LaunchTiming *timing = nullptr;
+  uint32_t sharedMemoryBytes = 0;
+  /// The stream to launch on (null: the default one).
+  void *stream = nullptr;
+  /// When set, the launch waits for the kernel and stores its time on the
+  /// device's clock, in nanoseconds (CUDA/HIP events, Vulkan timestamps).
+  double *kernelNs = nullptr;
 };
 
 class Device {
 public:
   virtual ~Device();
-  /// "vulkan", "cuda" or "hip".
-  virtual std::string backend() const = 0;
-  /// Human-readable device name.
-  virtual std::string name() const = 0;
-  /// Chip to compile for ("sm_90", "gfx90a"); "" for SPIR-V devices.
-  virtual std::string chip() const = 0;
-  /// Lanes per subgroup (warp, wavefront).
-  virtual unsigned subgroupSize() const = 0;
-  /// Runs the kernel `spec.repeat` times (timing it when `spec.timing` is
-  /// set); on failure returns false and sets `error`. All device resources
-  /// are released on every path.
-  virtual bool launch(const LaunchSpec &spec, std::vector<HostParam> &params,
-                      std::string &error) = 0;
+
+  virtual const DeviceInfo &info() const = 0;
+  /// Seconds every wait for the device may take before it fails (default
+  /// 60).
+  unsigned timeout() const { return timeoutSeconds; }
+  void setTimeout(unsigned seconds) { timeoutSeconds = seconds ? seconds : 1; }
+
+  /// Loads a module; its handle stays valid until unloadModule.
+  virtual Expected<void *> loadModule(const ModuleImage &image) = 0;
+  virtual Error unloadModule(void *module) = 0;
+  /// A kernel of a loaded module, valid while the module is loaded.
+  virtual Expected<void *> getFunction(void *module,
+                                       const std::string &name) = 0;
+  /// A global of a loaded module (CUDA, HIP; Vulkan has none to look up).
+  virtual Expected<GlobalSymbol> getGlobal(void *module,
+                                           const std::string &symbol) = 0;
+  /// Launches `function` with `count` flat LLVM arguments, each a pointer
+  /// to the argument's value.
+  virtual Error launch(void *function, const LaunchConfig &config,
+                       void **args, size_t count) = 0;
+
+  virtual Expected<void *> createStream() = 0;
+  virtual Error destroyStream(void *stream) = 0;
+  /// Waits until the work queued on `stream` (null: the default stream) has
+  /// finished.
+  virtual Error synchronize(void *stream) = 0;
+  virtual Expected<void *> createEvent() = 0;
+  virtual Error destroyEvent(void *event) = 0;
+  virtual Error recordEvent(void *event, void *stream) = 0;
+  /// Makes later work on `stream` wait for `event`.
+  virtual Error waitEvent(void *stream, void *event) = 0;
+  virtual Error synchronizeEvent(void *event) = 0;
+
+  /// Device memory that launches and copies accept (`hostShared`: also
+  /// addressable by the host, where the driver has such memory).
+  virtual Expected<void *> allocate(uint64_t bytes, void *stream,
+                                    bool hostShared) = 0;
+  virtual Error free(void *pointer, void *stream) = 0;
+  /// Copies between host and device memory in any direction (unified
+  /// addressing), in `stream`'s order.
+  virtual Error copy(void *destination, const void *source, size_t bytes,
+                     void *stream) = 0;
+  /// Sets `count` elements of `width` bytes (2 or 4) to `value`.
+  virtual Error fill(void *destination, uint32_t value, unsigned width,
+                     size_t count, void *stream) = 0;
+  virtual Error registerHostMemory(void *pointer, uint64_t bytes) = 0;
+  virtual Error unregisterHostMemory(void *pointer) = 0;
+
+  /// Checks that `bytes` at `pointer` are memory of this device that a
+  /// launch can take in place (a CuPy array), and waits for the producer's
+  /// `stream` (0: none; 1 and 2: CUDA's legacy and per-thread streams). Only
+  /// CUDA takes such memory; the default says so.
+  virtual Error adoptExternalBuffer(uint64_t pointer, uint64_t bytes,
+                                    uint64_t stream);
+
+private:
+  unsigned timeoutSeconds = 60;
 };
 
-/// False with `error` naming the first parameter that is a device buffer:
-/// for the back ends that take host data only.
-bool refuseDeviceBuffers(const std::vector<HostParam> &params,
-                         const std::string &backend, std::string &error);
-
-/// Opens device `index` (-1: the preferred one) of a back end; on failure
-/// returns null and sets `error`.
-std::unique_ptr<Device> createVulkanDevice(int index, std::string &error);
-std::unique_ptr<Device> createCUDADevice(int index, std::string &error);
-std::unique_ptr<Device> createHIPDevice(int index, std::string &error);
+/// Opens device `index` (-1: the preferred one) of `backend` ("vulkan",
+/// "cuda" or "hip").
+Expected<std::unique_ptr<Device>> openDevice(const std::string &backend,
+                                             int index);
+Expected<std::unique_ptr<Device>> openVulkanDevice(int index);
+Expected<std::unique_ptr<Device>> openCUDADevice(int index);
+Expected<std::unique_ptr<Device>> openHIPDevice(int index);
 
 } // namespace nabla::runtime
 

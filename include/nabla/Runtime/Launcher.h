@@ -11,6 +11,7 @@
 #define NABLA_RUNTIME_LAUNCHER_H
 
 #include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/KernelLaunch.h"
 #include "nabla/Runtime/Manifest.h"
 
 #include <map>
@@ -66,7 +67,8 @@ bool checkDynamicSharedMemory(const KernelInfo &kernel, int64_t bytes,
 /// The back end to use: options.target, else $NABLA_TARGET, else "vulkan".
 std::string resolveTarget(const LaunchOptions &options);
 
-/// Opens the back end's device; null with `error` if unavailable.
+/// Opens the back end's device (index -1: $NABLA_DEVICE, else the preferred
+/// one); null with `error` if unavailable.
 std::unique_ptr<Device> openDevice(const std::string &target, int index,
                                    std::string &error);
 

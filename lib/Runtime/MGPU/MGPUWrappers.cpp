@@ -2,13 +2,21 @@
 //
 // The entry points upstream's gpu-to-llvm lowering (and the gpu.binary /
 // gpu.launch_func translation to LLVM IR) calls, with the signatures of MLIR
-// 22, each forwarding to the process's HostBackend. The backend is chosen
-// once: $NABLA_TARGET (vulkan, cuda, hip) if set, otherwise from the first
-// module loaded (a CUDA or AMDGPU ELF, a fatbin or PTX select CUDA or HIP;
-// anything else, such as SPIR-V, Vulkan), and Vulkan when memory is used
-// before any module is loaded. $NABLA_DEVICE selects the device index.
+// 22: a thin shim over the process's runtime::Device (nabla/Runtime/Device.h).
+// The device is chosen once: $NABLA_TARGET (vulkan, cuda, hip) if set,
+// otherwise from the first module loaded (a CUDA or AMDGPU ELF, a fatbin or
+// PTX select CUDA or HIP; anything else, such as SPIR-V, Vulkan), and Vulkan
+// when memory is used before any module is loaded. $NABLA_DEVICE selects the
+// device index.
 //
-// The backend is not destroyed by a static destructor: a JIT's global
+// The C API has no way to return an error, so a call whose device operation
+// fails prints `nabla_mgpu: error: <message>` on stderr and ends the process
+// with status 1 (after flushing stdout), the behaviour nabla-run and
+// mlir-runner users need: a clear message and a non-zero exit, never a crash
+// or a hang (every wait has a timeout, $NABLA_TIMEOUT seconds, default 60).
+// This is the only place where a device error ends the process.
+//
+// The device is not destroyed by a static destructor: a JIT's global
 // destructors (which unload modules) may run after this library's. A runner
 // that knows when the program is over (nabla-run, after the engine's
 // destructors) calls nabla_mgpu_shutdown, which destroys what the program
@@ -16,8 +24,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostBackend.h"
+#include "nabla/Runtime/Device.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,39 +35,47 @@
 
 #define NABLA_MGPU_EXPORT extern "C" __attribute__((visibility("default")))
 
-using namespace nabla::mgpu;
+using namespace nabla::runtime;
 
-nabla::mgpu::HostBackend::~HostBackend() = default;
+namespace {
 
-void nabla::mgpu::fatal(const std::string &message) {
+/// Prints `nabla_mgpu: error: <message>` and exits with status 1.
+[[noreturn]] void fatal(const std::string &message) {
   std::cout.flush();
   std::fflush(nullptr);
   std::fprintf(stderr, "nabla_mgpu: error: %s\n", message.c_str());
   std::fflush(stderr);
-  // No static destructors: the failing call may hold a backend's lock.
+  // No static destructors: the failing call may hold a device's lock.
   std::_Exit(1);
 }
 
-unsigned nabla::mgpu::timeoutSeconds() {
-  static unsigned seconds = [] {
-    const char *text = std::getenv("NABLA_TIMEOUT");
-    if (!text || !*text)
-      return 60u;
-    char *end = nullptr;
-    unsigned long value = std::strtoul(text, &end, 10);
-    if (*end || value == 0 || value > 86400)
-      fatal(std::string("$NABLA_TIMEOUT must be a number of seconds from 1 "
-                        "to 86400, not '") +
-            text + "'");
-    return static_cast<unsigned>(value);
-  }();
-  return seconds;
+/// Seconds every wait for the device may take ($NABLA_TIMEOUT, default 60).
+unsigned timeoutSeconds() {
+  const char *text = std::getenv("NABLA_TIMEOUT");
+  if (!text || !*text)
+    return 60u;
+  char *end = nullptr;
+  unsigned long value = std::strtoul(text, &end, 10);
+  if (*end || value == 0 || value > 86400)
+    fatal(std::string("$NABLA_TIMEOUT must be a number of seconds from 1 "
+                      "to 86400, not '") +
+          text + "'");
+  return static_cast<unsigned>(value);
 }
 
-namespace {
+/// The operation's result; a failure ends the process.
+template <typename T> T orFatal(Expected<T> result) {
+  if (!result)
+    fatal(result.takeError().message());
+  return std::move(*result);
+}
+void orFatal(Error error) {
+  if (error)
+    fatal(error.message());
+}
 
 std::mutex selection;
-HostBackend *backend = nullptr;
+Device *device = nullptr;
 int defaultDevice = -1;
 
 /// The backend a module's object needs, when $NABLA_TARGET does not say.
@@ -89,28 +106,21 @@ const char *guessBackend(const void *data, size_t size) {
   return "vulkan";
 }
 
-HostBackend &getBackend(const void *data = nullptr, size_t size = 0) {
+Device &getDevice(const void *data = nullptr, size_t size = 0) {
   std::lock_guard<std::mutex> lock(selection);
-  if (backend)
-    return *backend;
+  if (device)
+    return *device;
   const char *target = std::getenv("NABLA_TARGET");
   std::string name = target && *target ? target : guessBackend(data, size);
-  std::unique_ptr<HostBackend> created;
-  if (name == "vulkan")
-    created = createVulkanHostBackend();
-  else if (name == "cuda")
-    created = createCUDAHostBackend();
-  else if (name == "hip")
-    created = createHIPHostBackend();
-  else
+  if (name != "vulkan" && name != "cuda" && name != "hip")
     fatal("$NABLA_TARGET must be vulkan, cuda or hip, not '" + name + "'");
   if (defaultDevice < 0)
     if (const char *index = std::getenv("NABLA_DEVICE"); index && *index)
       defaultDevice = std::atoi(index);
-  if (defaultDevice >= 0)
-    created->setDefaultDevice(defaultDevice);
-  backend = created.release();
-  return *backend;
+  std::unique_ptr<Device> opened = orFatal(openDevice(name, defaultDevice));
+  opened->setTimeout(timeoutSeconds());
+  device = opened.release();
+  return *device;
 }
 
 /// The memref descriptor the runner utilities and upstream's wrappers use.
@@ -136,28 +146,28 @@ uint64_t spannedBytes(int64_t rank, const int64_t *sizes,
 
 } // namespace
 
-/// Destroys the backend, if one was created: its modules, memory and device.
-/// A later call would open a new one.
+/// Destroys the device, if one was opened: its modules, memory and the
+/// device itself. A later call would open a new one.
 NABLA_MGPU_EXPORT void nabla_mgpu_shutdown() {
   std::lock_guard<std::mutex> lock(selection);
-  delete backend;
-  backend = nullptr;
+  delete device;
+  device = nullptr;
 }
 
 NABLA_MGPU_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
-  return getBackend(data, size).loadModule(data, size);
+  return orFatal(getDevice(data, size).loadModule({data, size, nullptr}));
 }
 
 NABLA_MGPU_EXPORT void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
-  return getBackend(data, 0).loadModule(data, 0);
+  return orFatal(getDevice(data, 0).loadModule({data, 0, nullptr}));
 }
 
 NABLA_MGPU_EXPORT void mgpuModuleUnload(void *module) {
-  getBackend().unloadModule(module);
+  orFatal(getDevice().unloadModule(module));
 }
 
 NABLA_MGPU_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
-  return getBackend().getFunction(module, name);
+  return orFatal(getDevice().getFunction(module, name ? name : ""));
 }
 
 NABLA_MGPU_EXPORT void
@@ -171,10 +181,12 @@ mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
             " (each must be from 1 to 2^32 - 1)");
   if (sharedMemoryBytes < 0)
     fatal("launch with negative dynamic shared memory");
-  getBackend().launch(
-      function, {uint64_t(gridX), uint64_t(gridY), uint64_t(gridZ)},
-      {uint64_t(blockX), uint64_t(blockY), uint64_t(blockZ)},
-      static_cast<uint32_t>(sharedMemoryBytes), stream, params, paramsCount);
+  LaunchConfig config;
+  config.grid = {uint32_t(gridX), uint32_t(gridY), uint32_t(gridZ)};
+  config.block = {uint32_t(blockX), uint32_t(blockY), uint32_t(blockZ)};
+  config.sharedMemoryBytes = static_cast<uint32_t>(sharedMemoryBytes);
+  config.stream = stream;
+  orFatal(getDevice().launch(function, config, params, paramsCount));
 }
 
 NABLA_MGPU_EXPORT void mgpuLaunchClusterKernel(
@@ -189,65 +201,67 @@ NABLA_MGPU_EXPORT void mgpuLaunchClusterKernel(
 }
 
 NABLA_MGPU_EXPORT void *mgpuStreamCreate() {
-  return getBackend().createStream();
+  return orFatal(getDevice().createStream());
 }
 
 NABLA_MGPU_EXPORT void mgpuStreamDestroy(void *stream) {
-  getBackend().destroyStream(stream);
+  orFatal(getDevice().destroyStream(stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuStreamSynchronize(void *stream) {
-  getBackend().synchronizeStream(stream);
+  orFatal(getDevice().synchronize(stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
-  getBackend().waitEvent(stream, event);
+  orFatal(getDevice().waitEvent(stream, event));
 }
 
-NABLA_MGPU_EXPORT void *mgpuEventCreate() { return getBackend().createEvent(); }
+NABLA_MGPU_EXPORT void *mgpuEventCreate() {
+  return orFatal(getDevice().createEvent());
+}
 
 NABLA_MGPU_EXPORT void mgpuEventDestroy(void *event) {
-  getBackend().destroyEvent(event);
+  orFatal(getDevice().destroyEvent(event));
 }
 
 NABLA_MGPU_EXPORT void mgpuEventSynchronize(void *event) {
-  getBackend().synchronizeEvent(event);
+  orFatal(getDevice().synchronizeEvent(event));
 }
 
 NABLA_MGPU_EXPORT void mgpuEventRecord(void *event, void *stream) {
-  getBackend().recordEvent(event, stream);
+  orFatal(getDevice().recordEvent(event, stream));
 }
 
 NABLA_MGPU_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                      bool hostShared) {
-  return getBackend().allocate(bytes, stream, hostShared);
+  return orFatal(getDevice().allocate(bytes, stream, hostShared));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemFree(void *pointer, void *stream) {
-  getBackend().free(pointer, stream);
+  orFatal(getDevice().free(pointer, stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
                                   void *stream) {
-  getBackend().copy(destination, source, bytes, stream);
+  orFatal(getDevice().copy(destination, source, bytes, stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemset32(void *destination, unsigned int value,
                                     size_t count, void *stream) {
-  getBackend().fill(destination, value, 4, count, stream);
+  orFatal(getDevice().fill(destination, value, 4, count, stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemset16(void *destination, unsigned short value,
                                     size_t count, void *stream) {
-  getBackend().fill(destination, value, 2, count, stream);
+  orFatal(getDevice().fill(destination, value, 2, count, stream));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemHostRegister(void *pointer, uint64_t bytes) {
-  getBackend().registerHostMemory(pointer, bytes);
+  orFatal(getDevice().registerHostMemory(pointer, bytes));
 }
 
 NABLA_MGPU_EXPORT void mgpuMemHostUnregister(void *pointer) {
-  getBackend().unregisterHostMemory(pointer);
+  orFatal(getDevice().unregisterHostMemory(pointer));
 }
 
 NABLA_MGPU_EXPORT void
@@ -255,26 +269,25 @@ mgpuMemHostRegisterMemRef(int64_t rank, MemRefDescriptor<char, 1> *descriptor,
                           int64_t elementBytes) {
   const int64_t *sizes = descriptor->sizes;
   char *start = descriptor->aligned + descriptor->offset * elementBytes;
-  getBackend().registerHostMemory(
-      start, spannedBytes(rank, sizes, sizes + rank, elementBytes));
+  orFatal(getDevice().registerHostMemory(
+      start, spannedBytes(rank, sizes, sizes + rank, elementBytes)));
 }
 
 NABLA_MGPU_EXPORT void
 mgpuMemHostUnregisterMemRef(int64_t /*rank*/,
                             MemRefDescriptor<char, 1> *descriptor,
                             int64_t elementBytes) {
-  getBackend().unregisterHostMemory(descriptor->aligned +
-                                    descriptor->offset * elementBytes);
+  orFatal(getDevice().unregisterHostMemory(descriptor->aligned +
+                                           descriptor->offset * elementBytes));
 }
 
-NABLA_MGPU_EXPORT void mgpuSetDefaultDevice(int32_t device) {
-  {
-    std::lock_guard<std::mutex> lock(selection);
-    defaultDevice = device;
-    if (!backend)
-      return;
-  }
-  getBackend().setDefaultDevice(device);
+/// Selects the device later calls use: before the first use only.
+NABLA_MGPU_EXPORT void mgpuSetDefaultDevice(int32_t index) {
+  std::lock_guard<std::mutex> lock(selection);
+  if (device && index != defaultDevice)
+    fatal("mgpuSetDefaultDevice(" + std::to_string(index) + ") after the " +
+          device->info().backend + " device was opened");
+  defaultDevice = index;
 }
 
 //===----------------------------------------------------------------------===//

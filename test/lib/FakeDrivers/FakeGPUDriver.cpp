@@ -20,7 +20,9 @@
 // also answers pointer attributes (ordinal 0, the allocation's range),
 // copies device to device, accepts the legacy and per-thread default stream
 // handles (1, 2) in cuStreamQuery, and counts the bytes every kind of copy
-// moved (nablaFakeCopiedBytes, not part of any real API).
+// moved (nablaFakeCopiedBytes, not part of any real API). Copies under
+// unified addressing (cuMemcpyAsync, hipMemcpyAsync with hipMemcpyDefault)
+// take their direction from which side lies in an allocation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,6 +111,32 @@ struct FakeDevice {
     return kSuccess;
   }
 
+  /// A copy under unified addressing: the direction follows from which
+  /// side lies in an allocation.
+  int copyAny(void *to, const void *from, size_t bytes) {
+    bool toDevice, fromDevice;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      toDevice = inAllocation(reinterpret_cast<uintptr_t>(to), bytes);
+      fromDevice = inAllocation(reinterpret_cast<uintptr_t>(from), bytes);
+    }
+    if (toDevice && fromDevice)
+      return copyOnDevice(reinterpret_cast<uintptr_t>(to),
+                          reinterpret_cast<uintptr_t>(from), bytes);
+    if (!toDevice && !fromDevice)
+      return kInvalidValue;
+    return copy(to, from, bytes, toDevice);
+  }
+
+  int fill(void *to, uint32_t value, unsigned width, size_t count) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!inAllocation(reinterpret_cast<uintptr_t>(to), count * width))
+      return kInvalidValue;
+    for (size_t k = 0; k < count; ++k)
+      std::memcpy(static_cast<uint8_t *>(to) + k * width, &value, width);
+    return kSuccess;
+  }
+
   int copyOnDevice(uintptr_t to, uintptr_t from, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!inAllocation(to, bytes) || !inAllocation(from, bytes))
@@ -171,6 +199,11 @@ struct FakeDevice {
       return kInvalidValue;
     delete event;
     return kSuccess;
+  }
+
+  int queryEvent(Event *event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return events.count(event) ? kSuccess : kInvalidValue;
   }
 
   int record(Event *event, void *stream) {
@@ -276,8 +309,27 @@ EXPORT int cuDeviceGetName(char *name, int length, int) {
   return kSuccess;
 }
 EXPORT int cuDeviceGetAttribute(int *value, int attribute, int) {
-  // 75/76: compute capability 9.0; 1: max threads per block.
-  *value = attribute == 75 ? 9 : attribute == 76 ? 0 : 1024;
+  // 75/76: compute capability 9.0; 1: max threads per block; 2-4: block
+  // extents; 5-7: grid extents.
+  switch (attribute) {
+  case 75:
+    *value = 9;
+    return kSuccess;
+  case 76:
+    *value = 0;
+    return kSuccess;
+  case 4:
+    *value = 64;
+    return kSuccess;
+  case 5:
+    *value = 2147483647;
+    return kSuccess;
+  case 6:
+  case 7:
+    *value = 65535;
+    return kSuccess;
+  }
+  *value = 1024;
   return kSuccess;
 }
 EXPORT int cuDevicePrimaryCtxRetain(void **context, int) {
@@ -371,6 +423,33 @@ EXPORT int cuEventRecord(Event *event, void *stream) {
 EXPORT int cuEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
   return fake().elapsed(milliseconds, start, stop);
 }
+EXPORT int cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                          void *stream) {
+  if (reinterpret_cast<uintptr_t>(stream) > 2)
+    return kInvalidValue;
+  return fake().copyAny(reinterpret_cast<void *>(to),
+                        reinterpret_cast<const void *>(from), bytes);
+}
+EXPORT int cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
+                            void *) {
+  return fake().fill(reinterpret_cast<void *>(to), value, 4, count);
+}
+EXPORT int cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
+                            void *) {
+  return fake().fill(reinterpret_cast<void *>(to), value, 2, count);
+}
+EXPORT int cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
+  return cuMemAlloc_v2(pointer, bytes);
+}
+EXPORT int cuMemHostRegister_v2(void *, size_t, unsigned) { return kSuccess; }
+EXPORT int cuMemHostUnregister(void *) { return kSuccess; }
+// One stream: the default one (creating others is refused).
+EXPORT int cuStreamCreate(void **, unsigned) { return kInvalidValue; }
+EXPORT int cuStreamDestroy_v2(void *) { return kInvalidValue; }
+EXPORT int cuStreamWaitEvent(void *stream, Event *event, unsigned) {
+  return stream ? kInvalidValue : fake().queryEvent(event);
+}
+EXPORT int cuEventQuery(Event *event) { return fake().queryEvent(event); }
 EXPORT int cuGetErrorString(int result, const char **text) {
   *text = errorString(result);
   return kSuccess;
@@ -433,5 +512,32 @@ EXPORT int hipEventRecord(Event *event, void *stream) {
 EXPORT int hipEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
   return fake().elapsed(milliseconds, start, stop);
 }
+EXPORT int hipMemcpyAsync(void *to, const void *from, size_t bytes, int kind,
+                          void *stream) {
+  if (stream || kind != 4) // hipMemcpyDefault
+    return kInvalidValue;
+  return fake().copyAny(to, from, bytes);
+}
+EXPORT int hipMemsetD32Async(void *to, int value, size_t count, void *) {
+  return fake().fill(to, static_cast<uint32_t>(value), 4, count);
+}
+EXPORT int hipMemsetD16Async(void *to, unsigned short value, size_t count,
+                             void *) {
+  return fake().fill(to, value, 2, count);
+}
+EXPORT int hipMallocManaged(void **pointer, size_t bytes, unsigned) {
+  return fake().allocate(pointer, bytes);
+}
+EXPORT int hipHostRegister(void *, size_t, unsigned) { return kSuccess; }
+EXPORT int hipHostUnregister(void *) { return kSuccess; }
+EXPORT int hipStreamCreate(void **) { return kInvalidValue; }
+EXPORT int hipStreamDestroy(void *) { return kInvalidValue; }
+EXPORT int hipStreamWaitEvent(void *stream, Event *event, unsigned) {
+  return stream ? kInvalidValue : fake().queryEvent(event);
+}
+EXPORT int hipEventCreateWithFlags(Event **event, unsigned) {
+  return fake().createEvent(event);
+}
+EXPORT int hipEventQuery(Event *event) { return fake().queryEvent(event); }
 EXPORT const char *hipGetErrorString(int result) { return errorString(result); }
 #endif // NABLA_FAKE_HIP

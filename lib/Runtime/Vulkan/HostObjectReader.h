@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_LIB_RUNTIME_MGPU_HOSTOBJECTREADER_H
-#define NABLA_LIB_RUNTIME_MGPU_HOSTOBJECTREADER_H
+#ifndef NABLA_LIB_RUNTIME_VULKAN_HOSTOBJECTREADER_H
+#define NABLA_LIB_RUNTIME_VULKAN_HOSTOBJECTREADER_H
 
-#include "../SPIRVReflection.h"
+#include "SPIRVReflection.h"
+
+#include "nabla/Runtime/Device.h"
 
 #include <array>
 #include <cstddef>
@@ -21,30 +23,10 @@
 #include <string>
 #include <vector>
 
-namespace nabla::mgpu {
-
-/// One kernel parameter as the launch passes it.
-struct KernelParam {
-  bool buffer = false;
-  /// Buffers: the element type; scalars: the type (MLIR names: f32, index).
-  std::string type;
-  /// Buffers: extents, -1 where dynamic.
-  std::vector<int64_t> shape;
-  /// Buffers: a static non-identity layout, which the kernel applies to the
-  /// buffer from the aligned pointer on (not to packed elements).
-  bool strided = false;
-
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  /// Flat LLVM arguments of the parameter: a memref descriptor's 3 + 2 *
-  /// rank fields, or the scalar.
-  size_t llvmArgumentCount() const { return buffer ? 3 + 2 * shape.size() : 1; }
-  /// Whether a dynamic memref of rank >= 2 that is passed flattened, with
-  /// one size binding per dynamic extent.
-  bool hasSizeBindings() const;
-};
+namespace nabla::runtime {
 
 /// A kernel's SPIR-V entry point.
-using EntryPoint = nabla::runtime::SPIRVEntryPoint;
+using EntryPoint = SPIRVEntryPoint;
 
 struct HostObject {
   /// Whether the object carried a launch description (a bare SPIR-V module
@@ -71,11 +53,6 @@ bool readHostObject(const void *data, size_t size, HostObject &object,
 std::string formatPrintfRecords(const uint32_t *words, uint32_t capacity,
                                 const std::vector<std::string> &formats);
 
-/// Bytes of one element of MLIR type `type` in host memory (index: 8) and
-/// in a SPIR-V binding (index: 4); 0 for an unknown type.
-unsigned hostElementBytes(const std::string &type);
-unsigned deviceElementBytes(const std::string &type);
+} // namespace nabla::runtime
 
-} // namespace nabla::mgpu
-
-#endif // NABLA_LIB_RUNTIME_MGPU_HOSTOBJECTREADER_H
+#endif // NABLA_LIB_RUNTIME_VULKAN_HOSTOBJECTREADER_H

@@ -5,16 +5,14 @@
 // primary context is made current on every calling thread (async.execute
 // regions run on the async runtime's threads). Device pointers are passed
 // as CUdeviceptr (a 64-bit integer, the same as a pointer under unified
-// addressing).
+// addressing), so one copy call serves every direction.
 //
 //===----------------------------------------------------------------------===//
 
-#include "DriverHostBackend.h"
+#include "DriverCalls.h"
 
-#include <dlfcn.h>
-#include <type_traits>
 
-using namespace nabla::mgpu;
+using namespace nabla::runtime;
 
 namespace {
 
@@ -25,40 +23,46 @@ using CUcontext = void *;
 using CUstream = void *;
 using CUevent = void *;
 
+// CUdevice_attribute and CUpointer_attribute values used here.
+constexpr int kMaxThreadsPerBlock = 1;
+constexpr int kMaxBlockDimX = 2;
+constexpr int kMaxGridDimX = 5;
+constexpr int kComputeCapabilityMajor = 75;
+constexpr int kComputeCapabilityMinor = 76;
+constexpr int kPointerDeviceOrdinal = 9;
+constexpr int kPointerRangeStart = 11;
+constexpr int kPointerRangeSize = 12;
+
 class CUDADriver final : public DriverCalls {
 public:
   ~CUDADriver() override {
-    // The primary context stays retained: kernels' modules may still be
-    // unloaded by a JIT's global destructors after this library's.
+    // The primary context stays retained and the library loaded: kernels'
+    // modules may still be unloaded by a JIT's global destructors after this
+    // object is gone.
   }
 
   const char *name() const override { return "cuda"; }
   int notReady() const override { return 600; } // CUDA_ERROR_NOT_READY
+  int ordinal() const override { return device; }
 
-  bool open(int index, std::string &error) override {
-    library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
+  bool open(int index, DeviceInfo &info, std::string &error) override {
+    if (!library.open({"libcuda.so.1"})) {
       error = "no CUDA driver (libcuda.so.1 not found)";
       return false;
     }
-    bool ok = true;
-    auto get = [&](auto &fn, const char *symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-          dlsym(library, symbol));
-      if (!fn && ok) {
-        error = std::string("the CUDA driver lacks ") + symbol;
-        ok = false;
-      }
-    };
+    auto get = [this](auto &fn, const char *symbol) { library.get(fn, symbol); };
     get(cuInit, "cuInit");
     get(cuDeviceGetCount, "cuDeviceGetCount");
     get(cuDeviceGet, "cuDeviceGet");
+    get(cuDeviceGetName, "cuDeviceGetName");
+    get(cuDeviceGetAttribute, "cuDeviceGetAttribute");
     get(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     get(cuCtxSetCurrent, "cuCtxSetCurrent");
     get(cuGetErrorString, "cuGetErrorString");
     get(cuModuleLoadData, "cuModuleLoadData");
     get(cuModuleUnload, "cuModuleUnload");
     get(cuModuleGetFunction, "cuModuleGetFunction");
+    get(cuModuleGetGlobal, "cuModuleGetGlobal_v2");
     get(cuLaunchKernel, "cuLaunchKernel");
     get(cuStreamCreate, "cuStreamCreate");
     get(cuStreamDestroy, "cuStreamDestroy_v2");
@@ -68,6 +72,7 @@ public:
     get(cuEventDestroy, "cuEventDestroy_v2");
     get(cuEventRecord, "cuEventRecord");
     get(cuEventQuery, "cuEventQuery");
+    get(cuEventElapsedTime, "cuEventElapsedTime");
     get(cuMemAlloc, "cuMemAlloc_v2");
     get(cuMemAllocManaged, "cuMemAllocManaged");
     get(cuMemFree, "cuMemFree_v2");
@@ -76,7 +81,8 @@ public:
     get(cuMemsetD16Async, "cuMemsetD16Async");
     get(cuMemHostRegister, "cuMemHostRegister_v2");
     get(cuMemHostUnregister, "cuMemHostUnregister");
-    if (!ok)
+    get(cuPointerGetAttribute, "cuPointerGetAttribute");
+    if (!library.complete("the CUDA driver", error))
       return false;
     if (CUresult r = cuInit(0)) {
       error = describe("cuInit", r);
@@ -84,15 +90,8 @@ public:
     }
     int count = 0;
     cuDeviceGetCount(&count);
-    if (count == 0) {
-      error = "no CUDA device";
+    if (!checkDeviceIndex("CUDA", index, count, error))
       return false;
-    }
-    if (index >= count) {
-      error = "CUDA device " + std::to_string(index) + " does not exist (" +
-              std::to_string(count) + " devices)";
-      return false;
-    }
     if (CUresult r = cuDeviceGet(&device, index < 0 ? 0 : index)) {
       error = describe("cuDeviceGet", r);
       return false;
@@ -101,6 +100,24 @@ public:
       error = describe("cuDevicePrimaryCtxRetain", r);
       return false;
     }
+    char text[256] = {};
+    cuDeviceGetName(text, sizeof(text) - 1, device);
+    info.name = text;
+    int major = 0, minor = 0, threads = 0;
+    cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device);
+    cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device);
+    info.chip = "sm_" + std::to_string(major * 10 + minor);
+    if (!cuDeviceGetAttribute(&threads, kMaxThreadsPerBlock, device) &&
+        threads > 0)
+      info.maxThreadsPerBlock = threads;
+    for (int d = 0; d < 3; ++d) {
+      int block = 0, grid = 0;
+      if (!cuDeviceGetAttribute(&block, kMaxBlockDimX + d, device) && block > 0)
+        info.maxBlock[d] = block;
+      if (!cuDeviceGetAttribute(&grid, kMaxGridDimX + d, device) && grid > 0)
+        info.maxGrid[d] = grid;
+    }
+    info.subgroupSize = 32;
     return true;
   }
 
@@ -121,8 +138,15 @@ public:
   int getFunction(void **function, void *module, const char *name) override {
     return cuModuleGetFunction(function, module, name);
   }
-  int launch(void *function, LaunchSize grid, LaunchSize block,
-             uint32_t sharedMemoryBytes, void *stream, void **params) override {
+  int getGlobal(void **address, size_t *bytes, void *module,
+                const char *name) override {
+    CUdeviceptr pointer = 0;
+    int status = cuModuleGetGlobal(&pointer, bytes, module, name);
+    *address = reinterpret_cast<void *>(pointer);
+    return status;
+  }
+  int launch(void *function, Dim3 grid, Dim3 block, uint32_t sharedMemoryBytes,
+             void *stream, void **params) override {
     return cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y,
                           block.z, sharedMemoryBytes, stream, params, nullptr);
   }
@@ -134,14 +158,17 @@ public:
   int waitEvent(void *stream, void *event) override {
     return cuStreamWaitEvent(stream, event, 0);
   }
-  int createEvent(void **event) override {
-    return cuEventCreate(event, /*CU_EVENT_DISABLE_TIMING=*/2);
+  int createEvent(void **event, bool timing) override {
+    return cuEventCreate(event, timing ? 0 : /*CU_EVENT_DISABLE_TIMING=*/2);
   }
   int destroyEvent(void *event) override { return cuEventDestroy(event); }
   int recordEvent(void *event, void *stream) override {
     return cuEventRecord(event, stream);
   }
   int queryEvent(void *event) override { return cuEventQuery(event); }
+  int elapsedTime(float *milliseconds, void *start, void *stop) override {
+    return cuEventElapsedTime(milliseconds, start, stop);
+  }
   int allocate(void **pointer, uint64_t bytes, bool managed) override {
     CUdeviceptr address = 0;
     int status = managed ? cuMemAllocManaged(&address, bytes,
@@ -170,23 +197,39 @@ public:
     return cuMemHostUnregister(pointer);
   }
 
+  bool queriesPointers() const override { return true; }
+  int pointerRange(uint64_t pointer, int *owner, uint64_t *start,
+                   size_t *bytes) override {
+    CUdeviceptr base = 0;
+    if (int r = cuPointerGetAttribute(owner, kPointerDeviceOrdinal, pointer))
+      return r;
+    if (int r = cuPointerGetAttribute(&base, kPointerRangeStart, pointer))
+      return r;
+    *start = base;
+    return cuPointerGetAttribute(bytes, kPointerRangeSize, pointer);
+  }
+
 private:
   static CUdeviceptr address(const void *pointer) {
     return reinterpret_cast<CUdeviceptr>(pointer);
   }
 
-  void *library = nullptr;
+  DriverLibrary library;
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUresult (*cuInit)(unsigned) = nullptr;
   CUresult (*cuDeviceGetCount)(int *) = nullptr;
   CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice) = nullptr;
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
   CUresult (*cuModuleLoadData)(void **, const void *) = nullptr;
   CUresult (*cuModuleUnload)(void *) = nullptr;
   CUresult (*cuModuleGetFunction)(void **, void *, const char *) = nullptr;
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, void *,
+                                const char *) = nullptr;
   CUresult (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **) = nullptr;
@@ -198,6 +241,7 @@ private:
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventQuery)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
@@ -209,10 +253,11 @@ private:
                                CUstream) = nullptr;
   CUresult (*cuMemHostRegister)(void *, size_t, unsigned) = nullptr;
   CUresult (*cuMemHostUnregister)(void *) = nullptr;
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr) = nullptr;
 };
 
 } // namespace
 
-std::unique_ptr<DriverCalls> nabla::mgpu::createCUDADriverCalls() {
+std::unique_ptr<DriverCalls> nabla::runtime::createCUDADriverCalls() {
   return std::make_unique<CUDADriver>();
 }

@@ -9,8 +9,9 @@
 // queue; host-visible storage buffers; and the opt-in validation layer
 // ($NABLA_VULKAN_VALIDATION=1, VulkanValidation.h).
 //
-// Used by VulkanDevice.cpp (nabla-run, nabla-launch) and by the Vulkan back
-// end of libnabla_mgpu.so. Private to lib/Runtime.
+// Used by the Vulkan device (VulkanDevice.cpp, VulkanLaunch.cpp), which every
+// tool, Python and libnabla_mgpu reach through nabla/Runtime/Device.h. Private
+// to lib/Runtime/Vulkan.
 //
 //===----------------------------------------------------------------------===//
 

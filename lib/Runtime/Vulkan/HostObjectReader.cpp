@@ -10,7 +10,6 @@
 #include "HostObjectReader.h"
 
 #include "../Json.h"
-#include "../SPIRVReflection.h"
 
 #include "nabla/Runtime/HostObject.h"
 
@@ -19,40 +18,8 @@
 #include <cstdio>
 #include <cstring>
 
-using namespace nabla::mgpu;
+using namespace nabla::runtime;
 using json = nlohmann::json;
-
-bool KernelParam::hasSizeBindings() const {
-  if (!buffer || shape.size() < 2)
-    return false;
-  for (int64_t extent : shape)
-    if (extent < 0)
-      return true;
-  return false;
-}
-
-unsigned nabla::mgpu::hostElementBytes(const std::string &type) {
-  if (type == "index")
-    return 8;
-  if (type == "bf16")
-    return 2;
-  if (type.size() >= 2 && (type[0] == 'i' || type[0] == 'f')) {
-    unsigned bits = 0;
-    for (size_t k = 1; k < type.size(); ++k) {
-      if (type[k] < '0' || type[k] > '9' || bits > 1024)
-        return 0;
-      bits = bits * 10 + (type[k] - '0');
-    }
-    if (bits == 0 || (type[0] == 'f' && bits != 16 && bits != 32 && bits != 64))
-      return 0;
-    return (bits + 7) / 8;
-  }
-  return 0;
-}
-
-unsigned nabla::mgpu::deviceElementBytes(const std::string &type) {
-  return type == "index" ? 4 : hostElementBytes(type);
-}
 
 namespace {
 
@@ -193,7 +160,7 @@ std::string formatConversion(const std::string &format, size_t &at,
 
 } // namespace
 
-bool nabla::mgpu::readHostObject(const void *data, size_t size,
+bool nabla::runtime::readHostObject(const void *data, size_t size,
                                  HostObject &object, std::string &error) {
   const auto *bytes = static_cast<const uint8_t *>(data);
   size_t first = 0;
@@ -231,7 +198,7 @@ bool nabla::mgpu::readHostObject(const void *data, size_t size,
 }
 
 std::string
-nabla::mgpu::formatPrintfRecords(const uint32_t *words, uint32_t capacity,
+nabla::runtime::formatPrintfRecords(const uint32_t *words, uint32_t capacity,
                                  const std::vector<std::string> &formats) {
   std::string out;
   uint32_t reserved = words[0];

@@ -2,16 +2,20 @@
 //
 // libamdhip64.so is opened at run time like the CUDA driver; the device is
 // selected with hipSetDevice on every calling thread. Copies use
-// hipMemcpyDefault: under unified addressing HIP infers the direction.
+// hipMemcpyDefault: under unified addressing HIP infers the direction. The
+// chip to compile for comes from $NABLA_HIP_CHIP (default gfx90a): reading
+// it from hipDeviceProp_t would tie the build to one HIP version's struct
+// layout. HIP cannot say whose memory a pointer is here, so it takes no
+// device memory in place.
 //
 //===----------------------------------------------------------------------===//
 
-#include "DriverHostBackend.h"
+#include "DriverCalls.h"
 
-#include <dlfcn.h>
-#include <type_traits>
+#include <cstdlib>
 
-using namespace nabla::mgpu;
+
+using namespace nabla::runtime;
 
 namespace {
 
@@ -23,32 +27,24 @@ class HIPDriver final : public DriverCalls {
 public:
   const char *name() const override { return "hip"; }
   int notReady() const override { return 600; } // hipErrorNotReady
+  int ordinal() const override { return device; }
 
-  bool open(int index, std::string &error) override {
-    for (const char *file :
-         {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"})
-      if ((library = dlopen(file, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!library) {
+  bool open(int index, DeviceInfo &info, std::string &error) override {
+    if (!library.open(
+            {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"})) {
       error = "no HIP runtime (libamdhip64.so not found)";
       return false;
     }
-    bool ok = true;
-    auto get = [&](auto &fn, const char *symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-          dlsym(library, symbol));
-      if (!fn && ok) {
-        error = std::string("the HIP runtime lacks ") + symbol;
-        ok = false;
-      }
-    };
+    auto get = [this](auto &fn, const char *symbol) { library.get(fn, symbol); };
     get(hipInit, "hipInit");
     get(hipGetDeviceCount, "hipGetDeviceCount");
     get(hipSetDevice, "hipSetDevice");
+    get(hipDeviceGetName, "hipDeviceGetName");
     get(hipGetErrorString, "hipGetErrorString");
     get(hipModuleLoadData, "hipModuleLoadData");
     get(hipModuleUnload, "hipModuleUnload");
     get(hipModuleGetFunction, "hipModuleGetFunction");
+    get(hipModuleGetGlobal, "hipModuleGetGlobal");
     get(hipModuleLaunchKernel, "hipModuleLaunchKernel");
     get(hipStreamCreate, "hipStreamCreate");
     get(hipStreamDestroy, "hipStreamDestroy");
@@ -58,6 +54,7 @@ public:
     get(hipEventDestroy, "hipEventDestroy");
     get(hipEventRecord, "hipEventRecord");
     get(hipEventQuery, "hipEventQuery");
+    get(hipEventElapsedTime, "hipEventElapsedTime");
     get(hipMalloc, "hipMalloc");
     get(hipMallocManaged, "hipMallocManaged");
     get(hipFree, "hipFree");
@@ -66,7 +63,7 @@ public:
     get(hipMemsetD16Async, "hipMemsetD16Async");
     get(hipHostRegister, "hipHostRegister");
     get(hipHostUnregister, "hipHostUnregister");
-    if (!ok)
+    if (!library.complete("the HIP runtime", error))
       return false;
     if (hipError_t r = hipInit(0)) {
       error = describe("hipInit", r);
@@ -74,20 +71,23 @@ public:
     }
     int count = 0;
     hipGetDeviceCount(&count);
-    if (count == 0) {
-      error = "no HIP device";
+    if (!checkDeviceIndex("HIP", index, count, error))
+      return false;
+    device = index < 0 ? 0 : index;
+    if (hipError_t r = hipSetDevice(device)) {
+      error = describe("hipSetDevice", r);
       return false;
     }
-    if (index >= count) {
-      error = "HIP device " + std::to_string(index) + " does not exist (" +
-              std::to_string(count) + " devices)";
-      return false;
-    }
-    ordinal = index < 0 ? 0 : index;
+    char text[256] = {};
+    hipDeviceGetName(text, sizeof(text) - 1, device);
+    info.name = text;
+    const char *chip = std::getenv("NABLA_HIP_CHIP");
+    info.chip = chip && *chip ? chip : "gfx90a";
+    info.subgroupSize = 64;
     return true;
   }
 
-  int makeCurrent() override { return hipSetDevice(ordinal); }
+  int makeCurrent() override { return hipSetDevice(device); }
 
   std::string describe(const char *what, int status) override {
     const char *text = hipGetErrorString ? hipGetErrorString(status) : nullptr;
@@ -102,7 +102,11 @@ public:
   int getFunction(void **function, void *module, const char *name) override {
     return hipModuleGetFunction(function, module, name);
   }
-  int launch(void *function, LaunchSize grid, LaunchSize block,
+  int getGlobal(void **address, size_t *bytes, void *module,
+                const char *name) override {
+    return hipModuleGetGlobal(address, bytes, module, name);
+  }
+  int launch(void *function, Dim3 grid, Dim3 block,
              uint32_t sharedMemoryBytes, void *stream, void **params) override {
     return hipModuleLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
                                  block.y, block.z, sharedMemoryBytes, stream,
@@ -114,14 +118,18 @@ public:
   int waitEvent(void *stream, void *event) override {
     return hipStreamWaitEvent(stream, event, 0);
   }
-  int createEvent(void **event) override {
-    return hipEventCreateWithFlags(event, /*hipEventDisableTiming=*/2);
+  int createEvent(void **event, bool timing) override {
+    return hipEventCreateWithFlags(event,
+                                   timing ? 0 : /*hipEventDisableTiming=*/2);
   }
   int destroyEvent(void *event) override { return hipEventDestroy(event); }
   int recordEvent(void *event, void *stream) override {
     return hipEventRecord(event, stream);
   }
   int queryEvent(void *event) override { return hipEventQuery(event); }
+  int elapsedTime(float *milliseconds, void *start, void *stop) override {
+    return hipEventElapsedTime(milliseconds, start, stop);
+  }
   int allocate(void **pointer, uint64_t bytes, bool managed) override {
     return managed ? hipMallocManaged(pointer, bytes, /*hipMemAttachGlobal=*/1)
                    : hipMalloc(pointer, bytes);
@@ -149,15 +157,18 @@ public:
   }
 
 private:
-  void *library = nullptr;
-  int ordinal = 0;
+  DriverLibrary library;
+  int device = 0;
   hipError_t (*hipInit)(unsigned) = nullptr;
   hipError_t (*hipGetDeviceCount)(int *) = nullptr;
   hipError_t (*hipSetDevice)(int) = nullptr;
+  hipError_t (*hipDeviceGetName)(char *, int, int) = nullptr;
   const char *(*hipGetErrorString)(hipError_t) = nullptr;
   hipError_t (*hipModuleLoadData)(void **, const void *) = nullptr;
   hipError_t (*hipModuleUnload)(void *) = nullptr;
   hipError_t (*hipModuleGetFunction)(void **, void *, const char *) = nullptr;
+  hipError_t (*hipModuleGetGlobal)(void **, size_t *, void *,
+                                   const char *) = nullptr;
   hipError_t (*hipModuleLaunchKernel)(void *, unsigned, unsigned, unsigned,
                                       unsigned, unsigned, unsigned, unsigned,
                                       hipStream_t, void **, void **) = nullptr;
@@ -169,6 +180,7 @@ private:
   hipError_t (*hipEventDestroy)(hipEvent_t) = nullptr;
   hipError_t (*hipEventRecord)(hipEvent_t, hipStream_t) = nullptr;
   hipError_t (*hipEventQuery)(hipEvent_t) = nullptr;
+  hipError_t (*hipEventElapsedTime)(float *, hipEvent_t, hipEvent_t) = nullptr;
   hipError_t (*hipMalloc)(void **, size_t) = nullptr;
   hipError_t (*hipMallocManaged)(void **, size_t, unsigned) = nullptr;
   hipError_t (*hipFree)(void *) = nullptr;
@@ -183,6 +195,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<DriverCalls> nabla::mgpu::createHIPDriverCalls() {
+std::unique_ptr<DriverCalls> nabla::runtime::createHIPDriverCalls() {
   return std::make_unique<HIPDriver>();
 }

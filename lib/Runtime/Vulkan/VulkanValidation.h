@@ -8,7 +8,7 @@
 // teardown make the process exit with status 1. A request for validation when
 // the layer is not installed is an error, never a silent run without it.
 //
-// Private to lib/Runtime: only VulkanDevice.cpp uses it.
+// Private to lib/Runtime/Vulkan: only the Vulkan device uses it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,63 @@
+//===- Device.cpp - What every device shares ------------------------------===//
+//
+// Opening a device by back-end name, the kernel ABI's element sizes, and the
+// defaults of the Device interface.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Runtime/Device.h"
+
+using namespace nabla::runtime;
+
+Device::~Device() = default;
+
+Error Device::adoptExternalBuffer(uint64_t, uint64_t, uint64_t) {
+  return makeError("the " + info().backend +
+                   " back end takes host data only (device memory is passed "
+                   "in place to CUDA launches)");
+}
+
+Expected<std::unique_ptr<Device>>
+nabla::runtime::openDevice(const std::string &backend, int index) {
+  if (backend == "vulkan")
+    return openVulkanDevice(index);
+  if (backend == "cuda")
+    return openCUDADevice(index);
+  if (backend == "hip")
+    return openHIPDevice(index);
+  return makeError("unknown target '" + backend +
+                   "' (expected vulkan, cuda or hip)");
+}
+
+bool KernelParam::hasSizeBindings() const {
+  if (!buffer || strided || shape.size() < 2)
+    return false;
+  for (int64_t extent : shape)
+    if (extent < 0)
+      return true;
+  return false;
+}
+
+unsigned nabla::runtime::hostElementBytes(const std::string &type) {
+  if (type == "index")
+    return 8;
+  if (type == "bf16")
+    return 2;
+  if (type.size() >= 2 && (type[0] == 'i' || type[0] == 'f')) {
+    unsigned bits = 0;
+    for (size_t k = 1; k < type.size(); ++k) {
+      if (type[k] < '0' || type[k] > '9' || bits > 1024)
+        return 0;
+      bits = bits * 10 + (type[k] - '0');
+    }
+    if (bits == 0 || (type[0] == 'f' && bits != 16 && bits != 32 && bits != 64))
+      return 0;
+    return (bits + 7) / 8;
+  }
+  return 0;
+}
+
+unsigned nabla::runtime::deviceElementBytes(const std::string &type) {
+  return type == "index" ? 4 : hostElementBytes(type);
+}
+
