@@ -142,8 +142,19 @@ void nabla::Activities::propagate(func::FuncOp func) {
       }
       if (op->getNumRegions() && !isGPUCollective(op))
         return;
+      // Another dialect's op that reads differentiated memory (declared with
+      // a MemRead effect on the memref) computes from it, as a call does.
+      auto readsShadowed = [&](Value v) {
+        if (!isShadowed(v))
+          return false;
+        if (isa<func::CallOp>(op))
+          return true;
+        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+        return effects &&
+               effects.getEffectOnValue<MemoryEffects::Read>(v).has_value();
+      };
       bool anyVaried = llvm::any_of(op->getOperands(), [&](Value v) {
-        return isVaried(v) || (isa<func::CallOp>(op) && isShadowed(v));
+        return isVaried(v) || readsShadowed(v);
       });
       if (anyVaried && !hasZeroDerivative(op))
         for (Value r : op->getResults())
@@ -171,6 +182,15 @@ bool nabla::touchesActiveData(Operation *op, const Activities &act) {
     if (act.isVaried(v))
       return true;
   return false;
+}
+
+bool nabla::regionTouchesActive(Operation *op, const Activities &act) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    touches |= touchesActiveData(inner, act);
+    return touches ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return touches;
 }
 
 /// The activities of `call`'s arguments and results in `mode`, from the

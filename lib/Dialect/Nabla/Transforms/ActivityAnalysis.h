@@ -86,6 +86,8 @@ mlir::LogicalResult unsupported(mlir::Operation *op, llvm::StringRef mode);
 /// True if `op` touches differentiated data: a varied operand or result, or
 /// a memref operand with a shadow.
 bool touchesActiveData(mlir::Operation *op, const Activities &act);
+/// True if `op` or any op nested in it touches active data.
+bool regionTouchesActive(mlir::Operation *op, const Activities &act);
 
 /// Finds the custom rule a call on an active path needs.
 using RuleFinder = std::function<mlir::func::FuncOp(

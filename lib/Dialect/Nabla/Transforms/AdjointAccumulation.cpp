@@ -38,7 +38,6 @@ using namespace nabla;
 LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
                                      ValueRange indices, Value value) {
   Location loc = src->getLoc();
-  auto read = cast<memref::LoadOp>(src);
   // Views (subviews, casts) map indices injectively onto their buffer.
   bool argument = isa<BlockArgument>(getViewSource(shadowMemref));
   auto plain = [&] {
@@ -53,6 +52,17 @@ LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
   // Private shadows (of allocations) belong to the thread.
   if (getAllocation(shadowMemref)) {
     plain();
+    return success();
+  }
+  // Another dialect's read: its indices are not analysed, so other threads
+  // may reach the element.
+  auto read = dyn_cast<memref::LoadOp>(src);
+  if (!read) {
+    if (ordering->enabled)
+      return src->emitOpError(
+          "reads differentiated memory that other threads may reach: "
+          "deterministic=true orders the adjoints of memref.load only");
+    atomic();
     return success();
   }
   // Deterministic mode orders broadcast elements (a uniform index) whatever
@@ -107,14 +117,16 @@ LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
   return success();
 }
 
-FailureOr<Value> VJPEmitter::takeStoredAdjoint(memref::StoreOp store,
+FailureOr<Value> VJPEmitter::takeStoredAdjoint(Operation *writer,
                                                Value shadowMemref,
                                                ValueRange indices) {
-  Location loc = store.getLoc();
-  Type type = store.getValue().getType();
+  Location loc = writer->getLoc();
+  Type type = cast<MemRefType>(shadowMemref.getType()).getElementType();
+  auto store = dyn_cast<memref::StoreOp>(writer);
   auto plain = [&]() -> Value {
     auto d = memref::LoadOp::create(b, loc, shadowMemref, indices);
-    shadowReads.push_back({d, store.getMemRef()});
+    if (store)
+      shadowReads.push_back({d, store.getMemRef()});
     memref::StoreOp::create(b, loc, createZero(b, loc, type), shadowMemref,
                             indices);
     return d;
@@ -126,6 +138,16 @@ FailureOr<Value> VJPEmitter::takeStoredAdjoint(memref::StoreOp store,
   };
   if (getAllocation(shadowMemref))
     return plain();
+  // Another dialect's write: its indices are not analysed, so several
+  // threads may have stored to the element.
+  if (!store) {
+    if (ordering->enabled || !isa<FloatType>(type))
+      return writer->emitOpError(
+          "writes differentiated memory that other threads may reach: its "
+          "adjoint must go to one writer, which needs an atomic exchange of "
+          "a float (and deterministic=true supports memref.store only)");
+    return exchange();
+  }
   FailureOr<Exclusivity> proof =
       proveExclusive(store, store.getMemRef(), store.getIndices());
   // A store of an element the thread also reads at the same place is a

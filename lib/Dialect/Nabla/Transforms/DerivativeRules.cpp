@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DerivativeRules.h"
+#include "Implementations/EmitterHooks.h"
 
 #include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
 #include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
@@ -191,4 +192,11 @@ void nabla::registerDerivativeRuleModels(DialectRegistry &registry) {
 #include "DerivativeRules.inc"
         , math::FPowIOp>(context);
   });
+  // Memory, region, collective and call ops (Implementations/).
+  registerArithDerivativeModels(registry);
+  registerFuncDerivativeModels(registry);
+  registerGPUDerivativeModels(registry);
+  registerMemRefDerivativeModels(registry);
+  registerRelocDerivativeModels(registry);
+  registerSCFDerivativeModels(registry);
 }

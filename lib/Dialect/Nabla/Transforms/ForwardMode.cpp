@@ -1,9 +1,10 @@
 //===- ForwardMode.cpp - Forward-mode derivative emission -----------------===//
 //
 // JVPEmitter clones each op of the prepared callee and emits its tangent next
-// to it; scf.if, scf.for and scf.while get extra results and iteration
-// values carrying tangents; loads and stores of dup buffers read and write
-// their shadows.
+// to it. Memory, region, collective and call ops differentiate themselves
+// through ForwardModeOpInterface (Implementations/: loads and stores of dup
+// buffers read and write their shadows; scf.if, scf.for and scf.while get
+// extra results and iteration values carrying tangents).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,10 @@
 #include "DerivativeRules.h"
 #include "GPUDerivatives.h"
 #include "RecordShadows.h"
+#include "Implementations/EmitterHooks.h"
+
+#include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
+#include "nabla/Dialect/Reloc/IR/RelocOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -26,31 +31,129 @@ using namespace mlir;
 using namespace nabla;
 
 namespace {
-//===----------------------------------------------------------------------===//
-// Forward mode
-//===----------------------------------------------------------------------===//
 
-class JVPEmitter {
+/// Forward mode's emitter: clones each op of the prepared callee and emits
+/// its tangent next to it. Ops with a ForwardModeOpInterface rule (memory,
+/// regions, collectives, calls: Implementations/) emit themselves through
+/// the ForwardEmitter API; views of shadowed memory and ops with scalar
+/// rules (DifferentiableOpInterface) are handled here.
+class JVPEmitter final : public ForwardEmitter {
 public:
   JVPEmitter(OpBuilder &builder, const Activities &act, RuleFinder findRule,
              RecordShadows &records)
       : b(builder), act(act), findRule(std::move(findRule)), records(records) {}
 
   IRMapping map;
-  DenseMap<Value, Value> tangent; // src value → tangent
-  DenseMap<Value, Value> shadow;  // src memref → shadow memref
+  DenseMap<Value, Value> tangents; // src value → tangent
+  DenseMap<Value, Value> shadows;  // src memref → shadow memref
 
-  Value tangentOf(Value src) { return tangent.lookup(src); }
+  //--- ForwardEmitter ------------------------------------------------------//
 
-  SmallVector<Value> mapAll(ValueRange values) {
-    return llvm::map_to_vector(values, [&](Value v) { return map.lookup(v); });
+  OpBuilder &builder() override { return b; }
+  bool isVaried(Value value) const override { return act.isVaried(value); }
+  bool isShadowed(Value value) const override { return act.isShadowed(value); }
+  bool isActive(Operation *op) const override {
+    return regionTouchesActive(op, act);
   }
-
-  /// Tangent of `src`, materializing a zero if it has none.
-  Value tangentOrZero(Value src, Location loc) {
-    if (Value t = tangentOf(src))
+  Value primal(Value value) override { return map.lookup(value); }
+  void setPrimal(Value value, Value primal) override { map.map(value, primal); }
+  Operation *clonePrimal(Operation *op) override { return b.clone(*op, map); }
+  Value shadow(Value value) override { return shadows.lookup(value); }
+  void setShadow(Value value, Value shadow) override {
+    shadows[value] = shadow;
+  }
+  Value tangent(Value value) override { return tangents.lookup(value); }
+  void setTangent(Value value, Value tangent) override {
+    tangents[value] = tangent;
+  }
+  Value tangentOrZero(Value src, Location loc) override {
+    if (Value t = tangent(src))
       return t;
     return createZero(b, loc, src.getType());
+  }
+  LogicalResult emitBlock(Block &src) override {
+    for (Operation &op : src.without_terminator())
+      if (failed(emitOp(&op)))
+        return failure();
+    return success();
+  }
+  LogicalResult unsupported(Operation *op) override {
+    return nabla::unsupported(op, "forward");
+  }
+  LogicalResult checkUnshadowedWrite(Operation *op, Value stored) override {
+    return nabla::checkUnshadowedWrite(op, stored, act);
+  }
+
+  //--- Ops ------------------------------------------------------------------//
+
+  LogicalResult emitOp(Operation *op) {
+    if (auto rule = dyn_cast<ForwardModeOpInterface>(op))
+      return rule.emitForwardMode(*this);
+    if (op->getNumRegions() && isActive(op))
+      return unsupported(op);
+    Operation *clone = b.clone(*op, map);
+    if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
+        act.isShadowed(op->getOperand(0))) {
+      shadows[op->getResult(0)] =
+          cloneViewOfShadow(b, op, map, shadows.lookup(op->getOperand(0)));
+      return success();
+    }
+    bool variedResult = llvm::any_of(op->getResults(),
+                                     [&](Value r) { return act.isVaried(r); });
+    if (!variedResult) {
+      if (!readsOnlyMetadata(op) &&
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return act.isShadowed(v); }))
+        return unsupported(op);
+      return success();
+    }
+    if (!hasDerivativeRule(op))
+      return unsupported(op);
+    if (hasZeroDerivative(op))
+      return success();
+    FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
+    if (failed(partials))
+      return unsupported(op);
+    Location loc = op->getLoc();
+    Value sum;
+    for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials)) {
+      Value t = tangent(operand);
+      if (!t || !partial)
+        continue;
+      sum = addDerivatives(b, loc, sum,
+                           arith::MulFOp::create(b, loc, t, partial));
+    }
+    tangents[op->getResult(0)] =
+        sum ? sum : createZero(b, loc, op->getResult(0).getType());
+    return success();
+  }
+
+  /// A call with a custom forward rule: the rule computes primals and
+  /// tangents (zero tangents for operands without one).
+  LogicalResult emitCall(func::CallOp call) {
+    Location loc = call.getLoc();
+    auto [args, rets] = callActivities(call, DerivativeMode::Forward, act);
+    func::FuncOp rule =
+        findRule(call.getCallee(), DerivativeMode::Forward, args, rets);
+    if (!rule)
+      return missingRule(call, DerivativeMode::Forward, args, rets);
+    SmallVector<Value> operands;
+    for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
+      operands.push_back(map.lookup(v));
+      if (!hasShadow(activity))
+        continue;
+      operands.push_back(isa<BaseMemRefType>(v.getType())
+                             ? shadows.lookup(v)
+                             : tangentOrZero(v, loc));
+    }
+    auto ruleCall = func::CallOp::create(b, loc, rule, operands);
+    unsigned next = 0;
+    for (auto [r, activity] : llvm::zip(call.getResults(), rets)) {
+      map.map(r, ruleCall.getResult(next++));
+      if (hasShadow(activity))
+        tangents[r] = ruleCall.getResult(next++);
+    }
+    return success();
   }
 
   /// Float min/max atomics whose tangent is written after the next barrier.
@@ -92,307 +195,7 @@ public:
     gpu::BarrierOp::create(b, loc);
   }
 
-  LogicalResult emitBlock(Block &src) {
-    for (Operation &op : src.without_terminator())
-      if (failed(emitOp(&op)))
-        return failure();
-    return success();
-  }
-
-  LogicalResult emitOp(Operation *op) {
-    Location loc = op->getLoc();
-    if (auto ifOp = dyn_cast<scf::IfOp>(op))
-      return emitIf(ifOp);
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      return emitFor(loop);
-    if (auto loop = dyn_cast<scf::WhileOp>(op))
-      return emitWhile(loop);
-    // (gpu.all_reduce holds a combiner region: a collective, not control
-    // flow.)
-    if (op->getNumRegions() && !isGPUCollective(op) &&
-        touchesActiveData(op, act))
-      return unsupported(op, "forward");
-    if (auto call = dyn_cast<func::CallOp>(op);
-        call && touchesActiveData(op, act))
-      return emitCall(call);
-
-    Operation *clone = b.clone(*op, map);
-    if (isa<gpu::BarrierOp>(op)) {
-      emitMinMaxTangents(op->getBlock(), loc);
-      return success();
-    }
-    if (isGPUCollective(op)) {
-      if (!act.isVaried(op->getResult(0)))
-        return success();
-      FailureOr<Value> t = emitCollectiveTangent(
-          b, op, clone->getOperands(), clone->getResult(0),
-          tangentOrZero(op->getOperand(0), loc));
-      if (failed(t))
-        return failure();
-      tangent[op->getResult(0)] = *t;
-      return success();
-    }
-    if (auto get = dyn_cast<reloc::GetGlobalOp>(op)) {
-      if (act.isShadowed(get.getResult()))
-        shadow[get.getResult()] = records.emitShadow(b, get);
-      return success();
-    }
-    if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
-      if (act.isShadowed(alloca.getResult()))
-        shadow[alloca.getResult()] =
-            createZeroedAllocation(b, alloca, mapAll(alloca.getDynamicSizes()));
-      return success();
-    }
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      if (Value sh = shadow.lookup(load.getMemRef()))
-        if (act.isVaried(load.getResult()))
-          tangent[load.getResult()] =
-              memref::LoadOp::create(b, loc, sh, mapAll(load.getIndices()));
-      return success();
-    }
-    if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      Value sh = shadow.lookup(store.getMemRef());
-      if (!sh)
-        return checkUnshadowedWrite(op, store.getValue(), act);
-      if (isFloatLike(store.getValue().getType()))
-        memref::StoreOp::create(b, loc, tangentOrZero(store.getValue(), loc),
-                                sh, mapAll(store.getIndices()));
-      return success();
-    }
-    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-      Value sh = shadow.lookup(atomic.getMemref());
-      if (!sh)
-        return checkUnshadowedWrite(op, atomic.getValue(), act);
-      if (isFloatMinMaxAtomic(atomic.getKind())) {
-        if (failed(checkMinMaxAtomic(atomic, "forward", /*sameBlock=*/true)))
-          return failure();
-        pendingMinMax.push_back({atomic, sh, mapAll(atomic.getIndices()),
-                                 tangentOrZero(atomic.getValue(), loc)});
-        return success();
-      }
-      if (atomic.getKind() != arith::AtomicRMWKind::addf)
-        return unsupported(op, "forward");
-      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
-                                  tangentOrZero(atomic.getValue(), loc), sh,
-                                  mapAll(atomic.getIndices()));
-      return success();
-    }
-    if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
-        act.isShadowed(op->getOperand(0))) {
-      shadow[op->getResult(0)] =
-          cloneViewOfShadow(b, op, map, shadow.lookup(op->getOperand(0)));
-      return success();
-    }
-
-    bool variedResult = llvm::any_of(op->getResults(),
-                                     [&](Value r) { return act.isVaried(r); });
-    if (!variedResult) {
-      if (!readsOnlyMetadata(op) &&
-          llvm::any_of(op->getOperands(),
-                       [&](Value v) { return act.isShadowed(v); }))
-        return unsupported(op, "forward");
-      return success();
-    }
-    if (!hasDerivativeRule(op))
-      return unsupported(op, "forward");
-    if (hasZeroDerivative(op))
-      return success();
-    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
-      tangent[op->getResult(0)] =
-          castDerivative(b, clone, tangentOf(op->getOperand(0)),
-                         /*toOperand=*/false);
-      return success();
-    }
-    FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
-    if (failed(partials))
-      return unsupported(op, "forward");
-    Value sum;
-    for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials)) {
-      Value t = tangentOf(operand);
-      if (!t || !partial)
-        continue;
-      sum = addDerivatives(b, loc, sum,
-                           arith::MulFOp::create(b, loc, t, partial));
-    }
-    tangent[op->getResult(0)] =
-        sum ? sum : createZero(b, loc, op->getResult(0).getType());
-    return success();
-  }
-
-  /// A call with a custom forward rule: the rule computes primals and
-  /// tangents (zero tangents for operands without one).
-  LogicalResult emitCall(func::CallOp call) {
-    Location loc = call.getLoc();
-    auto [args, rets] = callActivities(call, DerivativeMode::Forward, act);
-    func::FuncOp rule =
-        findRule(call.getCallee(), DerivativeMode::Forward, args, rets);
-    if (!rule)
-      return missingRule(call, DerivativeMode::Forward, args, rets);
-    SmallVector<Value> operands;
-    for (auto [v, activity] : llvm::zip(call.getOperands(), args)) {
-      operands.push_back(map.lookup(v));
-      if (!hasShadow(activity))
-        continue;
-      operands.push_back(isa<BaseMemRefType>(v.getType())
-                             ? shadow.lookup(v)
-                             : tangentOrZero(v, loc));
-    }
-    auto ruleCall = func::CallOp::create(b, loc, rule, operands);
-    unsigned next = 0;
-    for (auto [r, activity] : llvm::zip(call.getResults(), rets)) {
-      map.map(r, ruleCall.getResult(next++));
-      if (hasShadow(activity))
-        tangent[r] = ruleCall.getResult(next++);
-    }
-    return success();
-  }
-
-  /// Result/iter-arg positions of `values` that carry a tangent.
-  SmallVector<unsigned> variedPositions(ValueRange values) {
-    SmallVector<unsigned> positions;
-    for (auto [i, v] : llvm::enumerate(values))
-      if (act.isVaried(v))
-        positions.push_back(i);
-    return positions;
-  }
-
-  LogicalResult emitIf(scf::IfOp op) {
-    Location loc = op.getLoc();
-    SmallVector<unsigned> withTangent = variedPositions(op.getResults());
-    SmallVector<Type> types(op.getResultTypes());
-    for (unsigned i : withTangent)
-      types.push_back(op.getResult(i).getType());
-    auto newIf =
-        scf::IfOp::create(b, loc, types, map.lookup(op.getCondition()),
-                          /*withElseRegion=*/!op.getElseRegion().empty());
-    for (auto [srcRegion, dstRegion] :
-         {std::pair(&op.getThenRegion(), &newIf.getThenRegion()),
-          std::pair(&op.getElseRegion(), &newIf.getElseRegion())}) {
-      if (srcRegion->empty())
-        continue;
-      OpBuilder::InsertionGuard guard(b);
-      Block &dst = dstRegion->front();
-      clearTerminator(dst);
-      b.setInsertionPointToEnd(&dst);
-      Block &src = srcRegion->front();
-      if (failed(emitBlock(src)))
-        return failure();
-      yieldWithTangents(src, withTangent, loc);
-    }
-    mapResultsWithTangents(op, newIf, withTangent);
-    return success();
-  }
-
-  /// Yields the mapped primal operands of `src`'s scf.yield, then the
-  /// tangents of those at `withTangent`.
-  void yieldWithTangents(Block &src, ArrayRef<unsigned> withTangent,
-                         Location loc) {
-    auto yield = cast<scf::YieldOp>(src.getTerminator());
-    SmallVector<Value> operands = mapAll(yield.getOperands());
-    for (unsigned i : withTangent)
-      operands.push_back(tangentOrZero(yield.getOperand(i), loc));
-    scf::YieldOp::create(b, loc, operands);
-  }
-
-  /// Maps `src`'s results to `dst`'s leading results and the tangents of
-  /// those at `withTangent` to the trailing ones.
-  void mapResultsWithTangents(Operation *src, Operation *dst,
-                              ArrayRef<unsigned> withTangent) {
-    for (auto [i, r] : llvm::enumerate(src->getResults()))
-      map.map(r, dst->getResult(i));
-    for (auto [k, i] : llvm::enumerate(withTangent))
-      tangent[src->getResult(i)] = dst->getResult(src->getNumResults() + k);
-  }
-
-  /// An scf.while carrying, after the primal values, the tangents of its
-  /// varied before-arguments (inits, yields) and after-arguments (condition
-  /// values, results).
-  LogicalResult emitWhile(scf::WhileOp op) {
-    Location loc = op.getLoc();
-    SmallVector<unsigned> beforeTangents =
-        variedPositions(op.getBeforeArguments());
-    SmallVector<unsigned> afterTangents =
-        variedPositions(op.getAfterArguments());
-    SmallVector<Value> inits = mapAll(op.getInits());
-    for (unsigned i : beforeTangents)
-      inits.push_back(tangentOrZero(op.getInits()[i], loc));
-    SmallVector<Type> resultTypes(op.getResultTypes());
-    for (unsigned i : afterTangents)
-      resultTypes.push_back(op.getResult(i).getType());
-    auto loop = scf::WhileOp::create(b, loc, resultTypes, inits);
-    auto emitRegion = [&](Block &src, Region &dst, ValueRange args,
-                          ArrayRef<unsigned> argTangents,
-                          ArrayRef<unsigned> passedTangents) -> LogicalResult {
-      SmallVector<Type> types;
-      SmallVector<Location> locs;
-      for (Value v : args) {
-        types.push_back(v.getType());
-        locs.push_back(v.getLoc());
-      }
-      for (unsigned i : argTangents) {
-        types.push_back(args[i].getType());
-        locs.push_back(loc);
-      }
-      OpBuilder::InsertionGuard guard(b);
-      Block *block = b.createBlock(&dst, {}, types, locs);
-      for (auto [i, arg] : llvm::enumerate(args))
-        map.map(arg, block->getArgument(i));
-      for (auto [k, i] : llvm::enumerate(argTangents))
-        tangent[args[i]] = block->getArgument(args.size() + k);
-      if (failed(emitBlock(src)))
-        return failure();
-      Operation *terminator = src.getTerminator();
-      ValueRange passed = isa<scf::ConditionOp>(terminator)
-                              ? cast<scf::ConditionOp>(terminator).getArgs()
-                              : terminator->getOperands();
-      SmallVector<Value> operands = mapAll(passed);
-      for (unsigned i : passedTangents)
-        operands.push_back(tangentOrZero(passed[i], loc));
-      if (auto condition = dyn_cast<scf::ConditionOp>(terminator))
-        scf::ConditionOp::create(b, loc, map.lookup(condition.getCondition()),
-                                 operands);
-      else
-        scf::YieldOp::create(b, loc, operands);
-      return success();
-    };
-    if (failed(emitRegion(op.getBefore().front(), loop.getBefore(),
-                          op.getBeforeArguments(), beforeTangents,
-                          afterTangents)) ||
-        failed(emitRegion(op.getAfter().front(), loop.getAfter(),
-                          op.getAfterArguments(), afterTangents,
-                          beforeTangents)))
-      return failure();
-    mapResultsWithTangents(op, loop, afterTangents);
-    return success();
-  }
-
-  LogicalResult emitFor(scf::ForOp op) {
-    Location loc = op.getLoc();
-    SmallVector<unsigned> withTangent = variedPositions(op.getResults());
-    SmallVector<Value> inits = mapAll(op.getInitArgs());
-    for (unsigned i : withTangent)
-      inits.push_back(tangentOrZero(op.getInitArgs()[i], loc));
-    auto loop = scf::ForOp::create(b, loc, map.lookup(op.getLowerBound()),
-                                   map.lookup(op.getUpperBound()),
-                                   map.lookup(op.getStep()), inits);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      Block *body = loop.getBody();
-      clearTerminator(*body);
-      b.setInsertionPointToEnd(body);
-      map.map(op.getInductionVar(), loop.getInductionVar());
-      for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
-        map.map(arg, loop.getRegionIterArgs()[i]);
-      for (auto [k, i] : llvm::enumerate(withTangent))
-        tangent[op.getRegionIterArgs()[i]] =
-            loop.getRegionIterArgs()[op.getNumRegionIterArgs() + k];
-      if (failed(emitBlock(*op.getBody())))
-        return failure();
-      yieldWithTangents(*op.getBody(), withTangent, loc);
-    }
-    mapResultsWithTangents(op, loop, withTangent);
-    return success();
-  }
+  RecordShadows &recordShadows() { return records; }
 
 private:
   OpBuilder &b;
@@ -401,7 +204,34 @@ private:
   RecordShadows &records;
 };
 
+JVPEmitter &jvp(ForwardEmitter &emitter) {
+  return static_cast<JVPEmitter &>(emitter);
+}
+
 } // namespace
+
+LogicalResult nabla::hooks::forwardCall(ForwardEmitter &emitter,
+                                        func::CallOp call) {
+  return jvp(emitter).emitCall(call);
+}
+
+void nabla::hooks::deferMinMaxTangent(ForwardEmitter &emitter,
+                                      memref::AtomicRMWOp atomic,
+                                      Value shadow) {
+  jvp(emitter).pendingMinMax.push_back(
+      {atomic, shadow, emitter.primals(atomic.getIndices()),
+       emitter.tangentOrZero(atomic.getValue(), atomic.getLoc())});
+}
+
+void nabla::hooks::emitMinMaxTangents(ForwardEmitter &emitter, Block *block,
+                                      Location loc) {
+  jvp(emitter).emitMinMaxTangents(block, loc);
+}
+
+Value nabla::hooks::recordShadow(ForwardEmitter &emitter,
+                                 reloc::GetGlobalOp get) {
+  return jvp(emitter).recordShadows().emitShadow(emitter.builder(), get);
+}
 
 LogicalResult nabla::emitForwardDerivative(
     OpBuilder &builder, Block &body, func::ReturnOp ret, const Activities &act,
@@ -414,9 +244,9 @@ LogicalResult nabla::emitForwardDerivative(
     if (!shadowArgs[i])
       continue;
     if (isa<BaseMemRefType>(arg.getType()))
-      emitter.shadow[arg] = shadowArgs[i];
+      emitter.shadows[arg] = shadowArgs[i];
     else
-      emitter.tangent[arg] = shadowArgs[i];
+      emitter.tangents[arg] = shadowArgs[i];
   }
   if (failed(emitter.emitBlock(body)))
     return failure();
@@ -426,7 +256,7 @@ LogicalResult nabla::emitForwardDerivative(
       results.push_back(emitter.map.lookup(v));
     if (hasShadow(rets[j])) {
       if (isa<BaseMemRefType>(v.getType())) {
-        Value sh = emitter.shadow.lookup(v);
+        Value sh = emitter.shadows.lookup(v);
         if (!sh)
           return ret.emitOpError("returns a buffer without a shadow as dup");
         results.push_back(sh);

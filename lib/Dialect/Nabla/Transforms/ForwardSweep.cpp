@@ -1,12 +1,17 @@
 //===- ForwardSweep.cpp - The forward sweep of reverse mode ---------------===//
 //
-// The primal again, op by op, keeping what the reverse sweep needs: scf.if
-// results yield every value their branches define; shadows of allocations and
-// views are created where the reverse sweep can reach them.
+// The primal again, op by op, keeping what the reverse sweep needs. Ops with
+// a ReverseModeOpInterface rule (Implementations/) emit their own forward
+// sweep; here: scf.if results yield every value their branches define (the
+// rule's hook), shadows of allocations, records and views are created where
+// the reverse sweep can reach them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ReverseEmitter.h"
+#include "Implementations/EmitterHooks.h"
+
+#include "nabla/Dialect/Reloc/IR/RelocOps.h"
 
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
@@ -31,7 +36,7 @@ using namespace nabla;
 Value VJPEmitter::shadowOf(Value memref) {
   auto it = branchViews.find(memref);
   if (it == branchViews.end())
-    return shadow.lookup(memref);
+    return shadows.lookup(memref);
   Operation *view = it->second;
   return cloneViewOfShadow(b, view, fwd, shadowOf(view->getOperand(0)));
 }
@@ -106,60 +111,44 @@ void VJPEmitter::collectUnneededBuffers(Block &body, ArrayRef<Activity> args) {
 }
 
 LogicalResult VJPEmitter::forwardBlock(Block &src) {
+  // Forward code, also when a loop strategy recomputes it during the reverse
+  // sweep: rules that emit nested blocks get the forward sweep's.
+  AdjointScope *reverseScope = scope;
+  scope = nullptr;
+  LogicalResult result = success();
   for (Operation &op : src.without_terminator())
-    if (failed(forwardOp(&op)))
-      return failure();
-  return success();
+    if (failed(forwardOp(&op))) {
+      result = failure();
+      break;
+    }
+  scope = reverseScope;
+  return result;
 }
 
-LogicalResult VJPEmitter::forwardOp(Operation *op) {
-  if (auto ifOp = dyn_cast<scf::IfOp>(op))
-    return forwardIf(ifOp);
-  if (auto loop = dyn_cast<scf::ForOp>(op); loop && regionTouchesActive(op))
-    return forwardFor(loop);
-  if (auto loop = dyn_cast<scf::WhileOp>(op); loop && regionTouchesActive(op))
-    return forwardWhile(loop);
-  if (op->getNumRegions() && !isGPUCollective(op) && regionTouchesActive(op))
-    return op->emitOpError("is not supported yet by reverse mode on an "
-                           "active path");
+Operation *VJPEmitter::clonePrimal(Operation *op) {
   // A write to a dupnoneed buffer that no read observes is not needed: it
   // matters only through its adjoint (the reverse sweep's shadow reads).
   if (unneededWrites.contains(op))
-    return success();
+    return nullptr;
   // Recomputing a checkpointed loop's iteration repeats no write to memory
   // from outside it (cloneRecomputed also skips those in nested regions).
   Operation *clone =
       recomputeRoot ? cloneRecomputed(op, fwd) : b.clone(*op, fwd);
   if (!clone)
-    return success();
+    return nullptr;
   for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
     defined(src, dst);
-  if (auto get = dyn_cast<reloc::GetGlobalOp>(op);
-      get && act.isShadowed(get.getResult())) {
-    // The reverse sweep runs outside every region: the shadow's use (it has
-    // no operands) goes to the entry block.
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(entry);
-    shadow[get.getResult()] = records.emitShadow(b, get);
+  return clone;
+}
+
+LogicalResult VJPEmitter::forwardOp(Operation *op) {
+  if (auto rule = dyn_cast<ReverseModeOpInterface>(op))
+    return rule.emitForwardSweep(*this);
+  if (op->getNumRegions() && isActive(op))
+    return op->emitOpError("is not supported yet by reverse mode on an "
+                           "active path");
+  if (!clonePrimal(op))
     return success();
-  }
-  if (auto alloca = dyn_cast<memref::AllocaOp>(op);
-      alloca && act.isShadowed(alloca.getResult())) {
-    // The reverse sweep needs the shadow after every region closed: inside
-    // one it lives at function entry, which needs a static shape.
-    OpBuilder::InsertionGuard guard(b);
-    if (!branchScopes.empty()) {
-      if (!alloca.getType().hasStaticShape())
-        return op->emitOpError("is a dynamically sized allocation holding "
-                               "differentiated data inside a region; "
-                               "reverse mode needs its shadow at function "
-                               "level (use a static shape or hoist it)");
-      b.setInsertionPointToStart(entry);
-    }
-    shadow[alloca.getResult()] =
-        createZeroedAllocation(b, alloca, mapped(alloca.getDynamicSizes()));
-    return success();
-  }
   if (isa<ViewLikeOpInterface>(op) && op->getNumOperands() &&
       act.isShadowed(op->getOperand(0))) {
     // Inside a region the shadow's view would not reach the reverse sweep:
@@ -168,10 +157,59 @@ LogicalResult VJPEmitter::forwardOp(Operation *op) {
       branchViews[op->getResult(0)] = op;
       return success();
     }
-    shadow[op->getResult(0)] =
+    shadows[op->getResult(0)] =
         cloneViewOfShadow(b, op, fwd, shadowOf(op->getOperand(0)));
   }
   return success();
+}
+
+/// The shadow of a relocation record's object. The reverse sweep runs
+/// outside every region: the shadow's use (it has no operands) goes to the
+/// entry block.
+void nabla::hooks::recordShadow(ReverseEmitter &emitter,
+                                reloc::GetGlobalOp get) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  OpBuilder &b = emitter.builder();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(vjp.entry);
+  emitter.setShadow(get.getResult(), vjp.recordShadows().emitShadow(b, get));
+}
+
+/// The shadow of a private allocation. The reverse sweep needs it after
+/// every region closed: inside one it lives at function entry, which needs a
+/// static shape.
+LogicalResult nabla::hooks::allocaShadow(ReverseEmitter &emitter,
+                                         memref::AllocaOp alloca) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  OpBuilder &b = emitter.builder();
+  OpBuilder::InsertionGuard guard(b);
+  if (!vjp.branchScopes.empty()) {
+    if (!alloca.getType().hasStaticShape())
+      return alloca.emitOpError("is a dynamically sized allocation holding "
+                                "differentiated data inside a region; "
+                                "reverse mode needs its shadow at function "
+                                "level (use a static shape or hoist it)");
+    b.setInsertionPointToStart(vjp.entry);
+  }
+  emitter.setShadow(alloca.getResult(),
+                    createZeroedAllocation(
+                        b, alloca, emitter.primals(alloca.getDynamicSizes())));
+  return success();
+}
+
+LogicalResult nabla::hooks::forwardSweepIf(ReverseEmitter &emitter,
+                                           scf::IfOp op) {
+  return static_cast<VJPEmitter &>(emitter).forwardIf(op);
+}
+
+LogicalResult nabla::hooks::forwardSweepFor(ReverseEmitter &emitter,
+                                            scf::ForOp op) {
+  return static_cast<VJPEmitter &>(emitter).forwardFor(op);
+}
+
+LogicalResult nabla::hooks::forwardSweepWhile(ReverseEmitter &emitter,
+                                              scf::WhileOp op) {
+  return static_cast<VJPEmitter &>(emitter).forwardWhile(op);
 }
 
 /// Clones an scf.if and yields every value defined in its branches, so
@@ -230,16 +268,6 @@ LogicalResult VJPEmitter::forwardIf(scf::IfOp op) {
     for (Value v : cached[k])
       defined(v, newIf.getResult(next++));
   return success();
-}
-
-/// True if `op` or anything nested in it touches differentiated data.
-bool VJPEmitter::regionTouchesActive(Operation *op) {
-  bool touches = false;
-  op->walk([&](Operation *inner) {
-    touches |= touchesActiveData(inner, act);
-    return touches ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return touches;
 }
 
 SmallVector<Value> VJPEmitter::mapped(ValueRange values) {

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReverseEmitter.h"
+#include "Implementations/EmitterHooks.h"
 
 #include "GPUDerivatives.h"
 
@@ -403,4 +404,20 @@ LogicalResult VJPEmitter::reverseFor(scf::ForOp op, AdjointScope &outer) {
   if (loopPlans.lookup(op).strategy == LoopStrategy::Preaccumulate)
     return reversePreaccumulatedFor(op, outer);
   return reverseCheckpointedFor(op, outer);
+}
+
+LogicalResult nabla::hooks::reverseSweepFor(ReverseEmitter &emitter,
+                                            scf::ForOp op) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  if (vjp.loopPlans.count(op))
+    return vjp.reverseFor(op, *vjp.scope);
+  return emitter.isActive(op) ? emitter.unsupported(op) : success();
+}
+
+LogicalResult nabla::hooks::reverseSweepWhile(ReverseEmitter &emitter,
+                                              scf::WhileOp op) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  if (vjp.whileCounts.count(op))
+    return vjp.reverseWhile(op, *vjp.scope);
+  return emitter.isActive(op) ? emitter.unsupported(op) : success();
 }

@@ -115,7 +115,7 @@ LogicalResult VJPEmitter::accumulateOrdered(Operation *src, Value value) {
         b, loc, createZero(b, loc, type), acc,
         arith::ConstantIndexOp::create(b, loc, 0).getResult());
     orderedSites.push_back({arg, llvm::to_vector(load.getIndices()),
-                            shadow.lookup(arg), acc, workgroup,
+                            shadows.lookup(arg), acc, workgroup,
                             workgroup ? 0 : ordering->wordsPerBlock});
     if (!workgroup)
       ordering->wordsPerBlock += wordsOf(type);

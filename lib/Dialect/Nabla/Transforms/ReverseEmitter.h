@@ -18,6 +18,8 @@
 #include "RecordShadows.h"
 #include "ReverseMode.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -60,16 +62,56 @@ struct AdjointScope {
   Value get(Value src) const { return adjoints.lookup(src); }
 };
 
-class VJPEmitter {
+class VJPEmitter final : public ReverseEmitter {
 public:
   VJPEmitter(OpBuilder &builder, const Activities &act, bool remarks,
              RuleFinder findRule, RecordShadows &records)
       : b(builder), act(act), remarks(remarks), findRule(std::move(findRule)),
         records(records) {}
 
+  //--- ReverseEmitter (the API of ReverseModeOpInterface rules) -----------//
+
+  OpBuilder &builder() override { return b; }
+  bool isVaried(Value value) const override { return act.isVaried(value); }
+  bool isShadowed(Value value) const override { return act.isShadowed(value); }
+  bool isActive(Operation *op) const override {
+    return nabla::regionTouchesActive(op, act);
+  }
+  Value primal(Value value) override { return fwd.lookup(value); }
+  void setPrimal(Value value, Value primal) override { defined(value, primal); }
+  /// Skips writes no read observes (unneededWrites) and, while recomputing
+  /// a checkpointed loop, writes to memory from outside it.
+  Operation *clonePrimal(Operation *op) override;
+  Value shadow(Value value) override { return shadowOf(value); }
+  void setShadow(Value value, Value shadow) override {
+    shadows[value] = shadow;
+  }
+  /// The forward sweep's or the reverse sweep's emission of `block`.
+  LogicalResult emitBlock(Block &block) override {
+    return scope ? reverseBlock(block, *scope) : forwardBlock(block);
+  }
+  LogicalResult unsupported(Operation *op) override {
+    return nabla::unsupported(op, "reverse");
+  }
+  LogicalResult checkUnshadowedWrite(Operation *op, Value stored) override {
+    return nabla::checkUnshadowedWrite(op, stored, act);
+  }
+  Value adjoint(Value value) override { return scope->get(value); }
+  void addAdjoint(Value value, Value adjoint) override {
+    if (adjoint)
+      scope->add(b, adjoint.getLoc(), value, adjoint);
+  }
+  Value readShadow(Location loc, Value memref, Value shadow,
+                   ValueRange indices) override;
+  bool isDeterministic() const override { return ordering->enabled; }
+
+  /// The scope of the reverse sweep's current block (null in the forward
+  /// sweep).
+  AdjointScope *scope = nullptr;
+
   /// src value → forward value available at function scope.
   IRMapping fwd;
-  DenseMap<Value, Value> shadow; // src memref → shadow (function scope)
+  DenseMap<Value, Value> shadows; // src memref → shadow (function scope)
 
   //--- Forward sweep -------------------------------------------------------//
 
@@ -103,7 +145,7 @@ public:
   LogicalResult forwardIf(scf::IfOp op);
 
   /// True if `op` or anything nested in it touches differentiated data.
-  bool regionTouchesActive(Operation *op);
+  bool regionTouchesActive(Operation *op) { return isActive(op); }
 
   //--- Loops (LoopReversal.cpp) -------------------------------------------//
 
@@ -379,7 +421,7 @@ public:
   /// unique only in 1-D blocks (and grids): that is checked when the kernel
   /// runs, with the atomic as the fallback.
   LogicalResult accumulate(Operation *src, Value shadowMemref,
-                           ValueRange indices, Value value);
+                           ValueRange indices, Value value) override;
 
   /// True if the function also reads the buffer `src` loads from at other
   /// indices: threads can then meet at one element through different reads
@@ -428,12 +470,15 @@ public:
   /// zeroed: exactly one of the threads that may store to the element gets
   /// it (plain read-and-zero where the store is proven thread-exclusive or
   /// the shadow is private, an atomic exchange with zero otherwise).
-  FailureOr<Value> takeStoredAdjoint(memref::StoreOp store, Value shadowMemref,
-                                     ValueRange indices);
+  FailureOr<Value> takeStoredAdjoint(Operation *store, Value shadowMemref,
+                                     ValueRange indices) override;
 
   SmallVector<Value> mapped(ValueRange values);
 
+  /// The adjoint of `op` with the adjoints of `scope`.
   LogicalResult reverseOp(Operation *op, AdjointScope &scope);
+  /// The adjoint of `op` in the current scope.
+  LogicalResult reverseOpInScope(Operation *op);
 
   //--- Primal float min/max atomics ---------------------------------------//
 
@@ -455,6 +500,8 @@ public:
   SmallVector<Value> usedFromOutside(Operation *op);
 
   LogicalResult reverseIf(scf::IfOp op, AdjointScope &outer);
+
+  RecordShadows &recordShadows() { return records; }
 
 private:
   OpBuilder &b;

@@ -30,7 +30,7 @@ LogicalResult nabla::emitReverseDerivative(
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     emitter.fwd.map(arg, primalArgs[i]);
     if (shadowArgs[i])
-      emitter.shadow[arg] = shadowArgs[i];
+      emitter.shadows[arg] = shadowArgs[i];
   }
   if (failed(emitter.forwardBlock(body)))
     return failure();

@@ -1,11 +1,16 @@
 //===- ReverseSweep.cpp - The reverse sweep of reverse mode ---------------===//
 //
-// Adjoints op by op in reverse order: stores, loads, atomics, calls with
-// custom rules, scf.if, barriers replayed at the mirrored point.
+// Adjoints op by op in reverse order. Ops with a ReverseModeOpInterface rule
+// (Implementations/: stores, loads, atomics, calls with custom rules,
+// scf.if and loops, barriers replayed at the mirrored point, collectives)
+// emit their own; ops with scalar rules (DifferentiableOpInterface) are
+// handled here. Also here: the hooks those rules reach the emitter through
+// (min/max atomics, custom reverse rules, the reversed scf.if).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ReverseEmitter.h"
+#include "Implementations/EmitterHooks.h"
 
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
@@ -32,105 +37,37 @@ LogicalResult VJPEmitter::reverseBlock(Block &src, AdjointScope &scope) {
   return success();
 }
 
-LogicalResult VJPEmitter::reverseOp(Operation *op, AdjointScope &scope) {
-  Location loc = op->getLoc();
-  if (auto ifOp = dyn_cast<scf::IfOp>(op))
-    return reverseIf(ifOp, scope);
-  if (auto loop = dyn_cast<scf::ForOp>(op); loop && loopPlans.count(op))
-    return reverseFor(loop, scope);
-  if (auto loop = dyn_cast<scf::WhileOp>(op); loop && whileCounts.count(op))
-    return reverseWhile(loop, scope);
-  if (auto call = dyn_cast<func::CallOp>(op);
-      call && touchesActiveData(op, act))
-    return reverseCall(call, scope);
-  // The reverse sweep replays each barrier at the mirrored point: adjoints
-  // written to workgroup shadows before it are read by other threads after.
-  if (isa<gpu::BarrierOp>(op)) {
-    replayedBarriers.push_back(gpu::BarrierOp::create(b, loc));
+LogicalResult VJPEmitter::reverseOp(Operation *op, AdjointScope &opScope) {
+  AdjointScope *saved = scope;
+  scope = &opScope;
+  LogicalResult result = reverseOpInScope(op);
+  scope = saved;
+  return result;
+}
+
+LogicalResult VJPEmitter::reverseOpInScope(Operation *op) {
+  if (auto rule = dyn_cast<ReverseModeOpInterface>(op))
+    return rule.emitReverseSweep(*this);
+  if (op->getNumRegions() && !isActive(op))
     return success();
-  }
-  if (isGPUCollective(op)) {
-    Value d = scope.get(op->getResult(0));
-    if (!d || !act.isVaried(op->getOperand(0)))
-      return success();
-    FailureOr<Value> contribution = emitCollectiveAdjoint(
-        b, op, mapped(op->getOperands()), fwd.lookup(op->getResult(0)), d);
-    if (failed(contribution))
-      return failure();
-    scope.add(b, loc, op->getOperand(0), *contribution);
-    return success();
-  }
-  if (op->getNumRegions() && !regionTouchesActive(op))
-    return success();
-  if (auto store = dyn_cast<memref::StoreOp>(op)) {
-    Value sh = shadowOf(store.getMemRef());
-    if (!sh)
-      return checkUnshadowedWrite(op, store.getValue(), act);
-    if (!isFloatLike(store.getValue().getType()))
-      return success();
-    // A constant store discards the element's adjoint: every writer may
-    // zero it (deterministic mode also discards the writer's pending
-    // contributions through the read).
-    if (!act.isVaried(store.getValue()) && !ordering->enabled) {
-      memref::StoreOp::create(b, loc,
-                              createZero(b, loc, store.getValue().getType()),
-                              sh, mapped(store.getIndices()));
-      return success();
-    }
-    FailureOr<Value> d =
-        takeStoredAdjoint(store, sh, mapped(store.getIndices()));
-    if (failed(d))
-      return failure();
-    if (act.isVaried(store.getValue()))
-      scope.add(b, loc, store.getValue(), *d);
-    return success();
-  }
-  if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    Value sh = shadowOf(load.getMemRef());
-    if (Value d = scope.get(load.getResult()); d && sh)
-      return accumulate(op, sh, mapped(load.getIndices()), d);
-    return success();
-  }
-  if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-    Value sh = shadowOf(atomic.getMemref());
-    if (!sh)
-      return checkUnshadowedWrite(op, atomic.getValue(), act);
-    if (scope.get(atomic.getResult()))
-      return unsupported(op, "reverse");
-    if (isFloatMinMaxAtomic(atomic.getKind()))
-      return reverseAtomicMinMax(atomic, sh, scope);
-    if (atomic.getKind() != arith::AtomicRMWKind::addf)
-      return unsupported(op, "reverse");
-    if (act.isVaried(atomic.getValue())) {
-      auto d = memref::LoadOp::create(b, loc, sh, mapped(atomic.getIndices()));
-      shadowReads.push_back({d, atomic.getMemref()});
-      scope.add(b, loc, atomic.getValue(), d);
-    }
-    return success();
-  }
   bool variedResult =
       llvm::any_of(op->getResults(), [&](Value r) { return act.isVaried(r); });
   if (!variedResult) {
     if (!isa<ViewLikeOpInterface>(op) && !readsOnlyMetadata(op) &&
         llvm::any_of(op->getOperands(),
                      [&](Value v) { return act.isShadowed(v); }))
-      return unsupported(op, "reverse");
+      return unsupported(op);
     return success();
   }
   if (!hasDerivativeRule(op))
-    return unsupported(op, "reverse");
-  Value d = scope.get(op->getResult(0));
+    return unsupported(op);
+  Value d = adjoint(op->getResult(0));
   if (!d || hasZeroDerivative(op))
     return success();
-  if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
-    if (act.isVaried(op->getOperand(0)))
-      scope.add(b, loc, op->getOperand(0),
-                castDerivative(b, op, d, /*toOperand=*/true));
-    return success();
-  }
   // Partials are computed on a clone at the current point; its result is
   // replaced by the forward value when the sweep has one. (Cloning records
   // the clone in `fwd`, so the forward mapping is restored afterwards.)
+  Location loc = op->getLoc();
   Value forward = fwd.lookupOrNull(op->getResult(0));
   Operation *clone = b.clone(*op, fwd);
   FailureOr<SmallVector<Value>> partials = emitPartials(b, clone);
@@ -145,11 +82,44 @@ LogicalResult VJPEmitter::reverseOp(Operation *op, AdjointScope &scope) {
     clone->erase();
   }
   if (failed(partials))
-    return unsupported(op, "reverse");
+    return unsupported(op);
   for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
     if (partial && act.isVaried(operand))
-      scope.add(b, loc, operand, arith::MulFOp::create(b, loc, d, partial));
+      addAdjoint(operand, arith::MulFOp::create(b, loc, d, partial));
   return success();
+}
+
+Value VJPEmitter::readShadow(Location loc, Value memref, Value shadow,
+                             ValueRange indices) {
+  auto d = memref::LoadOp::create(b, loc, shadow, indices);
+  shadowReads.push_back({d, memref});
+  return d;
+}
+
+LogicalResult nabla::hooks::reverseSweepIf(ReverseEmitter &emitter,
+                                           scf::IfOp op) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  return vjp.reverseIf(op, *vjp.scope);
+}
+
+LogicalResult nabla::hooks::reverseCall(ReverseEmitter &emitter,
+                                        func::CallOp call) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  return vjp.reverseCall(call, *vjp.scope);
+}
+
+LogicalResult nabla::hooks::reverseMinMaxAtomic(ReverseEmitter &emitter,
+                                                memref::AtomicRMWOp atomic,
+                                                Value shadow) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  return vjp.reverseAtomicMinMax(atomic, shadow, *vjp.scope);
+}
+
+// The reverse sweep replays each barrier at the mirrored point: adjoints
+// written to workgroup shadows before it are read by other threads after.
+void nabla::hooks::replayBarrier(ReverseEmitter &emitter, Location loc) {
+  auto &vjp = static_cast<VJPEmitter &>(emitter);
+  vjp.replayedBarriers.push_back(gpu::BarrierOp::create(emitter.builder(), loc));
 }
 
 /// r = atomic max(v, M[i]): the location's final value F came from the

@@ -8,6 +8,8 @@
 #ifndef NABLA_DIALECT_NABLA_IR_NABLAINTERFACES_H
 #define NABLA_DIALECT_NABLA_IR_NABLAINTERFACES_H
 
+#include "nabla/Dialect/Nabla/IR/DerivativeEmitters.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 

@@ -51,4 +51,64 @@ def Nabla_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+
+def Nabla_ForwardModeOpInterface : OpInterface<"ForwardModeOpInterface"> {
+  let cppNamespace = "::nabla";
+  let description = [{
+    How forward mode (`nabla.fwddiff`) differentiates an op that is more than
+    a function of its float operands: memory ops (their tangents live in the
+    shadows of their memrefs), ops with regions (their tangents flow through
+    the regions), collectives, calls. The rule receives the emitter
+    (`nabla/Dialect/Nabla/IR/DerivativeEmitters.h`): it clones the op as the
+    primal (or builds the primal itself) and records the tangents of its
+    results. Ops with one float result computed from their operands need
+    only `DifferentiableOpInterface`.
+
+    Nabla's own scf, memref, gpu, func and reloc ops implement it as external
+    models (lib/Dialect/Nabla/Transforms/Implementations/); a frontend's
+    dialect attaches its own the same way, without touching Nabla
+    (examples/differentiable-dialect/).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits the op's primal and the tangents of its results at the
+        emitter's insertion point; a located error when it cannot.
+      }],
+      "::mlir::LogicalResult", "emitForwardMode",
+      (ins "::nabla::ForwardEmitter &":$emitter)>,
+  ];
+}
+
+def Nabla_ReverseModeOpInterface : OpInterface<"ReverseModeOpInterface"> {
+  let cppNamespace = "::nabla";
+  let description = [{
+    How reverse mode (`nabla.autodiff`, `nabla.kernel_adjoint`)
+    differentiates an op that is more than a function of its float operands
+    (see ForwardModeOpInterface). A derivative runs the primal again (the
+    forward sweep, which keeps what the reverse needs), then visits the ops
+    in reverse order (the reverse sweep), turning the adjoints of each op's
+    results into contributions to its operands' adjoints and to the shadows
+    of the memory it read.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits the op's primal in the forward sweep (the default clones it)
+        and whatever the reverse sweep needs kept: shadows of the memory it
+        creates, values its regions define.
+      }],
+      "::mlir::LogicalResult", "emitForwardSweep",
+      (ins "::nabla::ReverseEmitter &":$emitter), [{}], [{
+        emitter.clonePrimal($_op);
+        return ::mlir::success();
+      }]>,
+    InterfaceMethod<[{
+        Emits the op's adjoint at the emitter's insertion point, in the
+        reverse sweep: reads the adjoints of its results and adds the
+        contributions to its operands' and to shadows.
+      }],
+      "::mlir::LogicalResult", "emitReverseSweep",
+      (ins "::nabla::ReverseEmitter &":$emitter)>,
+  ];
+}
+
 #endif // NABLA_DIALECT_NABLA_IR_NABLAINTERFACES_TD

@@ -1,7 +1,7 @@
 //===- DerivativeRuleModels.h - Nabla's built-in derivative rules -*- C++ -*-===//
 //
-// Registers the external models of `DifferentiableOpInterface` through which
-// the arith and math ops get their derivatives. nabla-differentiate adds them
+// Registers the external models through which the ops Nabla differentiates
+// get their derivatives (NablaInterfaces.td). nabla-differentiate adds them
 // to its context itself; a frontend registers its own dialect's models the
 // same way (see NablaInterfaces.td).
 //
@@ -16,8 +16,11 @@ class DialectRegistry;
 
 namespace nabla {
 
-/// Attaches `DifferentiableOpInterface` to the arith and math ops Nabla
-/// differentiates, when their dialects load.
+/// Attaches Nabla's derivative rules to the ops it differentiates, when
+/// their dialects load: `DifferentiableOpInterface` to the arith and math
+/// ops with scalar rules, `ForwardModeOpInterface` and
+/// `ReverseModeOpInterface` to the scf, memref, gpu, func, reloc and float
+/// conversion ops (lib/Dialect/Nabla/Transforms/Implementations/).
 void registerDerivativeRuleModels(mlir::DialectRegistry &registry);
 
 } // namespace nabla

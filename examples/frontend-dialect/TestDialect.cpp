@@ -1,12 +1,14 @@
 //===- TestDialect.cpp - A stand-in frontend dialect ----------------------===//
 //
-// The `nabla_test` ops and `nabla-test-lower`: cube → x·x·x, opaque → x.
+// The `nabla_test` ops and `nabla-test-lower`: cube → x·x·x, opaque → x,
+// scaled_load → memref.load and mulf, once → its body.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -35,10 +37,10 @@ struct TestLower : public PassWrapper<TestLower, OperationPass<>> {
     return "Lower nabla_test ops to arith (tests only)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect>();
+    registry.insert<arith::ArithDialect, memref::MemRefDialect>();
   }
   void runOnOperation() override {
-    getOperation()->walk([](Operation *op) {
+    getOperation()->walk<WalkOrder::PostOrder>([](Operation *op) {
       OpBuilder b(op);
       if (auto cube = dyn_cast<CubeOp>(op)) {
         Value x = cube.getX();
@@ -49,6 +51,19 @@ struct TestLower : public PassWrapper<TestLower, OperationPass<>> {
       } else if (auto opaque = dyn_cast<OpaqueOp>(op)) {
         opaque.replaceAllUsesWith(opaque.getX());
         opaque.erase();
+      } else if (auto load = dyn_cast<ScaledLoadOp>(op)) {
+        Value x = memref::LoadOp::create(b, op->getLoc(), load.getMemref(),
+                                         load.getIndex());
+        load.replaceAllUsesWith(
+            arith::MulFOp::create(b, op->getLoc(), x, load.getScale())
+                .getResult());
+        load.erase();
+      } else if (auto once = dyn_cast<OnceOp>(op)) {
+        Block &body = once.getBody().front();
+        body.getTerminator()->erase();
+        op->getBlock()->getOperations().splice(Block::iterator(op),
+                                               body.getOperations());
+        once.erase();
       }
     });
   }

@@ -1,0 +1,95 @@
+//===- GPU.cpp - Derivatives of barriers and collectives ------------------===//
+//
+// gpu.barrier: forward mode writes the deferred tangents of float min/max
+// atomics after it; the reverse sweep replays it at the mirrored point
+// (adjoints written to workgroup shadows before it are read by other threads
+// after). gpu.shuffle, gpu.subgroup_reduce and gpu.all_reduce: their
+// tangents and adjoints are collectives over the same lanes
+// (GPUDerivatives.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitterHooks.h"
+
+#include "../GPUDerivatives.h"
+
+#include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+struct BarrierForward
+    : public ForwardModeOpInterface::ExternalModel<BarrierForward,
+                                                   gpu::BarrierOp> {
+  LogicalResult emitForwardMode(Operation *op, ForwardEmitter &emitter) const {
+    emitter.clonePrimal(op);
+    hooks::emitMinMaxTangents(emitter, op->getBlock(), op->getLoc());
+    return success();
+  }
+};
+
+struct BarrierReverse
+    : public ReverseModeOpInterface::ExternalModel<BarrierReverse,
+                                                   gpu::BarrierOp> {
+  LogicalResult emitReverseSweep(Operation *op, ReverseEmitter &emitter) const {
+    hooks::replayBarrier(emitter, op->getLoc());
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct CollectiveForward
+    : public ForwardModeOpInterface::ExternalModel<CollectiveForward<OpTy>,
+                                                   OpTy> {
+  LogicalResult emitForwardMode(Operation *op, ForwardEmitter &emitter) const {
+    Operation *clone = emitter.clonePrimal(op);
+    if (!emitter.isVaried(op->getResult(0)))
+      return success();
+    FailureOr<Value> tangent = emitCollectiveTangent(
+        emitter.builder(), op, clone->getOperands(), clone->getResult(0),
+        emitter.tangentOrZero(op->getOperand(0), op->getLoc()));
+    if (failed(tangent))
+      return failure();
+    emitter.setTangent(op->getResult(0), *tangent);
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct CollectiveReverse
+    : public ReverseModeOpInterface::ExternalModel<CollectiveReverse<OpTy>,
+                                                   OpTy> {
+  LogicalResult emitReverseSweep(Operation *op, ReverseEmitter &emitter) const {
+    Value d = emitter.adjoint(op->getResult(0));
+    if (!d || !emitter.isVaried(op->getOperand(0)))
+      return success();
+    FailureOr<Value> contribution = emitCollectiveAdjoint(
+        emitter.builder(), op, emitter.primals(op->getOperands()),
+        emitter.primal(op->getResult(0)), d);
+    if (failed(contribution))
+      return failure();
+    emitter.addAdjoint(op->getOperand(0), *contribution);
+    return success();
+  }
+};
+
+template <typename OpTy> void attachCollective(MLIRContext &context) {
+  OpTy::template attachInterface<CollectiveForward<OpTy>,
+                                 CollectiveReverse<OpTy>>(context);
+}
+
+} // namespace
+
+void nabla::registerGPUDerivativeModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, gpu::GPUDialect *) {
+    gpu::BarrierOp::attachInterface<BarrierForward, BarrierReverse>(*context);
+    attachCollective<gpu::ShuffleOp>(*context);
+    attachCollective<gpu::SubgroupReduceOp>(*context);
+    attachCollective<gpu::AllReduceOp>(*context);
+  });
+}
