@@ -2,7 +2,8 @@
 //
 // The native half of the `nabla` Python package: a context with every
 // dialect, module parsing/printing, pass pipelines, compilation to target
-// artifacts and kernel launches on the runtime's devices. Diagnostics are
+// artifacts, kernel launches on the runtime's devices and the sizes
+// nabla/Support/Limits.h accepts (`_nabla.limits`). Diagnostics are
 // collected and raised as nabla.MLIRError by the Python half; the GIL is
 // released while passes, compilation and kernels run. This file is compiled
 // with RTTI and exceptions (pybind11 needs both) and binds only its own
@@ -295,7 +296,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   const runtime::KernelInfo *kernel = manifest.findKernel(kernelName);
   if (!kernel)
     throw py::value_error("unknown kernel '" + kernelName + "'");
-  if (sharedMemory > (int64_t(1) << 31))
+  if (sharedMemory > kMaxDynamicSharedMemory)
     throw py::value_error("shared_memory must be at most 2^31 bytes");
   if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error))
     throw py::value_error(error);
@@ -476,4 +477,18 @@ PYBIND11_MODULE(_nabla, m) {
         py::arg("index"), py::arg("timeout"), py::arg("repeat") = 1,
         py::arg("timing") = false, py::arg("shared_memory") = -1);
   m.def("registered_passes", &registeredPasses);
+
+  // nabla/Support/Limits.h, read by the Python half: it checks grid, block,
+  // repeat and shared_memory before compiling (its messages name the
+  // argument), against the tools' own limits rather than copies of them.
+  py::dict limits;
+  limits["source_nesting"] = kMaxSourceNesting;
+  limits["workgroup_extent"] = kMaxWorkgroupExtent;
+  limits["grid_extent"] = kMaxGridExtent;
+  limits["static_bytes"] = kMaxStaticBytes;
+  limits["initialized_bytes"] = kMaxInitializedBytes;
+  limits["vector_elements"] = kMaxVectorElements;
+  limits["launch_repeat"] = kMaxLaunchRepeat;
+  limits["dynamic_shared_memory"] = kMaxDynamicSharedMemory;
+  m.attr("limits") = limits;
 }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 using namespace nabla::runtime;
+using nabla::kMaxDynamicSharedMemory;
 using nabla::kMaxGridExtent;
 using nabla::kMaxLaunchRepeat;
 using nabla::kMaxWorkgroupExtent;
@@ -136,7 +137,8 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
       char *end = nullptr;
       errno = 0;
       long long bytes = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || errno || bytes < 0 || bytes > (1ll << 31)) {
+      if (v.empty() || *end || errno || bytes < 0 ||
+          bytes > kMaxDynamicSharedMemory) {
         error = "malformed --dynamic-shared-memory '" + v +
                 "' (expected bytes, 0 to 2^31)";
         return false;

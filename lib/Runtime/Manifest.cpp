@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Manifest.h"
+#include "nabla/Support/Limits.h"
 
 #include "Json.h"
 
@@ -202,7 +203,7 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
     return false;
   int64_t dynamicShared = -2;
   if (!reader.readInteger(k, "dynamic_shared_memory", path, -1,
-                          int64_t(1) << 31, dynamicShared))
+                          nabla::kMaxDynamicSharedMemory, dynamicShared))
     return false;
   if (dynamicShared != -2)
     kernel.dynamicSharedMemory = dynamicShared;

@@ -227,7 +227,7 @@ def test_device_arrays_choose_cuda(seed, monkeypatch):
         targets.append(target)
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(nabla, "device", no_device)
+    monkeypatch.setattr(nabla._run, "device", no_device)
     with pytest.raises(RuntimeError, match="stop here"):
         nabla.run(seed, "mul_kernel", 1, 64, [DeviceArray(), 4])
     assert targets == ["cuda"]
@@ -243,7 +243,7 @@ def test_kernel_compiles_once(seed, monkeypatch):
         compiles.append(args[1] if len(args) > 1 else kwargs.get("target"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(nabla, "compile", counting)
+    monkeypatch.setattr(nabla._run, "compile", counting)
     square = seed.kernel("mul_kernel")
     assert compiles == []  # nothing compiled before the first call
     a = np.array([1, 2, 3], np.float32)
@@ -387,7 +387,7 @@ def test_unsupported_types_are_named():
 def test_errors_come_before_compilation_and_devices(seed, monkeypatch):
     def no_compile(*args, **kwargs):
         raise AssertionError("compiled before checking the arguments")
-    monkeypatch.setattr(nabla, "compile", no_compile)
+    monkeypatch.setattr(nabla._run, "compile", no_compile)
     for target in ("vulkan", "cuda", "hip"):
         with pytest.raises(TypeError, match="expects an integer"):
             nabla.run(seed, "mul_kernel", 1, 64, [np.zeros(1, np.float32), 0.5],

@@ -184,7 +184,8 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.workgroupSize = size;
   options.subgroupSize = subgroupSize;
-  if (dynamicSharedMemory < -1 || dynamicSharedMemory > (int64_t(1) << 31)) {
+  if (dynamicSharedMemory < -1 ||
+      dynamicSharedMemory > nabla::kMaxDynamicSharedMemory) {
     errs() << "nabla-compile: --dynamic-shared-memory must be 0 to 2^31 "
               "bytes\n";
     return 2;

@@ -45,6 +45,12 @@ constexpr int64_t kMaxVectorElements = 1024;
 /// does not occupy a device for hours.
 constexpr int64_t kMaxLaunchRepeat = 100000;
 
+/// Most bytes of dynamic shared memory one launch asks for (`extern
+/// __shared__`, `--dynamic-shared-memory`, `nabla.run(shared_memory=)`): the
+/// launch APIs take 32-bit sizes; the device allows far fewer, which the
+/// runtime checks.
+constexpr int64_t kMaxDynamicSharedMemory = int64_t(1) << 31;
+
 } // namespace nabla
 
 #endif // NABLA_SUPPORT_LIMITS_H

@@ -1,0 +1,313 @@
+# ===- nabla/_run.py - Kernel launches: nabla.run and nabla.Kernel ------=== #
+#
+# Everything between a caller's arguments and the runtime's launch: the
+# run target and its device, grid and block checked against the tools'
+# limits, arguments checked against the kernel's signature before anything
+# is compiled, the compilation a launch needs (only that kernel; SPIR-V per
+# block size), the table and patch strategies' relocated objects, and the
+# outputs handed back as numpy arrays. `Kernel` keeps the compilations of
+# one kernel between calls.
+#
+# ===----------------------------------------------------------------------=== #
+import json
+import os
+
+import numpy as np
+
+from . import _nabla
+from ._arguments import (VULKAN_INDEX_MAX, DeviceArray, as_array, as_buffer,
+                         as_device_buffer, device_array_error,
+                         is_device_array, pack_scalar,
+                         parameters as _parameters)
+from ._compile import _shared_bytes, compile
+from ._ir import Module, PassManager
+from ._timing import KernelTimes, _repeat
+
+
+def device(target=None, index=-1):
+    """(name, chip, subgroup size) of the device a run would use."""
+    return _nabla.device_info(target or os.environ.get("NABLA_TARGET", "vulkan"),
+                              index)
+
+
+# The tools' limits (nabla/Support/Limits.h), from the native module: the
+# most threads any target runs in a workgroup dimension; CUDA's largest grid
+# dimension.
+_MAX_EXTENT = {"block": _nabla.limits["workgroup_extent"],
+               "grid": _nabla.limits["grid_extent"]}
+
+
+def _dim3(value, what):
+    dims = [value] if isinstance(value, (int, np.integer)) else list(value)
+    limit = _MAX_EXTENT[what]
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer))
+                                      or not 1 <= d <= limit for d in dims):
+        raise ValueError(
+            f"{what} must be 1 to 3 integers, each 1 to {limit}, got {value!r}")
+    return [int(d) for d in dims]
+
+
+def _target(target, args=()):
+    """The run target: `target`, else $NABLA_TARGET, else CUDA when an
+    argument is a CUDA device array, else Vulkan."""
+    if not target and "NABLA_TARGET" not in os.environ and any(
+            is_device_array(a) for a in args):
+        target = "cuda"
+    target = target or os.environ.get("NABLA_TARGET", "vulkan")
+    if target not in ("vulkan", "cuda", "hip"):
+        raise ValueError(f"unknown run target {target!r} (vulkan, cuda or hip)")
+    return target
+
+
+def _described_kernels(module):
+    """{kernel: manifest entry} of the kernels as written, before lowering
+    (no compilation, no device)."""
+    return {k["name"]: k
+            for k in json.loads(_nabla.describe_kernels(module._native))}
+
+
+def _convert_args(kernel, params, args, target):
+    """Checks and converts the caller's arguments against the kernel's
+    parameters (before anything is compiled or launched): numpy arrays for
+    buffers, little-endian bytes for scalars."""
+    args = list(args)
+    if len(args) != len(params):
+        raise ValueError(f"kernel {kernel!r} takes {len(params)} arguments, "
+                         f"got {len(args)}")
+    index_max = VULKAN_INDEX_MAX if target == "vulkan" else 2 ** 63 - 1
+    converted = []
+    for param, arg in zip(params, args):
+        what = param.label(kernel)
+        if param.kind != "buffer":
+            converted.append(pack_scalar(param, arg, what, index_max))
+        elif not is_device_array(arg):
+            converted.append(as_buffer(param, arg, what))
+        elif target != "cuda":
+            raise device_array_error(what, arg, target)
+        else:
+            converted.append(as_device_buffer(param, arg, what))
+    return converted
+
+def _compile_for(module, target, block, device_info, kernel,
+                 shared_memory=None):
+    """The compilation `run` launches on `target`'s device: SPIR-V with the
+    workgroup size (and dynamic shared memory) compiled in, or PTX/HSACO for
+    the device's chip; only `kernel` and what it needs."""
+    _, chip, subgroup = device_info
+    if target == "vulkan":
+        return compile(module, "spirv", workgroup_size=block,
+                       subgroup_size=subgroup, kernel=kernel,
+                       dynamic_shared_memory=shared_memory)
+    return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip,
+                   kernel=kernel)
+
+
+def _pack_args(kernel, args, relocs, names=None, target=None):
+    """Packs `args` for manifest entry `kernel` and the table strategy's
+    parameters from `relocs` ({key: array}) for `_nabla.launch`; kept for
+    scripts that launch compiled kernels themselves (bench/)."""
+    converted = _convert_args(kernel["name"], _parameters(kernel, names), args,
+                              target)
+    arrays = {p["reloc"]: as_buffer(p, relocs[p["reloc"]],
+                                    f"relocation record {p['reloc']!r}")
+              for p in kernel["params"] if "reloc" in p}
+    return _interleave(kernel, converted, arrays)
+
+
+def _interleave(kernel, converted, relocs):
+    """Interleaves the converted arguments of the kernel's own parameters
+    with the arrays of the parameters the table strategy added (from
+    `relocs`); returns (packed, shapes, sources), sources[k] being the array
+    parameter k came from (None for scalars)."""
+    packed, shapes, sources = [], [], []
+    remaining = iter(converted)
+    for param in kernel["params"]:
+        value = relocs[param["reloc"]] if "reloc" in param else next(remaining)
+        if isinstance(value, DeviceArray):
+            packed.append((value.pointer, value.nbytes, value.stream))
+            shapes.append(list(value.shape))
+            sources.append(value)
+            continue
+        if isinstance(value, bytes):
+            packed.append(value)
+            shapes.append([])
+            sources.append(None)
+            continue
+        packed.append(np.ascontiguousarray(value))
+        shapes.append(list(value.shape))
+        sources.append(value)
+    return packed, shapes, sources
+
+
+def _relocated_objects(manifest, kernel, relocs):
+    """The objects of the relocation records kernel `kernel` reads, by key,
+    as numpy arrays sharing memory with what the caller passed (writable
+    records are updated through them)."""
+    records = {r["key"]: r for r in manifest.get("relocations", [])}
+    for key in relocs:
+        if key not in records:
+            raise ValueError(f"relocs names {key!r}, which is not a "
+                             f"relocation record of these kernels")
+    needed = [p["reloc"] for p in kernel["params"] if "reloc" in p]
+    needed += [r["key"] for r in manifest.get("relocations", [])
+               if r["module"] == kernel["module"] and r["strategy"] == "patch"]
+    objects = {}
+    for key in needed:
+        if key not in relocs:
+            raise ValueError(f"kernel {kernel['name']!r} reads the relocated "
+                             f"object {key!r}: pass it in relocs")
+        record, what = records[key], f"relocation record {key!r}"
+        if record.get("pointer"):
+            array = as_array(relocs[key], what)
+        else:
+            array = as_buffer(record, relocs[key], what)
+        if not record["constant"] and not array.flags.writeable:
+            raise TypeError(f"{what} is written by the kernel: pass a "
+                            f"writable array")
+        objects[key] = array
+    return objects, records
+
+
+def _final(source, out):
+    """The runtime's output bytes (a uint8 array it handed over) as an array
+    like `source`, without copying."""
+    return out.view(source.dtype).reshape(source.shape)
+
+
+def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
+            names, converted=None, repeat=1, times=False, shared_memory=None):
+    """Launches `kernel` of a compilation `repeat` times; `converted` holds
+    the arguments already checked against the kernel's signature (else
+    `args` are checked against the manifest's). Returns the outputs, and
+    with `times` also their KernelTimes."""
+    kernels = {k["name"]: k for k in compiled.manifest["kernels"]}
+    if kernel not in kernels:
+        raise ValueError(f"unknown kernel {kernel!r} (kernels: "
+                         f"{', '.join(sorted(kernels))})")
+    info = kernels[kernel]
+    if converted is None:
+        converted = _convert_args(kernel, _parameters(info, names), args,
+                                  target)
+    objects, records = _relocated_objects(compiled.manifest, info,
+                                          dict(relocs or {}))
+    packed, shapes, sources = _interleave(info, converted, objects)
+    patches = {key: np.ascontiguousarray(objects[key]) for key, record in
+               records.items() if key in objects and record["strategy"] == "patch"}
+    launched = _nabla.launch(compiled.manifest_text, compiled.artifacts,
+                             kernel, grid, block, packed, shapes, patches,
+                             target, -1, timeout, repeat=repeat, timing=times,
+                             shared_memory=(-1 if shared_memory is None
+                                            else shared_memory))
+    outputs, patched = launched[0], launched[1]
+    results = []
+    for param, source, out in zip(info["params"], sources, outputs):
+        if "reloc" in param:
+            if not records[param["reloc"]]["constant"]:
+                source[...] = _final(source, out)
+            continue
+        if isinstance(source, DeviceArray):
+            results.append(source.source)  # updated in place
+            continue
+        results.append(None if out is None else _final(source, out))
+    for key, out in patched.items():
+        if not records[key]["constant"]:
+            objects[key][...] = _final(objects[key], out)
+    return (results, KernelTimes(launched[2])) if times else results
+
+
+def run(module, kernel, grid, block, args, relocs=None, target=None,
+        timeout=60, repeat=1, times=False, shared_memory=None):
+    """Compiles `module` for the device and launches `kernel` (`repeat`
+    times, on the same device objects, each repeat from the same inputs).
+
+    `args`, one per kernel parameter, typed from the kernel's signature:
+    buffers as numpy arrays, buffer-protocol objects (array.array,
+    bytearray, memoryview: untyped bytes are viewed as the element type) or
+    objects with `__array_interface__`; scalars as Python or NumPy scalars,
+    0-d arrays or (type, value). Arguments are never modified, except CUDA
+    device arrays (`__cuda_array_interface__`: CuPy), which a CUDA launch
+    (chosen when `target` is not given) uses in place, without host copies,
+    and returns as they are. `relocs` maps
+    the key of each relocation record the kernels read to its object: a
+    table binding on Vulkan, a patched global on CUDA/HIP (abi v2); writable
+    relocated objects are updated in place. Returns the final contents of
+    the buffers as new numpy arrays (None for scalar parameters); with
+    `times=True`, the pair (outputs, KernelTimes): the kernel's
+    device-measured time in each repeat and the transfers' host times.
+    Repeats do not change the outputs: every repeat starts from `args`.
+    `shared_memory`: bytes of dynamic shared memory (`extern __shared__`,
+    `gpu.dynamic_shared_memory`; CUDA's third launch parameter)."""
+    repeat = _repeat(repeat, times)
+    shared_bytes = _shared_bytes(shared_memory)
+    target = _target(target, args)
+    grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+    names = module._argument_names.get(kernel)
+    # Kernels made by differentiation (nabla.kernel_adjoint) have no
+    # signature before compilation: their arguments are checked after it.
+    described = _described_kernels(module).get(kernel)
+    converted = (_convert_args(kernel, _parameters(described, names), args,
+                               target) if described else None)
+    compiled = _compile_for(module, target, block, device(target), kernel,
+                            shared_memory)
+    return _launch(compiled, kernel, grid, block, args, relocs, target,
+                   timeout, names, converted, repeat, times, shared_bytes)
+
+
+class Kernel:
+    """One kernel of a module, callable like a function:
+
+        square = nabla.Kernel(module, "mul_kernel")   # or module.kernel(...)
+        A2, _ = square(A, len(A), grid=1, block=64)
+
+    Holds a snapshot of the module (later passes on `module` do not change
+    it) and compiles it once per target and device (on Vulkan also per
+    block size, which SPIR-V compiles in), on the first call that needs it.
+    Calls take the arguments `nabla.run` takes (`repeat`, `times` too) and
+    return what it returns."""
+
+    def __init__(self, module, name):
+        if not isinstance(module, Module):
+            raise TypeError("Kernel expects a nabla.Module")
+        self.name = name
+        self._module = module.clone()
+        self._names = module._argument_names.get(name)
+        self._compiled = {}
+        self._devices = {}
+        self.parameters = self._describe()
+
+    def _describe(self):
+        """The signature before lowering; kernels that differentiation
+        creates (nabla.kernel_adjoint) are described after it."""
+        kernels = _described_kernels(self._module)
+        if self.name not in kernels:
+            differentiated = self._module.clone()
+            PassManager("builtin.module(nabla-differentiate)").run(differentiated)
+            kernels.update(_described_kernels(differentiated))
+        if self.name not in kernels:
+            raise ValueError(f"unknown kernel {self.name!r} (kernels: "
+                             f"{', '.join(sorted(kernels))})")
+        return _parameters(kernels[self.name], self._names)
+
+    def __repr__(self):
+        signature = ", ".join(f"{p.name or '#' + str(p.position)}: {p.type}"
+                              for p in self.parameters)
+        return f"<nabla.Kernel {self.name}({signature})>"
+
+    def __call__(self, *args, grid, block, target=None, relocs=None,
+                 timeout=60, repeat=1, times=False, shared_memory=None):
+        repeat = _repeat(repeat, times)
+        shared_bytes = _shared_bytes(shared_memory)
+        target = _target(target, args)
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        converted = _convert_args(self.name, self.parameters, args, target)
+        if target not in self._devices:
+            self._devices[target] = device(target)
+        info = self._devices[target]
+        key = (target, info, (tuple(block), shared_bytes)
+               if target == "vulkan" else None)
+        if key not in self._compiled:
+            self._compiled[key] = _compile_for(self._module, target, block,
+                                               info, self.name, shared_memory)
+        return _launch(self._compiled[key], self.name, grid, block, args,
+                       relocs, target, timeout, self._names, converted,
+                       repeat, times, shared_bytes)
