@@ -23,11 +23,11 @@
 
 #include "ActivityAnalysis.h"
 #include "FloatBits.h"
-#include "ForwardMode.h"
+#include "Forward/ForwardMode.h"
 #include "KernelAdjoint.h"
 #include "PromoteLoopElements.h"
 #include "RecordShadows.h"
-#include "ReverseMode.h"
+#include "Reverse/ReverseMode.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
 #include "nabla/Transforms/InliningUtils.h"

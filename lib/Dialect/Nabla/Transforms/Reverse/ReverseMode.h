@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
-#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEMODE_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEMODE_H
 
 #include "ActivityAnalysis.h"
 #include "RecordShadows.h"
@@ -53,4 +53,4 @@ mlir::LogicalResult emitReverseDerivative(
 
 } // namespace nabla
 
-#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEMODE_H
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEMODE_H

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARDMODE_H
-#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARDMODE_H
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARD_FORWARDMODE_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARD_FORWARDMODE_H
 
 #include "ActivityAnalysis.h"
 #include "RecordShadows.h"
@@ -24,4 +24,4 @@ mlir::LogicalResult emitForwardDerivative(
 
 } // namespace nabla
 
-#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARDMODE_H
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_FORWARD_FORWARDMODE_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
-#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEEMITTER_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEEMITTER_H
 
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
@@ -513,4 +513,4 @@ private:
 
 } // namespace nabla
 
-#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSEEMITTER_H
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_REVERSEEMITTER_H
