@@ -1,29 +1,23 @@
 # ===- conftest.py - Python package tests run under Vulkan validation ----=== #
 #
 # Launches from these tests run in process under the Khronos validation layer
-# with synchronization validation (NABLA_VULKAN_VALIDATION=1,
-# docs/Runtime.md): a validation message makes the call raise RuntimeError.
-# Since a test may expect an error anyway, each test's captured stderr is
-# also searched for the runtime's message prefix: a message fails the test,
-# unless it is marked `vulkan_validation_messages` (it provokes them on
-# purpose). The summary states the count. NABLA_VULKAN_VALIDATION=0 in the
-# environment turns validation off (to measure its cost).
+# (test/Pytest/vulkan_validation.py holds the logic, shared with
+# test/Integration/conftest.py): a validation message makes the call raise
+# RuntimeError. Since a test may expect an error anyway, each test's captured
+# stderr is also searched for the runtime's message prefix, unless the test
+# is marked `vulkan_validation_messages`. The summary states the count.
 # ===----------------------------------------------------------------------=== #
 import os
 import sys
 
 import pytest
 
-PREFIX = "nabla: vulkan validation: "
-os.environ.setdefault("NABLA_VULKAN_VALIDATION", "1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "test", "Pytest"))
 
-_tally = {"messages": 0}
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "vulkan_validation_messages: the test provokes Vulkan "
-        "validation messages on purpose")
+# pytest_configure is a hook: importing it here registers the marker.
+from vulkan_validation import (  # noqa: E402,F401
+    expects_messages, fail_on_messages, pytest_configure, write_summary)
 
 
 @pytest.fixture(autouse=True)
@@ -33,17 +27,9 @@ def _no_validation_messages(request, capfd):
     # Give the output back to pytest's report.
     sys.stdout.write(out)
     sys.stderr.write(err)
-    if request.node.get_closest_marker("vulkan_validation_messages"):
-        return
-    messages = [line for line in err.splitlines() if line.startswith(PREFIX)]
-    _tally["messages"] += len(messages)
-    if messages:
-        pytest.fail(f"{len(messages)} Vulkan validation message(s):\n"
-                    + "\n".join(messages), pytrace=False)
+    if not expects_messages(request):
+        fail_on_messages(err)
 
 
 def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line(
-        f"Vulkan validation (NABLA_VULKAN_VALIDATION="
-        f"{os.environ.get('NABLA_VULKAN_VALIDATION', '')}): "
-        f"{_tally['messages']} messages")
+    write_summary(terminalreporter, count_tool_runs=False)

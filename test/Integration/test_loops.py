@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from test_gradients import launch
+from gradient_helpers import launch
 
 RNG = np.random.default_rng(11)
 FILE = "loops.mlir"

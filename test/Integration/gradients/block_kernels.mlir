@@ -3,7 +3,7 @@
 // with block-wide max and sum tree reductions through workgroup memory and
 // barriers, a layer-norm row kernel (two block-wide moments), a sequential
 // block reduction (thread 0 sums the tile), and a shared-memory tiled 1-D stencil with halo loads. Checked by
-// test_gradients.py on lavapipe against the analytic Jacobians.
+// test_gradients_workgroup.py on lavapipe against the analytic Jacobians.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv

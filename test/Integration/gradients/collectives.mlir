@@ -1,5 +1,5 @@
 // Reverse and forward mode through the collectives added for issue 6 (f32),
-// checked by test_gradients.py on lavapipe: workgroup-wide gpu.all_reduce
+// checked by test_gradients_{workgroup,subgroup,accumulation}.py on lavapipe: workgroup-wide gpu.all_reduce
 // (add, maximumf with ties, mul), gpu.subgroup_reduce mul with zeros, a
 // many-to-one gather by gpu.shuffle idx (its adjoint scatters), and primal
 // float max/min atomics on workgroup memory (the adjoint goes to the thread

@@ -1,7 +1,7 @@
 // The remaining rules, each run (f32): Y = sum_k c_k term_k(X, Z) with every
 // math and arith rule not exercised elsewhere, reached through unstructured
 // control flow (cf.cond_br, lifted to scf) and a subview of the input.
-// Checked by test_gradients.py against numpy's analytic derivatives in
+// Checked by test_gradients_elementwise.py against numpy's analytic derivatives in
 // reverse and forward mode, and by the dot-product test.
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm

@@ -1,7 +1,7 @@
 // Kernel adjoints with nabla.kernel_adjoint {deterministic}: adjoints that
 // every thread accumulates into one element (the weights w[0], w[1]; the
 // workgroup element tile[0]) are summed in a fixed order, so repeated
-// launches give bit-identical gradients. Checked by test_gradients.py on
+// launches give bit-identical gradients. Checked by test_gradients_deterministic.py on
 // lavapipe (analytic gradients, repeat-run bit identity, the same gradient as
 // the atomic adjoints up to rounding).
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm

@@ -1,6 +1,6 @@
 // The deterministic kernel adjoint of deterministic.mlir's @scale in f64: a
 // partial takes two scratch words, the block sums shuffle 64-bit values as
-// 32-bit halves on NVVM/ROCDL. Checked by test_gradients.py on lavapipe.
+// 32-bit halves on NVVM/ROCDL. Checked by test_gradients_deterministic.py on lavapipe.
 // Metal has no f64.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_90 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl

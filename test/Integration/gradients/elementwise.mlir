@@ -1,4 +1,4 @@
-// Gradient kernels (f64), checked numerically by test_gradients.py: branches
+// Gradient kernels (f64), checked numerically by test_gradients_elementwise.py: branches
 // with results, math rules, an active scalar, a dup input and a dup output,
 // reverse and forward mode. Also compiled for every f64-capable target.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm

@@ -1,7 +1,7 @@
 // A frontend's own op (nabla_test.cube, from the test dialect linked into
 // nabla-opt) differentiated through the derivative rule the frontend attached
 // as an external model of DifferentiableOpInterface; Nabla has no rule of its
-// own for it. test_gradients.py differentiates, lowers the test op and runs
+// own for it. test_gradients_frontend_ops.py differentiates, lowers the test op and runs
 // the gradient on lavapipe against 3x² and finite differences.
 // RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
 // RUN: nabla-opt %s --nabla-differentiate --nabla-test-lower -o %t.mlir

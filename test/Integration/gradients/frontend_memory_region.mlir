@@ -2,7 +2,7 @@
 // own region op (nabla_test.once), both differentiated through the
 // ForwardModeOpInterface / ReverseModeOpInterface models the frontend
 // attached (examples/frontend-dialect/TestDerivatives.cpp); Nabla has no rule
-// of its own for either. test_gradients.py differentiates, lowers the test
+// of its own for either. test_gradients_frontend_ops.py differentiates, lowers the test
 // ops and runs both modes on lavapipe against the closed forms and finite
 // differences.
 // RUN: nabla-opt %s --nabla-differentiate | FileCheck %s

@@ -1,7 +1,7 @@
 // Gradient kernels (f64) through loops: a Horner evaluation with an iter_arg
 // and an in-place update A[i] = A[i] * x + C[k] inside the loop, whose
 // overwritten values the reverse sweep reads back from per-thread tapes.
-// Checked by test_gradients.py.
+// Checked by test_gradients_control_flow.py.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv

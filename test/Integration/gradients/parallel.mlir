@@ -1,5 +1,5 @@
 // Reverse and forward mode through GPU parallelism (f32), checked by
-// test_gradients.py on lavapipe: a butterfly reduction with shuffle xor, a
+// test_gradients_{subgroup,workgroup,accumulation}.py on lavapipe: a butterfly reduction with shuffle xor, a
 // neighbour exchange with shuffle down/up, subgroup_reduce add and maximumf
 // (ties: the lowest lane wins), a
 // histogram with primal atomics, and a

@@ -1,6 +1,6 @@
 // Gradient kernels (f64): a primal float atomic (a sum over threads), a
 // non-exclusive read (C[i mod 4], shared by many threads: its adjoint needs an
-// atomic) and an exclusive one (X[i]), checked by test_gradients.py.
+// atomic) and an exclusive one (X[i]), checked by test_gradients_accumulation.py.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv

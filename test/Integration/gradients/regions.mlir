@@ -3,7 +3,7 @@
 // scf.execute_region; @g keeps differentiated data in a private
 // memref.alloca scratch buffer (it gets a zero-initialised shadow
 // allocation); @h has a data-dependent scf.while (reverse mode recomputes
-// its iterations from the initial values); checked numerically by test_gradients.py (finite
+// its iterations from the initial values); checked numerically by test_gradients_control_flow.py (finite
 // differences, dot-product test). Also compiled for every f64-capable target.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl

@@ -1,5 +1,5 @@
 // Gradient kernels (f64) of a function reading a relocated constant host
-// table T (no contents in the IR), checked by test_gradients.py under abi v2
+// table T (no contents in the IR), checked by test_gradients_relocated.py under abi v2
 // (T is a table binding filled at launch) and v1 (T materialized at compile
 // time) with identical results. The table is a constant record: inactive, no
 // shadow. Also compiled for every f64-capable target.

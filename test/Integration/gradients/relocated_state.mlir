@@ -2,7 +2,7 @@
 // writable relocated object: the record gets a paired shadow record
 // ("Main.state#shadow", shadow_of = @state) that the loader provides like the
 // shadow of a dup buffer (abi v2 only: v1 cannot hold writable objects).
-// Checked by test_gradients.py; also compiled for every f64-capable target.
+// Checked by test_gradients_relocated.py; also compiled for every f64-capable target.
 // RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl

@@ -1,6 +1,6 @@
 // A 2-D five-point stencil (f64) on a 2-D launch: every input element is read
 // by up to five threads, so its adjoints collide and are accumulated with
-// atomics. Checked by test_gradients.py against the stencil's transpose.
+// atomics. Checked by test_gradients_accumulation.py against the stencil's transpose.
 // RUN: nabla-compile %s --target=nvvm --chip=sm_80 -o %t.nvvm
 // RUN: nabla-compile %s --target=rocdl -o %t.rocdl
 // RUN: nabla-compile %s --target=spirv --block=8,8 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv

@@ -1,5 +1,5 @@
 // Gradient kernels (f32) through transcendental math: every rule of
-// DerivativeRules.cpp that SPIR-V can run, checked by test_gradients.py
+// DerivativeRules.cpp that SPIR-V can run, checked by test_gradients_elementwise.py
 // against numpy's analytic derivatives and by the dot-product test; @inverse
 // (the inverse trigonometric and hyperbolic functions and erfc) also against
 // float64 finite differences of the primal kernel.
