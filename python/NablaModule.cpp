@@ -15,8 +15,8 @@
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
-#include "nabla/Runtime/Launcher.h"
-#include "nabla/Support/InputFile.h"
+#include "nabla/Runtime/KernelLaunch.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/SourceChecks.h"
 

@@ -10,7 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Runtime/Launcher.h"
+#include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/KernelLaunch.h"
 
 #include <algorithm>
 #include <chrono>

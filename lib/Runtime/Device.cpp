@@ -7,6 +7,8 @@
 
 #include "nabla/Runtime/Device.h"
 
+#include <cstdlib>
+
 using namespace nabla::runtime;
 
 Device::~Device() = default;
@@ -27,6 +29,20 @@ nabla::runtime::openDevice(const std::string &backend, int index) {
     return openHIPDevice(index);
   return makeError("unknown target '" + backend +
                    "' (expected vulkan, cuda or hip)");
+}
+
+std::unique_ptr<Device> nabla::runtime::openDevice(const std::string &target,
+                                                   int index,
+                                                   std::string &error) {
+  if (index < 0)
+    if (const char *env = std::getenv("NABLA_DEVICE"))
+      index = std::atoi(env);
+  Expected<std::unique_ptr<Device>> device = openDevice(target, index);
+  if (!device) {
+    error = device.takeError().message();
+    return nullptr;
+  }
+  return std::move(*device);
 }
 
 bool KernelParam::hasSizeBindings() const {

@@ -18,6 +18,8 @@
 
 #include "nabla/Runtime/KernelLaunch.h"
 
+#include "SPIRVCheck.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -43,6 +45,32 @@ int64_t HostParam::scalarAsInteger() const {
     std::memcpy(&value, scalar, 8);
   }
   return value;
+}
+
+bool nabla::runtime::checkDynamicSharedMemory(const KernelInfo &kernel,
+                                              int64_t bytes,
+                                              std::string &error) {
+  // SPIR-V has the size compiled in; CUDA and HIP take it at launch.
+  if (!kernel.dynamicSharedMemory)
+    return true;
+  if (bytes < 0) {
+    error = "kernel '" + kernel.name +
+            "' uses dynamic shared memory (extern __shared__): give the "
+            "launch's size with --dynamic-shared-memory=BYTES (Python: "
+            "shared_memory=BYTES)";
+    return false;
+  }
+  if (*kernel.dynamicSharedMemory >= 0 &&
+      *kernel.dynamicSharedMemory != bytes) {
+    error = "kernel '" + kernel.name + "' was compiled for " +
+            std::to_string(*kernel.dynamicSharedMemory) +
+            " bytes of dynamic shared memory; launch with that "
+            "--dynamic-shared-memory or recompile with "
+            "--dynamic-shared-memory=" +
+            std::to_string(bytes);
+    return false;
+  }
+  return true;
 }
 
 std::vector<KernelParam> nabla::runtime::kernelABI(const KernelInfo &kernel) {
@@ -301,6 +329,13 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     if (Error e = checkBindings(kernel, abi))
       return e;
   std::vector<ArgumentInfo> arguments = llvmArguments(kernel, abi);
+
+  // SPIR-V read from disk is validated before a driver sees it.
+  if (spec.imageKind == "spv") {
+    std::string invalid;
+    if (!validateSPIRV(*spec.image, invalid))
+      return makeError(kernel.module + ".spv: " + invalid);
+  }
 
   // PTX text must be NUL-terminated for the JIT.
   std::vector<uint8_t> image = *spec.image;

@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Runtime/Launcher.h"
+#include "LaunchCommandLine.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include "nabla/Compile/Compile.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
-#include "nabla/Support/InputFile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/ToolGuard.h"
 

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Files.h"
-#include "nabla/Runtime/Launcher.h"
+#include "LaunchCommandLine.h"
 
 #include <csignal>
 #include <cstring>

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/InitAll.h"
-#include "nabla/Support/InputFile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/SourceChecks.h"
 #include "nabla/Support/ToolGuard.h"
 

@@ -19,7 +19,7 @@
 #include "nabla/InitAll.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Runtime/Device.h"
-#include "nabla/Runtime/Launcher.h"
+#include "LaunchCommandLine.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

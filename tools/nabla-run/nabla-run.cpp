@@ -20,9 +20,9 @@
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/InitAll.h"
-#include "nabla/Runtime/Launcher.h"
+#include "LaunchCommandLine.h"
 #include "nabla/Runtime/Npy.h"
-#include "nabla/Support/InputFile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/ToolGuard.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Timing.h"
-#include "nabla/Runtime/Launcher.h"
+#include "LaunchCommandLine.h"
 
 #include "gtest/gtest.h"
 

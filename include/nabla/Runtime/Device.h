@@ -186,6 +186,10 @@ private:
 /// "cuda" or "hip").
 Expected<std::unique_ptr<Device>> openDevice(const std::string &backend,
                                              int index);
+/// The same, for tools and Python: index -1 takes $NABLA_DEVICE when set;
+/// null with `error` when the device cannot be opened.
+std::unique_ptr<Device> openDevice(const std::string &backend, int index,
+                                   std::string &error);
 Expected<std::unique_ptr<Device>> openVulkanDevice(int index);
 Expected<std::unique_ptr<Device>> openCUDADevice(int index);
 Expected<std::unique_ptr<Device>> openHIPDevice(int index);

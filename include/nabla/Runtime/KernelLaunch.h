@@ -91,6 +91,12 @@ struct LaunchSpec {
   LaunchTiming *timing = nullptr;
 };
 
+/// Checks a launch's dynamic shared memory (`bytes`, -1 when not given)
+/// against what `kernel` needs: a kernel using it needs a size, and one
+/// compiled with a size (SPIR-V) that size. False with `error` otherwise.
+bool checkDynamicSharedMemory(const KernelInfo &kernel, int64_t bytes,
+                              std::string &error);
+
 /// The parameters of a manifest's kernel as every device receives them.
 std::vector<KernelParam> kernelABI(const KernelInfo &kernel);
 

@@ -1,16 +1,15 @@
-//===- Launcher.cpp - The launch logic of nabla-run and nabla-launch ------===//
+//===- LaunchCommandLine.cpp - The launchers' shared front end -----------===//
 //
 // Flag parsing, loading and checking every argument against the kernel's
 // parameters (count, kind, type, dtype, rank and static extents), the launch
-// on the selected device (repeated and timed on request: --repeat, --time)
-// and the DIR/arg<k>.npy outputs.
+// on the selected device through launchKernel (repeated and timed on
+// request: --repeat, --time) and the DIR/arg<k>.npy outputs.
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Runtime/Launcher.h"
-#include "nabla/Support/Limits.h"
+#include "LaunchCommandLine.h"
 
-#include "SPIRVCheck.h"
+#include "nabla/Support/Limits.h"
 
 #include <cctype>
 #include <cerrno>
@@ -50,32 +49,6 @@ static bool parseDim3(const std::string &text, Dim3 &dim, int64_t max) {
     start = comma + 1;
   }
   return false;
-}
-
-bool nabla::runtime::checkDynamicSharedMemory(const KernelInfo &kernel,
-                                              int64_t bytes,
-                                              std::string &error) {
-  // SPIR-V has the size compiled in; CUDA and HIP take it at launch.
-  if (!kernel.dynamicSharedMemory)
-    return true;
-  if (bytes < 0) {
-    error = "kernel '" + kernel.name +
-            "' uses dynamic shared memory (extern __shared__): give the "
-            "launch's size with --dynamic-shared-memory=BYTES (Python: "
-            "shared_memory=BYTES)";
-    return false;
-  }
-  if (*kernel.dynamicSharedMemory >= 0 &&
-      *kernel.dynamicSharedMemory != bytes) {
-    error = "kernel '" + kernel.name + "' was compiled for " +
-            std::to_string(*kernel.dynamicSharedMemory) +
-            " bytes of dynamic shared memory; launch with that "
-            "--dynamic-shared-memory or recompile with "
-            "--dynamic-shared-memory=" +
-            std::to_string(bytes);
-    return false;
-  }
-  return true;
 }
 
 const char *nabla::runtime::launchFlagsHelp() {
@@ -220,19 +193,6 @@ std::string nabla::runtime::resolveTarget(const LaunchOptions &options) {
   return "vulkan";
 }
 
-std::unique_ptr<Device> nabla::runtime::openDevice(const std::string &target,
-                                                   int index,
-                                                   std::string &error) {
-  if (index < 0)
-    if (const char *env = std::getenv("NABLA_DEVICE"))
-      index = std::atoi(env);
-  Expected<std::unique_ptr<Device>> device = openDevice(target, index);
-  if (!device) {
-    error = device.takeError().message();
-    return nullptr;
-  }
-  return std::move(*device);
-}
 
 /// Byte size of a scalar MLIR type, or 0 if it is not a parameter scalar.
 static unsigned scalarSize(const std::string &type) {
@@ -471,9 +431,6 @@ int nabla::runtime::runKernel(
                 kernel->module + "' (the kernels were compiled for '" +
                 manifest.target + "', which the " + backend +
                 " back end cannot run)");
-  std::string invalid;
-  if (imageKind == "spv" && !validateSPIRV(*image, invalid))
-    return fail(kernel->module + ".spv: " + invalid);
   if (backend == "vulkan" && kernel->workgroupSize) {
     const std::vector<int64_t> &wg = *kernel->workgroupSize;
     Dim3 b = options.block;

@@ -1,15 +1,16 @@
-//===- InputFile.h - Read a tool's input: MLIR or LLVM IR -------*- C++ -*-===//
+//===- ImportLLVMIR.h - Read a tool's input: MLIR or LLVM IR ----*- C++ -*-===//
 //
 // Nabla's tools take MLIR (`.mlir`) and a frontend's LLVM IR (`.ll` text,
 // `.bc` bitcode). LLVM IR is parsed and verified by LLVM, given a location
 // per instruction (file:line:col of the `.ll` text, unless it carries its own
 // debug locations) and imported into the LLVM dialect in process, the same
-// as `mlir-translate --import-llvm`; `--nabla-raise-llvm` then raises it.
+// as `mlir-translate --import-llvm`; `--nabla-raise-llvm` (beside this, in
+// lib/Conversion/LLVMToNabla) then raises it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_SUPPORT_INPUTFILE_H
-#define NABLA_SUPPORT_INPUTFILE_H
+#ifndef NABLA_CONVERSION_LLVMTONABLA_IMPORTLLVMIR_H
+#define NABLA_CONVERSION_LLVMTONABLA_IMPORTLLVMIR_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -50,4 +51,4 @@ void registerLLVMIRImport(mlir::DialectRegistry &registry);
 
 } // namespace nabla
 
-#endif // NABLA_SUPPORT_INPUTFILE_H
+#endif // NABLA_CONVERSION_LLVMTONABLA_IMPORTLLVMIR_H

@@ -1,14 +1,15 @@
-//===- Launcher.h - The launch logic of nabla-run and nabla-launch -*- C++
-//-*-===//
+//===- LaunchCommandLine.h - The shared front end of the launchers -*- C++ -*-===//
 //
-// Command-line flags, argument loading and checking against the manifest,
-// device selection, the launch and the output files: everything nabla-run
-// and nabla-launch share. Exit status: 0 success, 1 error, 2 usage error.
+// Command-line flags, argument files and their checks against the manifest,
+// the launch (launchKernel, nabla/Runtime/KernelLaunch.h) and the output
+// files: everything nabla-run and nabla-launch share. Exit status: 0
+// success, 1 error, 2 usage error. Like the runtime it links no MLIR or
+// LLVM (nabla-launch is runtime-only).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NABLA_RUNTIME_LAUNCHER_H
-#define NABLA_RUNTIME_LAUNCHER_H
+#ifndef NABLA_TOOLS_COMMON_LAUNCHCOMMANDLINE_H
+#define NABLA_TOOLS_COMMON_LAUNCHCOMMANDLINE_H
 
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/KernelLaunch.h"
@@ -58,19 +59,8 @@ bool parseLaunchFlags(int argc, char **argv, LaunchOptions &options,
 /// The help text of the shared flags.
 const char *launchFlagsHelp();
 
-/// Checks a launch's dynamic shared memory (`bytes`, -1 when not given)
-/// against what `kernel` needs: a kernel using it needs a size, and one
-/// compiled with a size (SPIR-V) that size. False with `error` otherwise.
-bool checkDynamicSharedMemory(const KernelInfo &kernel, int64_t bytes,
-                              std::string &error);
-
 /// The back end to use: options.target, else $NABLA_TARGET, else "vulkan".
 std::string resolveTarget(const LaunchOptions &options);
-
-/// Opens the back end's device (index -1: $NABLA_DEVICE, else the preferred
-/// one); null with `error` if unavailable.
-std::unique_ptr<Device> openDevice(const std::string &target, int index,
-                                   std::string &error);
 
 /// Loads the arguments, launches `options.kernel` from `artifacts` (file name
 /// → bytes) described by `manifest`, and writes DIR/arg<k>.npy for every
@@ -81,4 +71,4 @@ int runKernel(Device &device, const Manifest &manifest,
 
 } // namespace nabla::runtime
 
-#endif // NABLA_RUNTIME_LAUNCHER_H
+#endif // NABLA_TOOLS_COMMON_LAUNCHCOMMANDLINE_H

@@ -1,4 +1,4 @@
-//===- InputFile.cpp - Read a tool's input: MLIR or LLVM IR ---------------===//
+//===- ImportLLVMIR.cpp - Read a tool's input: MLIR or LLVM IR ------------===//
 //
 // LLVM IR is read with LLVM's own parser (text, keeping each instruction's
 // position through an AsmParserContext) or bitcode reader, verified, and
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Support/InputFile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
