@@ -12,11 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/KernelLaunch.h"
-#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/SourceChecks.h"
 

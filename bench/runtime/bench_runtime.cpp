@@ -86,8 +86,10 @@ int main(int argc, char **argv) {
   std::memcpy(copyParams[2].scalar, &n, 8);
 
   LaunchSpec emptySpec{empty, {1, 1, 1}, {block, 1, 1}, &image, ext};
-  LaunchSpec copySpec{copy,          {uint32_t((n + block - 1) / block), 1, 1},
-                      {block, 1, 1}, &image,
+  LaunchSpec copySpec{copy,
+                      {uint32_t((n + block - 1) / block), 1, 1},
+                      {block, 1, 1},
+                      &image,
                       ext};
 
   volatile int sink = 0;

@@ -56,12 +56,12 @@ struct ScaledLoadForward
     Value tangent;
     if (Value shadow = emitter.shadow(load.getMemref())) {
       Value dm = memref::LoadOp::create(b, loc, shadow, index);
-      tangent = arith::MulFOp::create(b, loc, dm,
-                                      emitter.primal(load.getScale()));
+      tangent =
+          arith::MulFOp::create(b, loc, dm, emitter.primal(load.getScale()));
     }
     if (Value ds = emitter.tangent(load.getScale())) {
-      Value m = memref::LoadOp::create(
-          b, loc, emitter.primal(load.getMemref()), index);
+      Value m = memref::LoadOp::create(b, loc, emitter.primal(load.getMemref()),
+                                       index);
       Value term = arith::MulFOp::create(b, loc, m, ds);
       tangent = tangent ? arith::AddFOp::create(b, loc, tangent, term) : term;
     }
@@ -91,10 +91,9 @@ struct ScaledLoadReverse
         return failure();
     }
     if (emitter.isVaried(load.getScale())) {
-      Value m = memref::LoadOp::create(
-          b, loc, emitter.primal(load.getMemref()), index);
-      emitter.addAdjoint(load.getScale(),
-                         arith::MulFOp::create(b, loc, dr, m));
+      Value m = memref::LoadOp::create(b, loc, emitter.primal(load.getMemref()),
+                                       index);
+      emitter.addAdjoint(load.getScale(), arith::MulFOp::create(b, loc, dr, m));
     }
     return success();
   }

@@ -1,4 +1,5 @@
-//===- HostCodeStash.h - Where host code waits while kernels lower -*- C++ -*-===//
+//===- HostCodeStash.h - Where host code waits while kernels lower -*- C++
+//-*-===//
 //
 // The nested module nabla-set-aside-host-code puts host code in and
 // nabla-restore-host-code takes it back from. Private to lib/Host.

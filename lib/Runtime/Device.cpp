@@ -76,4 +76,3 @@ unsigned nabla::runtime::hostElementBytes(const std::string &type) {
 unsigned nabla::runtime::deviceElementBytes(const std::string &type) {
   return type == "index" ? 4 : hostElementBytes(type);
 }
-

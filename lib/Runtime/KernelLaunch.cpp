@@ -270,8 +270,8 @@ Error writePatches(LaunchResources &resources, void *module,
                          std::to_string(global->bytes) +
                          " bytes, the object has " +
                          std::to_string(bytes.size()));
-      if (Error e = device.copy(address(at), bytes.data(), bytes.size(),
-                                nullptr))
+      if (Error e =
+              device.copy(address(at), bytes.data(), bytes.size(), nullptr))
         return e;
       locations[i] = at;
       continue;
@@ -402,8 +402,8 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     // Every repeat starts from the host's inputs (the first upload, then
     // restores outside the timed interval).
     auto uploadStart = std::chrono::steady_clock::now();
-    if (Error e = repeat ? transferPatches(device, spec.patches,
-                                           patchLocations, /*toDevice=*/true)
+    if (Error e = repeat ? transferPatches(device, spec.patches, patchLocations,
+                                           /*toDevice=*/true)
                          : writePatches(resources, *module, spec.patches,
                                         patchLocations))
       return e;
@@ -416,8 +416,7 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
           copied = device.copy(address(pointers[k]), address(snapshots[k]),
                                params[k].device.bytes, nullptr);
       } else if (!params[k].buffer.data.empty()) {
-        copied = device.copy(address(pointers[k]),
-                             params[k].buffer.data.data(),
+        copied = device.copy(address(pointers[k]), params[k].buffer.data.data(),
                              params[k].buffer.data.size(), nullptr);
       }
       if (copied)
@@ -450,9 +449,9 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
   auto downloadStart = std::chrono::steady_clock::now();
   for (size_t k = 0; k < params.size(); ++k)
     if (abi[k].buffer && !inPlace(k) && !params[k].buffer.data.empty())
-      if (Error e = device.copy(params[k].buffer.data.data(),
-                                address(pointers[k]),
-                                params[k].buffer.data.size(), nullptr))
+      if (Error e =
+              device.copy(params[k].buffer.data.data(), address(pointers[k]),
+                          params[k].buffer.data.size(), nullptr))
         return e;
   if (Error e = transferPatches(device, spec.patches, patchLocations,
                                 /*toDevice=*/false))

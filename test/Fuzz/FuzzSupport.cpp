@@ -8,8 +8,8 @@
 #include "FuzzSupport.h"
 
 #include "TestDialect.h"
-#include "nabla/InitAll.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
+#include "nabla/InitAll.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/IR/DialectRegistry.h"

@@ -193,7 +193,6 @@ std::string nabla::runtime::resolveTarget(const LaunchOptions &options) {
   return "vulkan";
 }
 
-
 /// Byte size of a scalar MLIR type, or 0 if it is not a parameter scalar.
 static unsigned scalarSize(const std::string &type) {
   if (type == "i8")
@@ -390,6 +389,204 @@ static bool isConstantRecord(const Manifest &manifest, const std::string &key) {
   return false;
 }
 
+namespace {
+
+/// --reloc KEY=FILE.npy by record key.
+using RelocFiles = std::map<std::string, std::string>;
+
+/// The object of `kernel`'s module for `device`'s back end; "" or an error.
+std::string
+selectImage(const Device &device, const Manifest &manifest,
+            const KernelInfo &kernel,
+            const std::map<std::string, std::vector<uint8_t>> &artifacts,
+            const LaunchOptions &options, const std::vector<uint8_t> *&image,
+            std::string &imageKind) {
+  std::string backend = device.info().backend;
+  std::vector<std::string> wanted;
+  if (backend == "vulkan")
+    wanted = {"spv"};
+  else if (backend == "cuda")
+    wanted = {"cubin", "ptx"};
+  else
+    wanted = {"hsaco"};
+  for (const std::string &ext : wanted) {
+    auto it = artifacts.find(kernel.module + "." + ext);
+    if (it != artifacts.end()) {
+      image = &it->second;
+      imageKind = ext;
+      break;
+    }
+  }
+  if (!image)
+    return "no " + wanted.front() + " object for module '" + kernel.module +
+           "' (the kernels were compiled for '" + manifest.target +
+           "', which the " + backend + " back end cannot run)";
+  if (backend == "vulkan" && kernel.workgroupSize) {
+    const std::vector<int64_t> &wg = *kernel.workgroupSize;
+    Dim3 b = options.block;
+    if (wg.size() != 3 || wg[0] != b.x || wg[1] != b.y || wg[2] != b.z)
+      return "kernel '" + kernel.name + "' was compiled for workgroup size " +
+             std::to_string(wg.size() > 0 ? wg[0] : 0) + "," +
+             std::to_string(wg.size() > 1 ? wg[1] : 0) + "," +
+             std::to_string(wg.size() > 2 ? wg[2] : 0) +
+             "; launch with that --block or recompile with --block=" +
+             std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+             std::to_string(b.z);
+  }
+  std::string error;
+  if (!checkDynamicSharedMemory(kernel, options.dynamicSharedMemory, error))
+    return error;
+  return "";
+}
+
+/// Every --reloc must name a record these kernels receive at load time
+/// (patch or table).
+std::string collectRelocFiles(const Manifest &manifest,
+                              const LaunchOptions &options, RelocFiles &files) {
+  for (const std::string &reloc : options.relocs) {
+    std::string key = reloc.substr(0, reloc.find('='));
+    const RelocationInfo *record = nullptr;
+    for (const RelocationInfo &candidate : manifest.relocations)
+      if (candidate.key == key)
+        record = &candidate;
+    if (!record)
+      return "--reloc names '" + key +
+             "', which is not a relocation record of these kernels";
+    if (record->strategy != "patch" && record->strategy != "table")
+      return "--reloc names '" + key + "', which was compiled with the " +
+             record->strategy +
+             " strategy: its contents are fixed at compile time or resolved "
+             "by the frontend, not by the loader";
+    files[key] = reloc.substr(reloc.find('=') + 1);
+  }
+  return "";
+}
+
+/// One argument per parameter of the kernel's own; the table strategy's
+/// parameters come from --reloc.
+std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
+                       const RelocFiles &relocFiles,
+                       std::vector<HostParam> &params) {
+  size_t ownParams = 0;
+  for (const ParamInfo &param : kernel.params)
+    ownParams += param.relocKey.empty();
+  if (options.args.size() != ownParams)
+    return "kernel '" + kernel.name + "' takes " + std::to_string(ownParams) +
+           " arguments, got " + std::to_string(options.args.size());
+  params.assign(kernel.params.size(), HostParam());
+  size_t nextArg = 0;
+  std::string error;
+  for (size_t k = 0; k < params.size(); ++k) {
+    const ParamInfo &info = kernel.params[k];
+    params[k].info = &info;
+    if (!info.relocKey.empty()) {
+      auto file = relocFiles.find(info.relocKey);
+      if (file == relocFiles.end())
+        return "kernel '" + kernel.name + "' reads the relocated object '" +
+               info.relocKey + "': pass --reloc=" + info.relocKey + "=FILE.npy";
+      if (!loadBuffer(file->second, params[k], error))
+        return error;
+      continue;
+    }
+    const std::string &spec = options.args[nextArg++];
+    bool isScalarSpec = spec.find(':') != std::string::npos &&
+                        scalarSize(spec.substr(0, spec.find(':'))) != 0;
+    if (info.isBuffer) {
+      if (isScalarSpec)
+        return "parameter #" + std::to_string(k) + " is a buffer (" +
+               info.type + "), got the scalar '" + spec + "'";
+      if (!loadBuffer(spec, params[k], error))
+        return error;
+    } else {
+      if (!isScalarSpec)
+        return "parameter #" + std::to_string(k) + " is a scalar (" +
+               info.type + "), got '" + spec + "'";
+      if (!loadScalar(spec, params[k], error))
+        return error;
+    }
+  }
+  return "";
+}
+
+/// The objects of the patch records of `kernel`'s module (`objects` holds
+/// them; `patches` points into it).
+std::string loadPatches(const Manifest &manifest, const KernelInfo &kernel,
+                        const RelocFiles &relocFiles,
+                        std::vector<NpyArray> &objects,
+                        std::vector<PatchObject> &patches) {
+  std::vector<const RelocationInfo *> patched;
+  for (const RelocationInfo &record : manifest.relocations) {
+    if (record.module != kernel.module)
+      continue;
+    if (record.strategy == "defer")
+      return "relocation record '" + record.key +
+             "' was compiled with the defer strategy: the frontend resolves "
+             "@" +
+             record.symbol + " itself, so this loader cannot launch '" +
+             kernel.name + "'";
+    if (record.strategy == "patch")
+      patched.push_back(&record);
+  }
+  objects.assign(patched.size(), NpyArray());
+  for (size_t i = 0; i < patched.size(); ++i) {
+    const RelocationInfo &record = *patched[i];
+    auto file = relocFiles.find(record.key);
+    if (file == relocFiles.end())
+      return "module '" + kernel.module + "' reads the relocated object '" +
+             record.key + "': pass --reloc=" + record.key + "=FILE.npy";
+    std::string what =
+        "relocation record '" + record.key + "' (" + record.type + ")";
+    std::string error;
+    bool loaded = record.pointer ? readNpy(file->second, objects[i], error)
+                                 : loadArray(file->second, what, record.element,
+                                             record.shape, objects[i], error);
+    if (!loaded)
+      return error;
+    patches.push_back({record.key, record.symbol, record.pointer,
+                       record.constant, &objects[i]});
+  }
+  return "";
+}
+
+/// DIR/arg<k>.npy for every buffer, DIR/reloc-<key>.npy for every writable
+/// relocated object (printed too with --print).
+std::string writeOutputs(const Manifest &manifest, const LaunchOptions &options,
+                         const std::vector<PatchObject> &patches,
+                         std::vector<HostParam> &params) {
+  ::mkdir(options.outDir.c_str(), 0755);
+  std::string error;
+  auto writeObject = [&](const std::string &key, const NpyArray &object) {
+    return writeNpy(options.outDir + "/reloc-" + keyFileName(key) + ".npy",
+                    object, error);
+  };
+  for (const PatchObject &patch : patches)
+    if (!patch.constant && !writeObject(patch.key, *patch.object))
+      return error;
+  for (HostParam &param : params) {
+    if (!param.info->isBuffer)
+      continue;
+    if (!param.info->relocKey.empty()) {
+      if (!isConstantRecord(manifest, param.info->relocKey) &&
+          !writeObject(param.info->relocKey, param.buffer))
+        return error;
+      continue;
+    }
+    std::string path =
+        options.outDir + "/arg" + std::to_string(param.info->index) + ".npy";
+    if (!param.buffer.viewedDtype.empty()) {
+      param.buffer.dtype = param.buffer.viewedDtype;
+      param.buffer.shape = param.buffer.viewedShape;
+    }
+    if (!writeNpy(path, param.buffer, error))
+      return error;
+    if (options.print)
+      printBuffer(param.info->index, param.buffer);
+  }
+  return "";
+}
+
+} // namespace
+
 int nabla::runtime::runKernel(
     Device &device, const Manifest &manifest,
     const std::map<std::string, std::vector<uint8_t>> &artifacts,
@@ -406,206 +603,43 @@ int nabla::runtime::runKernel(
     return fail("unknown kernel '" + options.kernel + "' (kernels: " + names +
                 ")");
   }
-
-  // The object for this back end.
-  std::string backend = device.info().backend;
-  std::vector<std::string> wanted;
-  if (backend == "vulkan")
-    wanted = {"spv"};
-  else if (backend == "cuda")
-    wanted = {"cubin", "ptx"};
-  else
-    wanted = {"hsaco"};
-  const std::vector<uint8_t> *image = nullptr;
-  std::string imageKind;
-  for (const std::string &ext : wanted) {
-    auto it = artifacts.find(kernel->module + "." + ext);
-    if (it != artifacts.end()) {
-      image = &it->second;
-      imageKind = ext;
-      break;
-    }
-  }
-  if (!image)
-    return fail("no " + wanted.front() + " object for module '" +
-                kernel->module + "' (the kernels were compiled for '" +
-                manifest.target + "', which the " + backend +
-                " back end cannot run)");
-  if (backend == "vulkan" && kernel->workgroupSize) {
-    const std::vector<int64_t> &wg = *kernel->workgroupSize;
-    Dim3 b = options.block;
-    if (wg.size() != 3 || wg[0] != b.x || wg[1] != b.y || wg[2] != b.z)
-      return fail("kernel '" + kernel->name +
-                  "' was compiled for workgroup "
-                  "size " +
-                  std::to_string(wg.size() > 0 ? wg[0] : 0) + "," +
-                  std::to_string(wg.size() > 1 ? wg[1] : 0) + "," +
-                  std::to_string(wg.size() > 2 ? wg[2] : 0) +
-                  "; launch with that --block or recompile with --block=" +
-                  std::to_string(b.x) + "," + std::to_string(b.y) + "," +
-                  std::to_string(b.z));
-  }
-
-  std::string sharedError;
-  if (!checkDynamicSharedMemory(*kernel, options.dynamicSharedMemory,
-                                sharedError))
-    return fail(sharedError);
-
-  // Relocations: every --reloc must name a record these kernels receive at
-  // load time (patch or table); every such record must be given.
-  std::map<std::string, std::string> relocFiles;
-  for (const std::string &reloc : options.relocs) {
-    std::string key = reloc.substr(0, reloc.find('='));
-    const RelocationInfo *record = nullptr;
-    for (const RelocationInfo &candidate : manifest.relocations)
-      if (candidate.key == key)
-        record = &candidate;
-    if (!record)
-      return fail("--reloc names '" + key +
-                  "', which is not a relocation record of these kernels");
-    if (record->strategy != "patch" && record->strategy != "table")
-      return fail("--reloc names '" + key + "', which was compiled with the " +
-                  record->strategy +
-                  " strategy: its contents are fixed at compile time or "
-                  "resolved by the frontend, not by the loader");
-    relocFiles[key] = reloc.substr(reloc.find('=') + 1);
-  }
-  auto relocFile = [&](const std::string &key, std::string &path) {
-    auto it = relocFiles.find(key);
-    if (it == relocFiles.end())
-      return false;
-    path = it->second;
-    return true;
-  };
-
-  // Arguments: one per parameter of the kernel's own; the table strategy's
-  // parameters come from --reloc.
-  size_t ownParams = 0;
-  for (const ParamInfo &param : kernel->params)
-    ownParams += param.relocKey.empty();
-  if (options.args.size() != ownParams)
-    return fail("kernel '" + kernel->name + "' takes " +
-                std::to_string(ownParams) + " arguments, got " +
-                std::to_string(options.args.size()));
-  std::vector<HostParam> params(kernel->params.size());
-  size_t nextArg = 0;
-  for (size_t k = 0; k < params.size(); ++k) {
-    params[k].info = &kernel->params[k];
-    std::string error;
-    if (!kernel->params[k].relocKey.empty()) {
-      const std::string &key = kernel->params[k].relocKey;
-      std::string path;
-      if (!relocFile(key, path))
-        return fail("kernel '" + kernel->name +
-                    "' reads the relocated object '" + key +
-                    "': pass --reloc=" + key + "=FILE.npy");
-      if (!loadBuffer(path, params[k], error))
-        return fail(error);
-      continue;
-    }
-    const std::string &spec = options.args[nextArg++];
-    bool isScalarSpec = spec.find(':') != std::string::npos &&
-                        scalarSize(spec.substr(0, spec.find(':'))) != 0;
-    if (kernel->params[k].isBuffer) {
-      if (isScalarSpec)
-        return fail("parameter #" + std::to_string(k) + " is a buffer (" +
-                    kernel->params[k].type + "), got the scalar '" + spec +
-                    "'");
-      if (!loadBuffer(spec, params[k], error))
-        return fail(error);
-    } else {
-      if (!isScalarSpec)
-        return fail("parameter #" + std::to_string(k) + " is a scalar (" +
-                    kernel->params[k].type + "), got '" + spec + "'");
-      if (!loadScalar(spec, params[k], error))
-        return fail(error);
-    }
-  }
-
-  // Objects of the module's patch records.
-  std::vector<const RelocationInfo *> patched;
-  for (const RelocationInfo &record : manifest.relocations) {
-    if (record.module != kernel->module)
-      continue;
-    if (record.strategy == "defer")
-      return fail("relocation record '" + record.key +
-                  "' was compiled with the defer strategy: the frontend "
-                  "resolves @" +
-                  record.symbol + " itself, so this loader cannot launch '" +
-                  kernel->name + "'");
-    if (record.strategy == "patch")
-      patched.push_back(&record);
-  }
-  std::vector<NpyArray> patchObjects(patched.size());
-  std::vector<PatchObject> patches;
-  for (size_t i = 0; i < patched.size(); ++i) {
-    const RelocationInfo &record = *patched[i];
-    std::string path, error;
-    if (!relocFile(record.key, path))
-      return fail("module '" + kernel->module +
-                  "' reads the relocated object '" + record.key +
-                  "': pass --reloc=" + record.key + "=FILE.npy");
-    std::string what =
-        "relocation record '" + record.key + "' (" + record.type + ")";
-    bool loaded = record.pointer
-                      ? readNpy(path, patchObjects[i], error)
-                      : loadArray(path, what, record.element, record.shape,
-                                  patchObjects[i], error);
-    if (!loaded)
-      return fail(error);
-    patches.push_back({record.key, record.symbol, record.pointer,
-                       record.constant, &patchObjects[i]});
-  }
-
   LaunchSpec spec;
+  RelocFiles relocFiles;
+  std::vector<HostParam> params;
+  std::vector<NpyArray> patchObjects;
+  for (const std::string &problem :
+       {selectImage(device, manifest, *kernel, artifacts, options, spec.image,
+                    spec.imageKind),
+        collectRelocFiles(manifest, options, relocFiles)})
+    if (!problem.empty())
+      return fail(problem);
+  if (std::string problem = loadParams(*kernel, options, relocFiles, params);
+      !problem.empty())
+    return fail(problem);
+  if (std::string problem = loadPatches(manifest, *kernel, relocFiles,
+                                        patchObjects, spec.patches);
+      !problem.empty())
+    return fail(problem);
+
   spec.kernel = kernel;
   spec.grid = options.grid;
   spec.block = options.block;
   spec.dynamicSharedMemory =
       static_cast<uint32_t>(std::max<int64_t>(0, options.dynamicSharedMemory));
-  spec.image = image;
-  spec.imageKind = imageKind;
-  spec.patches = patches;
   spec.repeat = options.repeat;
   LaunchTiming timing;
   if (!options.timeFormat.empty())
     spec.timing = &timing;
-  std::string error;
   device.setTimeout(options.timeoutSeconds);
   auto launchStart = std::chrono::steady_clock::now();
   if (Error e = launchKernel(device, spec, params))
     return fail(e.message());
   timing.launchWallNs = elapsedNs(launchStart);
 
-  ::mkdir(options.outDir.c_str(), 0755);
-  // Writable relocated objects go to DIR/reloc-<key>.npy.
-  auto writeObject = [&](const std::string &key, const NpyArray &object) {
-    return writeNpy(options.outDir + "/reloc-" + keyFileName(key) + ".npy",
-                    object, error);
-  };
-  for (const PatchObject &patch : patches)
-    if (!patch.constant && !writeObject(patch.key, *patch.object))
-      return fail(error);
-  for (HostParam &param : params) {
-    if (!param.info->isBuffer)
-      continue;
-    if (!param.info->relocKey.empty()) {
-      if (!isConstantRecord(manifest, param.info->relocKey) &&
-          !writeObject(param.info->relocKey, param.buffer))
-        return fail(error);
-      continue;
-    }
-    std::string path =
-        options.outDir + "/arg" + std::to_string(param.info->index) + ".npy";
-    if (!param.buffer.viewedDtype.empty()) {
-      param.buffer.dtype = param.buffer.viewedDtype;
-      param.buffer.shape = param.buffer.viewedShape;
-    }
-    if (!writeNpy(path, param.buffer, error))
-      return fail(error);
-    if (options.print)
-      printBuffer(param.info->index, param.buffer);
-  }
+  if (std::string problem =
+          writeOutputs(manifest, options, spec.patches, params);
+      !problem.empty())
+    return fail(problem);
   if (!options.timeFormat.empty()) {
     TimingSubject subject{kernel->name, device.info().backend,
                           device.info().name};

@@ -1,4 +1,5 @@
-//===- LaunchCommandLine.h - The shared front end of the launchers -*- C++ -*-===//
+//===- LaunchCommandLine.h - The shared front end of the launchers -*- C++
+//-*-===//
 //
 // Command-line flags, argument files and their checks against the manifest,
 // the launch (launchKernel, nabla/Runtime/KernelLaunch.h) and the output

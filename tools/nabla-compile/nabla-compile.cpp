@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
-#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/ToolGuard.h"
 

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/Runtime/Files.h"
 #include "LaunchCommandLine.h"
+#include "nabla/Runtime/Files.h"
 
 #include <csignal>
 #include <cstring>

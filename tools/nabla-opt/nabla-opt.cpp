@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nabla/InitAll.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
+#include "nabla/InitAll.h"
 #include "nabla/Support/SourceChecks.h"
 #include "nabla/Support/ToolGuard.h"
 

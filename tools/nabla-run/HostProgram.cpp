@@ -16,10 +16,10 @@
 #include "HostProgram.h"
 #include "ProgramHeap.h"
 
+#include "LaunchCommandLine.h"
 #include "nabla/InitAll.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Runtime/Device.h"
-#include "LaunchCommandLine.h"
 #include "nabla/Support/SourceChecks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

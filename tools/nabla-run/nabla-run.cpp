@@ -16,13 +16,13 @@
 
 #include "HostProgram.h"
 
+#include "LaunchCommandLine.h"
 #include "nabla/Compile/Compile.h"
+#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/InitAll.h"
-#include "LaunchCommandLine.h"
 #include "nabla/Runtime/Npy.h"
-#include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/ToolGuard.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -1,4 +1,5 @@
-//===- Device.h - The device layer: one interface over every driver -*- C++ -*-===//
+//===- Device.h - The device layer: one interface over every driver -*- C++
+//-*-===//
 //
 // A Device is one GPU (or Mesa's lavapipe) behind a small set of objects, in
 // the shape of CUDA's driver API and IREE's HAL: modules and their kernels,
@@ -141,8 +142,8 @@ public:
                                            const std::string &symbol) = 0;
   /// Launches `function` with `count` flat LLVM arguments, each a pointer
   /// to the argument's value.
-  virtual Error launch(void *function, const LaunchConfig &config,
-                       void **args, size_t count) = 0;
+  virtual Error launch(void *function, const LaunchConfig &config, void **args,
+                       size_t count) = 0;
 
   virtual Expected<void *> createStream() = 0;
   virtual Error destroyStream(void *stream) = 0;

@@ -1,4 +1,5 @@
-//===- KernelLaunch.h - Launch one compiled kernel with host data -*- C++ -*-===//
+//===- KernelLaunch.h - Launch one compiled kernel with host data -*- C++
+//-*-===//
 //
 // The launch of nabla-run, nabla-launch and Python, written once on top of
 // the device layer (Device.h) for every driver: allocate device memory for

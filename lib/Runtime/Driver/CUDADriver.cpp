@@ -11,7 +11,6 @@
 
 #include "DriverCalls.h"
 
-
 using namespace nabla::runtime;
 
 namespace {
@@ -50,7 +49,9 @@ public:
       error = "no CUDA driver (libcuda.so.1 not found)";
       return false;
     }
-    auto get = [this](auto &fn, const char *symbol) { library.get(fn, symbol); };
+    auto get = [this](auto &fn, const char *symbol) {
+      library.get(fn, symbol);
+    };
     get(cuInit, "cuInit");
     get(cuDeviceGetCount, "cuDeviceGetCount");
     get(cuDeviceGet, "cuDeviceGet");

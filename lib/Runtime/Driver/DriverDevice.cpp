@@ -55,12 +55,10 @@ public:
     void *module = nullptr;
     if (Error e = check(driver().loadModule(&module, image.data),
                         "loading a GPU module"))
-      return std::move(e).withContext(info_.backend == "hip"
-                                          ? "was it compiled for " +
-                                                info_.chip +
-                                                "? (set NABLA_HIP_CHIP)"
-                                          : "was it compiled for " +
-                                                info_.chip + "?");
+      return std::move(e).withContext(
+          info_.backend == "hip"
+              ? "was it compiled for " + info_.chip + "? (set NABLA_HIP_CHIP)"
+              : "was it compiled for " + info_.chip + "?");
     return module;
   }
   Error unloadModule(void *module) override {
@@ -101,15 +99,15 @@ public:
         }
     Error launched = Error::success();
     if (config.kernelNs)
-      launched = check(d.recordEvent(events[0], config.stream),
-                       "recording an event");
+      launched =
+          check(d.recordEvent(events[0], config.stream), "recording an event");
     if (!launched)
       launched = check(d.launch(function, config.grid, config.block,
                                 config.sharedMemoryBytes, config.stream, args),
                        "launching a kernel");
     if (!launched && config.kernelNs) {
-      launched = check(d.recordEvent(events[1], config.stream),
-                       "recording an event");
+      launched =
+          check(d.recordEvent(events[1], config.stream), "recording an event");
       if (!launched)
         launched = synchronize(config.stream);
       float milliseconds = 0;
@@ -160,10 +158,9 @@ public:
     // Allocations are synchronous in the driver; the stream's earlier work
     // need not finish first.
     void *pointer = nullptr;
-    if (Error e = check(driver().allocate(&pointer, bytes ? bytes : 1,
-                                          hostShared),
-                        ("allocating " + std::to_string(bytes) + " bytes")
-                            .c_str()))
+    if (Error e =
+            check(driver().allocate(&pointer, bytes ? bytes : 1, hostShared),
+                  ("allocating " + std::to_string(bytes) + " bytes").c_str()))
       return std::move(e);
     return pointer;
   }
@@ -205,9 +202,9 @@ public:
     uint64_t start = 0;
     size_t size = 0;
     if (int r = d.pointerRange(pointer, &owner, &start, &size))
-      return makeError(d.describe(("cuPointerGetAttribute of " + what).c_str(),
-                                  r) +
-                       ": not CUDA memory");
+      return makeError(
+          d.describe(("cuPointerGetAttribute of " + what).c_str(), r) +
+          ": not CUDA memory");
     if (owner != d.ordinal())
       return makeError(what + " lives on CUDA device " + std::to_string(owner) +
                        ", the launch runs on device " +

@@ -14,7 +14,6 @@
 
 #include <cstdlib>
 
-
 using namespace nabla::runtime;
 
 namespace {
@@ -35,7 +34,9 @@ public:
       error = "no HIP runtime (libamdhip64.so not found)";
       return false;
     }
-    auto get = [this](auto &fn, const char *symbol) { library.get(fn, symbol); };
+    auto get = [this](auto &fn, const char *symbol) {
+      library.get(fn, symbol);
+    };
     get(hipInit, "hipInit");
     get(hipGetDeviceCount, "hipGetDeviceCount");
     get(hipSetDevice, "hipSetDevice");
@@ -106,8 +107,8 @@ public:
                 const char *name) override {
     return hipModuleGetGlobal(address, bytes, module, name);
   }
-  int launch(void *function, Dim3 grid, Dim3 block,
-             uint32_t sharedMemoryBytes, void *stream, void **params) override {
+  int launch(void *function, Dim3 grid, Dim3 block, uint32_t sharedMemoryBytes,
+             void *stream, void **params) override {
     return hipModuleLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
                                  block.y, block.z, sharedMemoryBytes, stream,
                                  params, nullptr);

@@ -161,7 +161,7 @@ std::string formatConversion(const std::string &format, size_t &at,
 } // namespace
 
 bool nabla::runtime::readHostObject(const void *data, size_t size,
-                                 HostObject &object, std::string &error) {
+                                    HostObject &object, std::string &error) {
   const auto *bytes = static_cast<const uint8_t *>(data);
   size_t first = 0;
   if (size >= nabla::runtime::kHostObjectHeaderBytes &&
@@ -199,7 +199,7 @@ bool nabla::runtime::readHostObject(const void *data, size_t size,
 
 std::string
 nabla::runtime::formatPrintfRecords(const uint32_t *words, uint32_t capacity,
-                                 const std::vector<std::string> &formats) {
+                                    const std::vector<std::string> &formats) {
   std::string out;
   uint32_t reserved = words[0];
   uint32_t end = std::min(reserved, capacity);

@@ -78,13 +78,14 @@ Error VulkanDevice::open(int index) {
   VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   poolInfo.queueFamilyIndex = vk->queueFamily;
-  if (Error e = check(vk->vkCreateCommandPool(vk->device, &poolInfo, nullptr,
-                                              &commandPool),
-                      "vkCreateCommandPool"))
+  if (Error e = check(
+          vk->vkCreateCommandPool(vk->device, &poolInfo, nullptr, &commandPool),
+          "vkCreateCommandPool"))
     return e;
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  if (Error e = check(vk->vkCreateFence(vk->device, &fenceInfo, nullptr, &fence),
-                      "vkCreateFence"))
+  if (Error e =
+          check(vk->vkCreateFence(vk->device, &fenceInfo, nullptr, &fence),
+                "vkCreateFence"))
     return e;
 
   const VkPhysicalDeviceLimits &limits = vk->properties.limits;
@@ -104,15 +105,15 @@ Error VulkanDevice::open(int index) {
                     "0, timestampComputeAndGraphics ") +
         (limits.timestampComputeAndGraphics ? "true" : "false") + ")";
   else if (!(limits.timestampPeriod > 0))
-    info_.timingProblem = "it reports timestampPeriod " +
-                          std::to_string(limits.timestampPeriod);
+    info_.timingProblem =
+        "it reports timestampPeriod " + std::to_string(limits.timestampPeriod);
   if (info_.timingProblem.empty()) {
     VkQueryPoolCreateInfo queryInfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
     queryInfo.queryCount = 2;
-    if (Error e = check(vk->vkCreateQueryPool(vk->device, &queryInfo, nullptr,
-                                              &timestamps),
-                        "vkCreateQueryPool"))
+    if (Error e = check(
+            vk->vkCreateQueryPool(vk->device, &queryInfo, nullptr, &timestamps),
+            "vkCreateQueryPool"))
       return e;
   }
   return Error::success();
@@ -135,9 +136,9 @@ Expected<void *> VulkanDevice::loadModule(const ModuleImage &image) {
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = module->object.words.size() * 4;
   info.pCode = module->object.words.data();
-  if (Error e = check(vk->vkCreateShaderModule(vk->device, &info, nullptr,
-                                               &module->shader),
-                      "vkCreateShaderModule"))
+  if (Error e = check(
+          vk->vkCreateShaderModule(vk->device, &info, nullptr, &module->shader),
+          "vkCreateShaderModule"))
     return std::move(e);
   Module *handle = module.get();
   modules[handle] = std::move(module);
@@ -226,9 +227,8 @@ Error VulkanDevice::prepare(Function &function) {
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   setInfo.bindingCount = bindings;
   setInfo.pBindings = layout.data();
-  if (Error e = check(vk->vkCreateDescriptorSetLayout(vk->device, &setInfo,
-                                                      nullptr,
-                                                      &function.setLayout),
+  if (Error e = check(vk->vkCreateDescriptorSetLayout(
+                          vk->device, &setInfo, nullptr, &function.setLayout),
                       "vkCreateDescriptorSetLayout"))
     return e;
   VkPipelineLayoutCreateInfo pipelineInfo{
@@ -294,8 +294,8 @@ Expected<void *> VulkanDevice::allocate(uint64_t bytes, void *, bool) {
   std::string error;
   if (!vk->createBuffer(allocation.bytes, allocation.buffer, allocation.memory,
                         error))
-    return makeError("allocating " + std::to_string(bytes) + " bytes: " +
-                     error);
+    return makeError("allocating " + std::to_string(bytes) +
+                     " bytes: " + error);
   void *mapped = nullptr;
   if (VkResult r = vk->vkMapMemory(vk->device, allocation.memory, 0,
                                    VK_WHOLE_SIZE, 0, &mapped)) {
@@ -334,8 +334,7 @@ Error VulkanDevice::fill(void *destination, uint32_t value, unsigned width,
   return Error::success();
 }
 
-Allocation *VulkanDevice::findAllocation(const uint8_t *start,
-                                         uint64_t bytes) {
+Allocation *VulkanDevice::findAllocation(const uint8_t *start, uint64_t bytes) {
   auto it = allocations.upper_bound(reinterpret_cast<uintptr_t>(start));
   if (it == allocations.begin())
     return nullptr;
@@ -355,8 +354,8 @@ Expected<StagingBuffer> VulkanDevice::createStaging(uint64_t bytes) {
     return makeError("staging a launch argument of " + std::to_string(bytes) +
                      " bytes: " + error);
   void *mapped = nullptr;
-  if (VkResult r = vk->vkMapMemory(vk->device, staging.memory, 0,
-                                   VK_WHOLE_SIZE, 0, &mapped)) {
+  if (VkResult r = vk->vkMapMemory(vk->device, staging.memory, 0, VK_WHOLE_SIZE,
+                                   0, &mapped)) {
     vk->vkDestroyBuffer(vk->device, staging.buffer, nullptr);
     vk->vkFreeMemory(vk->device, staging.memory, nullptr);
     return makeError(vkError("vkMapMemory", r));

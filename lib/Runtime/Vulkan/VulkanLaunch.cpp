@@ -25,8 +25,8 @@ std::string text(Dim3 size) {
 
 /// Copies a memref view's elements to (toDevice) or from a packed device
 /// buffer, converting index elements between 64 and 32 bits.
-Error transfer(const MemRefView &view, const std::string &type,
-               uint8_t *device, bool toDevice, const std::string &what) {
+Error transfer(const MemRefView &view, const std::string &type, uint8_t *device,
+               bool toDevice, const std::string &what) {
   int64_t total = view.count();
   if (total <= 0)
     return Error::success();
@@ -86,14 +86,14 @@ Error VulkanDevice::checkLaunchSize(const Function &function, Dim3 grid,
       block.y > limits.maxComputeWorkGroupSize[1] ||
       block.z > limits.maxComputeWorkGroupSize[2] ||
       block.product() > limits.maxComputeWorkGroupInvocations)
-    return makeError(
-        "kernel '" + function.name + "' launched with blocks of " +
-        text(block) + " threads, more than '" + vk->deviceName() +
-        "' allows (at most " +
-        std::to_string(limits.maxComputeWorkGroupInvocations) + " threads, " +
-        std::to_string(limits.maxComputeWorkGroupSize[0]) + "," +
-        std::to_string(limits.maxComputeWorkGroupSize[1]) + "," +
-        std::to_string(limits.maxComputeWorkGroupSize[2]) + ")");
+    return makeError("kernel '" + function.name + "' launched with blocks of " +
+                     text(block) + " threads, more than '" + vk->deviceName() +
+                     "' allows (at most " +
+                     std::to_string(limits.maxComputeWorkGroupInvocations) +
+                     " threads, " +
+                     std::to_string(limits.maxComputeWorkGroupSize[0]) + "," +
+                     std::to_string(limits.maxComputeWorkGroupSize[1]) + "," +
+                     std::to_string(limits.maxComputeWorkGroupSize[2]) + ")");
   if (grid.x > limits.maxComputeWorkGroupCount[0] ||
       grid.y > limits.maxComputeWorkGroupCount[1] ||
       grid.z > limits.maxComputeWorkGroupCount[2])
@@ -221,8 +221,7 @@ Error VulkanDevice::bindArguments(const Function &function, void **args,
   }
   // The printf buffer: a zero counter, then room for the records.
   if (function.prints) {
-    uint64_t bytes =
-        (uint64_t(function.module->object.printfCapacity) + 1) * 4;
+    uint64_t bytes = (uint64_t(function.module->object.printfCapacity) + 1) * 4;
     Expected<StagingBuffer *> staging = stage(bytes);
     if (!staging)
       return staging.takeError();
@@ -237,17 +236,16 @@ Error VulkanDevice::bindArguments(const Function &function, void **args,
 }
 
 Error VulkanDevice::dispatch(const Function &function, VkPipeline pipeline,
-                             VkDescriptorSet set, Dim3 grid,
-                             double *kernelNs) {
+                             VkDescriptorSet set, Dim3 grid, double *kernelNs) {
   VkCommandBufferAllocateInfo commandInfo{
       VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   commandInfo.commandPool = commandPool;
   commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   commandInfo.commandBufferCount = 1;
   VkCommandBuffer commands;
-  if (Error e = check(vk->vkAllocateCommandBuffers(vk->device, &commandInfo,
-                                                   &commands),
-                      "vkAllocateCommandBuffers"))
+  if (Error e = check(
+          vk->vkAllocateCommandBuffers(vk->device, &commandInfo, &commands),
+          "vkAllocateCommandBuffers"))
     return e;
   Cleanup cleanup;
   cleanup.add([this, commands] {
@@ -287,8 +285,8 @@ Error VulkanDevice::dispatch(const Function &function, VkPipeline pipeline,
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
-  if (Error e = check(vk->vkResetFences(vk->device, 1, &fence),
-                      "vkResetFences"))
+  if (Error e =
+          check(vk->vkResetFences(vk->device, 1, &fence), "vkResetFences"))
     return e;
   if (Error e = check(vk->vkQueueSubmit(vk->queue, 1, &submit, fence),
                       "vkQueueSubmit"))
@@ -343,8 +341,10 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
     expected += param.llvmArgumentCount();
   if (expected != count)
     return makeError("kernel '" + function->name + "' takes " +
-                     std::to_string(expected) + " LLVM arguments, the launch "
-                     "passed " + std::to_string(count));
+                     std::to_string(expected) +
+                     " LLVM arguments, the launch "
+                     "passed " +
+                     std::to_string(count));
   if (Error e = checkLaunchSize(*function, config.grid, config.block))
     return e;
   if (Error e = prepare(*function))
@@ -366,8 +366,8 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
   if (Error e = bindArguments(*function, args, bindings, staged))
     return e;
 
-  Expected<VkPipeline> pipeline = getPipeline(
-      *function, {config.block.x, config.block.y, config.block.z});
+  Expected<VkPipeline> pipeline =
+      getPipeline(*function, {config.block.x, config.block.y, config.block.z});
   if (!pipeline)
     return pipeline.takeError();
 
@@ -379,9 +379,9 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
   poolInfo.poolSizeCount = 1;
   poolInfo.pPoolSizes = &poolSize;
   VkDescriptorPool pool;
-  if (Error e = check(vk->vkCreateDescriptorPool(vk->device, &poolInfo,
-                                                 nullptr, &pool),
-                      "vkCreateDescriptorPool"))
+  if (Error e = check(
+          vk->vkCreateDescriptorPool(vk->device, &poolInfo, nullptr, &pool),
+          "vkCreateDescriptorPool"))
     return e;
   cleanup.add(
       [this, pool] { vk->vkDestroyDescriptorPool(vk->device, pool, nullptr); });
@@ -405,8 +405,8 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
   }
   vk->vkUpdateDescriptorSets(vk->device, writes.size(), writes.data(), 0,
                              nullptr);
-  if (Error e = dispatch(*function, *pipeline, set, config.grid,
-                         config.kernelNs))
+  if (Error e =
+          dispatch(*function, *pipeline, set, config.grid, config.kernelNs))
     return e;
 
   for (StagingBuffer &staging : staged)
@@ -425,4 +425,3 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
   }
   return checkValidation("the launch of kernel '" + function->name + "'");
 }
-

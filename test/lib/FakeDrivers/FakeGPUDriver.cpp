@@ -424,7 +424,7 @@ EXPORT int cuEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
   return fake().elapsed(milliseconds, start, stop);
 }
 EXPORT int cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
-                          void *stream) {
+                         void *stream) {
   if (reinterpret_cast<uintptr_t>(stream) > 2)
     return kInvalidValue;
   return fake().copyAny(reinterpret_cast<void *>(to),

@@ -1,4 +1,5 @@
-//===- DerivativeEmitters.h - What an op's derivative rule is given -*- C++ -*-===//
+//===- DerivativeEmitters.h - What an op's derivative rule is given -*- C++
+//-*-===//
 //
 // The emitters nabla-differentiate passes to the op interfaces of
 // NablaInterfaces.td (ForwardModeOpInterface, ReverseModeOpInterface): the

@@ -1,4 +1,5 @@
-//===- DerivativeRuleModels.h - Nabla's built-in derivative rules -*- C++ -*-===//
+//===- DerivativeRuleModels.h - Nabla's built-in derivative rules -*- C++
+//-*-===//
 //
 // Registers the external models through which the ops Nabla differentiates
 // get their derivatives (NablaInterfaces.td). nabla-differentiate adds them

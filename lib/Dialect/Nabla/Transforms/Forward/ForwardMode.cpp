@@ -13,8 +13,8 @@
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
 #include "GPUDerivatives.h"
-#include "RecordShadows.h"
 #include "Implementations/EmitterHooks.h"
+#include "RecordShadows.h"
 
 #include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"

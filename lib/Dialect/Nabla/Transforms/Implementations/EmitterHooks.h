@@ -1,4 +1,5 @@
-//===- EmitterHooks.h - Nabla's own op rules' access to its emitters -*- C++ -*-===//
+//===- EmitterHooks.h - Nabla's own op rules' access to its emitters -*- C++
+//-*-===//
 //
 // The external models of Implementations/ are written against the public
 // emitter API (nabla/Dialect/Nabla/IR/DerivativeEmitters.h), like a
@@ -35,10 +36,11 @@ namespace hooks {
 //--- Forward mode (ForwardMode.cpp) --------------------------------------//
 
 /// A call with a custom forward rule (found by the rule finder).
-mlir::LogicalResult forwardCall(ForwardEmitter &emitter, mlir::func::CallOp call);
+mlir::LogicalResult forwardCall(ForwardEmitter &emitter,
+                                mlir::func::CallOp call);
 /// Defers a float min/max atomic's tangent to the block's next barrier.
-void deferMinMaxTangent(ForwardEmitter &emitter, mlir::memref::AtomicRMWOp atomic,
-                        mlir::Value shadow);
+void deferMinMaxTangent(ForwardEmitter &emitter,
+                        mlir::memref::AtomicRMWOp atomic, mlir::Value shadow);
 /// After a barrier of `block`: the tangents of its deferred min/max atomics.
 void emitMinMaxTangents(ForwardEmitter &emitter, mlir::Block *block,
                         mlir::Location loc);
@@ -49,14 +51,17 @@ mlir::Value recordShadow(ForwardEmitter &emitter, reloc::GetGlobalOp get);
 
 mlir::LogicalResult forwardSweepIf(ReverseEmitter &emitter, mlir::scf::IfOp op);
 mlir::LogicalResult reverseSweepIf(ReverseEmitter &emitter, mlir::scf::IfOp op);
-mlir::LogicalResult forwardSweepFor(ReverseEmitter &emitter, mlir::scf::ForOp op);
-mlir::LogicalResult reverseSweepFor(ReverseEmitter &emitter, mlir::scf::ForOp op);
+mlir::LogicalResult forwardSweepFor(ReverseEmitter &emitter,
+                                    mlir::scf::ForOp op);
+mlir::LogicalResult reverseSweepFor(ReverseEmitter &emitter,
+                                    mlir::scf::ForOp op);
 mlir::LogicalResult forwardSweepWhile(ReverseEmitter &emitter,
                                       mlir::scf::WhileOp op);
 mlir::LogicalResult reverseSweepWhile(ReverseEmitter &emitter,
                                       mlir::scf::WhileOp op);
 /// A call with a custom reverse rule.
-mlir::LogicalResult reverseCall(ReverseEmitter &emitter, mlir::func::CallOp call);
+mlir::LogicalResult reverseCall(ReverseEmitter &emitter,
+                                mlir::func::CallOp call);
 /// The shadow of a private allocation, where the reverse sweep reaches it.
 mlir::LogicalResult allocaShadow(ReverseEmitter &emitter,
                                  mlir::memref::AllocaOp alloca);

@@ -5,9 +5,9 @@
 //
 //   op                  forward mode                 reverse sweep
 //   load x = M[i]       dx = S[i]                    S[i] += dx (GPU-correct)
-//   store M[i] = v      S[i] = dv                    dv += S[i]; S[i] = 0 (one writer)
-//   atomic addf M[i]    atomic S[i] += dv            dv += S[i]
-//   atomic max/min      after the barrier, the       the atomic that stored the
+//   store M[i] = v      S[i] = dv                    dv += S[i]; S[i] = 0 (one
+//   writer) atomic addf M[i]    atomic S[i] += dv            dv += S[i] atomic
+//   max/min      after the barrier, the       the atomic that stored the
 //                       winner writes its tangent    final value takes S[i]
 //   alloca              a zeroed shadow allocation   (forward sweep) likewise
 //
@@ -39,10 +39,10 @@ struct LoadForward
     emitter.clonePrimal(op);
     if (Value sh = emitter.shadow(load.getMemRef()))
       if (emitter.isVaried(load.getResult()))
-        emitter.setTangent(load.getResult(),
-                           memref::LoadOp::create(
-                               emitter.builder(), load.getLoc(), sh,
-                               emitter.primals(load.getIndices())));
+        emitter.setTangent(
+            load.getResult(),
+            memref::LoadOp::create(emitter.builder(), load.getLoc(), sh,
+                                   emitter.primals(load.getIndices())));
     return success();
   }
 };
@@ -95,9 +95,8 @@ struct StoreReverse
     // zero it (deterministic mode also discards the writer's pending
     // contributions through the read).
     if (!emitter.isVaried(store.getValue()) && !emitter.isDeterministic()) {
-      memref::StoreOp::create(b, loc,
-                              createZero(b, loc, store.getValue().getType()),
-                              sh, indices);
+      memref::StoreOp::create(
+          b, loc, createZero(b, loc, store.getValue().getType()), sh, indices);
       return success();
     }
     FailureOr<Value> d = emitter.takeStoredAdjoint(op, sh, indices);
@@ -149,11 +148,10 @@ struct AtomicReverse
     if (atomic.getKind() != arith::AtomicRMWKind::addf)
       return emitter.unsupported(op);
     if (emitter.isVaried(atomic.getValue()))
-      emitter.addAdjoint(atomic.getValue(),
-                         emitter.readShadow(atomic.getLoc(), atomic.getMemref(),
-                                            sh,
-                                            emitter.primals(
-                                                atomic.getIndices())));
+      emitter.addAdjoint(
+          atomic.getValue(),
+          emitter.readShadow(atomic.getLoc(), atomic.getMemref(), sh,
+                             emitter.primals(atomic.getIndices())));
     return success();
   }
 };

@@ -90,7 +90,6 @@ struct IfForward
     mapResultsWithTangents(emitter, op, newIf, withTangent);
     return success();
   }
-
 };
 
 struct IfReverse
@@ -139,7 +138,6 @@ struct ForForward
     mapResultsWithTangents(emitter, op, loop, withTangent);
     return success();
   }
-
 };
 
 struct ForReverse
@@ -206,9 +204,8 @@ struct WhileForward
       for (unsigned i : passedTangents)
         operands.push_back(emitter.tangentOrZero(passed[i], loc));
       if (condition)
-        scf::ConditionOp::create(b, loc,
-                                 emitter.primal(condition.getCondition()),
-                                 operands);
+        scf::ConditionOp::create(
+            b, loc, emitter.primal(condition.getCondition()), operands);
       else
         scf::YieldOp::create(b, loc, operands);
       return success();
@@ -223,7 +220,6 @@ struct WhileForward
     mapResultsWithTangents(emitter, op, loop, afterTangents);
     return success();
   }
-
 };
 
 struct WhileReverse

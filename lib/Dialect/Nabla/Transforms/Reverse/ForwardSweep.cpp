@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReverseEmitter.h"
 #include "Implementations/EmitterHooks.h"
+#include "ReverseEmitter.h"
 
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 

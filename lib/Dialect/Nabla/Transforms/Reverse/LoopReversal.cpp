@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReverseEmitter.h"
 #include "Implementations/EmitterHooks.h"
+#include "ReverseEmitter.h"
 
 #include "GPUDerivatives.h"
 

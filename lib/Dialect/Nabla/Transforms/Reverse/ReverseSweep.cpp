@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReverseEmitter.h"
 #include "Implementations/EmitterHooks.h"
+#include "ReverseEmitter.h"
 
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
@@ -119,7 +119,8 @@ LogicalResult nabla::hooks::reverseMinMaxAtomic(ReverseEmitter &emitter,
 // written to workgroup shadows before it are read by other threads after.
 void nabla::hooks::replayBarrier(ReverseEmitter &emitter, Location loc) {
   auto &vjp = static_cast<VJPEmitter &>(emitter);
-  vjp.replayedBarriers.push_back(gpu::BarrierOp::create(emitter.builder(), loc));
+  vjp.replayedBarriers.push_back(
+      gpu::BarrierOp::create(emitter.builder(), loc));
 }
 
 /// r = atomic max(v, M[i]): the location's final value F came from the
