@@ -137,11 +137,14 @@ def inverse_derivative(x):
 
 
 def test_inverse_functions_and_erfc(tmp_path):
+    # Its own generator: the draws, and so the finite-difference check, do
+    # not depend on which tests ran before.
+    rng = np.random.default_rng(11)
     n = 256
-    x = RNG.uniform(-0.8, 0.8, n).astype(np.float32)
+    x = rng.uniform(-0.8, 0.8, n).astype(np.float32)
     d = x.astype(np.float64)
-    w = RNG.standard_normal(n).astype(np.float32)
-    v = RNG.standard_normal(n).astype(np.float32)
+    w = rng.standard_normal(n).astype(np.float32)
+    v = rng.standard_normal(n).astype(np.float32)
     y = np.zeros(n, np.float32)
 
     def primal(X, tag):
@@ -169,7 +172,10 @@ def test_inverse_functions_and_erfc(tmp_path):
     plus = primal((d + eps * v).astype(np.float32), "plus")
     minus = primal((d - eps * v).astype(np.float32), "minus")
     fd = np.dot((plus - minus) / (2 * eps), w)
-    assert np.isclose(fd, rhs, rtol=1e-4), (fd, rhs)
+    # The error of each f32 difference scales with its own term, not with
+    # the sum (whose terms of both signs may cancel): bound it by the terms.
+    scale = np.sum(np.abs(v.astype(np.float64) * rev[1]))
+    assert abs(fd - rhs) <= 1e-4 * scale, (fd, rhs, scale)
 
 
 def coverage_partials(x, z):
