@@ -242,8 +242,29 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
   return success();
 }
 
-LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
-                                                 AdjointScope &outer) {
+LogicalResult CheckpointStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
+  return emitter.forwardCheckpointedFor(op);
+}
+
+LogicalResult CheckpointStrategy::reverse(VJPEmitter &emitter, scf::ForOp op,
+                                          AdjointScope &outer) {
+  return emitter.reverseCheckpointedFor(op, *this, outer);
+}
+
+LogicalResult VJPEmitter::forwardCheckpointedFor(scf::ForOp op) {
+  // The primal loop as is (or, when recomputing an enclosing loop, without
+  // its writes to memory from outside that loop).
+  Operation *clone =
+      recomputeRoot ? cloneRecomputed(op, fwd) : b.clone(*op, fwd);
+  for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+    defined(src, dst);
+  return success();
+}
+
+LogicalResult
+VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
+                                   const CheckpointStrategy &strategy,
+                                   AdjointScope &outer) {
   Location loc = op.getLoc();
   Value lb = fwd.lookup(op.getLowerBound());
   Value step = fwd.lookup(op.getStep());
@@ -284,7 +305,7 @@ LogicalResult VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
     Value d = outer.get(op.getResult(i));
     adjoints.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
   }
-  return reverseCheckpointed(loop, loopPlans[op].snapshots, adjoints,
+  return reverseCheckpointed(loop, strategy.snapshots, adjoints,
                              usedFromOutside(op), outer);
 }
 
@@ -308,10 +329,10 @@ SmallVector<Value> VJPEmitter::cloneBody(Block &block, IRMapping &mapping) {
 }
 
 LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
-  FailureOr<LoopPlan> plan = planLoop(op);
-  if (failed(plan))
+  std::unique_ptr<LoopStrategy> strategy = planLoop(op);
+  if (!strategy)
     return failure();
-  loopPlans[op] = *plan;
+  loopPlans[op] = std::move(strategy);
   // The primal while again, counting the executions of its after region.
   Location loc = op.getLoc();
   SmallVector<Value> inits = mapped(op.getInits());
@@ -451,6 +472,7 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
   for (unsigned i : loop.carried)
     adjoints.push_back(
         createZero(b, loc, op.getBeforeArguments()[i].getType()));
-  return reverseCheckpointed(loop, loopPlans[op].snapshots, adjoints, outside,
-                             outer);
+  return reverseCheckpointed(loop,
+                             cast<CheckpointStrategy>(*loopPlans[op]).snapshots,
+                             adjoints, outside, outer);
 }

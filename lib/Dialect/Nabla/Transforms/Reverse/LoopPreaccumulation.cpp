@@ -32,7 +32,19 @@ using namespace nabla;
 /// tangents cost more than a tape or checkpoints.
 static constexpr unsigned kMaxPreaccumulated = 8;
 
-bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
+LogicalResult PreaccumulationStrategy::forward(VJPEmitter &emitter,
+                                               scf::ForOp op) {
+  return emitter.forwardPreaccumulatedFor(op, *this);
+}
+
+LogicalResult PreaccumulationStrategy::reverse(VJPEmitter &emitter,
+                                               scf::ForOp op,
+                                               AdjointScope &outer) {
+  return emitter.reversePreaccumulatedFor(op, *this, outer);
+}
+
+bool VJPEmitter::canPreaccumulate(scf::ForOp op,
+                                  PreaccumulationStrategy &plan) {
   // Outside every other loop of the function: the Jacobian's slots need no
   // per-iteration copies, and no enclosing reversal recomputes this loop.
   for (Operation *parent = op->getParentOp(); parent;
@@ -102,8 +114,9 @@ bool VJPEmitter::canPreaccumulate(scf::ForOp op, LoopPlan &plan) {
   return true;
 }
 
-LogicalResult VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
-                                                   LoopPlan &plan) {
+LogicalResult
+VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
+                                     PreaccumulationStrategy &plan) {
   Location loc = op.getLoc();
   unsigned k = plan.state.size(), columns = plan.inputs.size();
   Type floatType = op.getRegionIterArgs()[plan.state.front()].getType();
@@ -191,10 +204,9 @@ LogicalResult VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
   return success();
 }
 
-LogicalResult VJPEmitter::reversePreaccumulatedFor(scf::ForOp op,
-                                                   AdjointScope &outer) {
+LogicalResult VJPEmitter::reversePreaccumulatedFor(
+    scf::ForOp op, const PreaccumulationStrategy &plan, AdjointScope &outer) {
   Location loc = op.getLoc();
-  const LoopPlan &plan = loopPlans[op];
   unsigned k = plan.state.size(), columns = plan.inputs.size();
   Type floatType = op.getRegionIterArgs()[plan.state.front()].getType();
   SmallVector<Value> adjoints;

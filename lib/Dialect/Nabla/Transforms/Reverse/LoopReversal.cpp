@@ -1,12 +1,16 @@
 //===- LoopReversal.cpp - Choosing how each loop is reversed --------------===//
 //
-// Every loop on an active path is reversed by one of two strategies, chosen
-// per loop by a small cost model and reported with remarks=true:
+// Every loop on an active path is reversed by one of three strategies
+// (LoopStrategies.h), chosen per loop by a small cost model and reported with
+// remarks=true:
 //
 //  - Tape (LoopTape.cpp): the values each iteration defines go to per-thread
 //    slots. Needs a static bound on the trip count: constant bounds, or the
 //    hint `nabla.max_trip_count` (checked at run time). Chosen when the tape
 //    fits `tape-budget` bytes per thread, or when checkpointing is impossible.
+//  - Preaccumulation (LoopPreaccumulation.cpp): a loop with no static bound
+//    whose state is a few scalars updated by pure float ops carries its
+//    Jacobian forward instead of being recomputed.
 //  - Checkpoint (LoopCheckpointing.cpp): binomial checkpointing (revolve)
 //    with K snapshots of the loop state; iterations are recomputed from the
 //    snapshots. Needs the loop's reads to be repeatable: memory it reads must
@@ -282,43 +286,50 @@ static LogicalResult checkConvergentTripCount(Operation *loop) {
   return diag;
 }
 
-void VJPEmitter::remarkPlan(Operation *loop, const LoopPlan &plan,
-                            int64_t bytes) {
-  if (!remarks)
-    return;
-  if (plan.strategy == LoopStrategy::Preaccumulate)
-    loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
-                          "forward mode ("
-                       << plan.state.size() << " state x " << plan.inputs.size()
-                       << " columns): " << bytes << " bytes per thread";
-  else if (plan.strategy == LoopStrategy::Tape)
-    loop->emitRemark() << "loop reversed with a tape of " << plan.bound
-                       << (plan.hinted ? " (nabla.max_trip_count)" : "")
-                       << " slots per enclosing iteration: " << bytes
-                       << " bytes per thread";
-  else
-    loop->emitRemark() << "loop reversed by binomial checkpointing with "
-                       << plan.snapshots << " snapshots: " << bytes
-                       << " bytes per thread";
+LoopStrategy::~LoopStrategy() = default;
+
+void PreaccumulationStrategy::remark(Operation *loop, int64_t bytes) const {
+  loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
+                        "forward mode ("
+                     << state.size() << " state x " << inputs.size()
+                     << " columns): " << bytes << " bytes per thread";
 }
 
-FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
+void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
+  loop->emitRemark() << "loop reversed with a tape of " << bound
+                     << (hinted ? " (nabla.max_trip_count)" : "")
+                     << " slots per enclosing iteration: " << bytes
+                     << " bytes per thread";
+}
+
+void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
+  loop->emitRemark() << "loop reversed by binomial checkpointing with "
+                     << snapshots << " snapshots: " << bytes
+                     << " bytes per thread";
+}
+
+std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   if (failed(checkConvergentTripCount(loop)))
-    return failure();
+    return nullptr;
+  auto chosen = [&](std::unique_ptr<LoopStrategy> strategy, int64_t bytes) {
+    if (remarks)
+      strategy->remark(loop, bytes);
+    return strategy;
+  };
   // The hints' values and places are checked by the nabla dialect's
   // attribute verifier.
-  LoopPlan plan;
-  plan.snapshots = loopOptions.checkpoints;
+  int64_t snapshots = loopOptions.checkpoints;
   if (auto k = loop->getAttrOfType<IntegerAttr>(kCheckpointsAttrName))
-    plan.snapshots = k.getInt();
+    snapshots = k.getInt();
   std::optional<int64_t> bound;
+  bool hinted = false;
   auto forOp = dyn_cast<scf::ForOp>(loop);
   if (forOp) {
     bound = staticTripCount(forOp);
     if (!bound)
       if (auto hint = loop->getAttrOfType<IntegerAttr>(kMaxTripCountAttrName)) {
         bound = hint.getInt();
-        plan.hinted = true;
+        hinted = true;
       }
   }
   // A while has no count to size slots by: a loop holding one recomputes it.
@@ -336,17 +347,20 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
   // few scalars updated by pure float ops, carries its Jacobian instead (no
   // recomputation; explicit nabla.checkpoints keeps checkpointing).
   if (forOp && !bound && !loop->hasAttr(kCheckpointsAttrName) &&
-      !recomputeRoot && canPreaccumulate(forOp, plan)) {
-    plan.strategy = LoopStrategy::Preaccumulate;
-    Type type = forOp.getRegionIterArgs()[plan.state.front()].getType();
-    remarkPlan(loop, plan,
-               privateSlotBytes(type) * plan.state.size() * plan.inputs.size());
-    return plan;
+      !recomputeRoot) {
+    auto plan = std::make_unique<PreaccumulationStrategy>();
+    if (canPreaccumulate(forOp, *plan)) {
+      Type type = forOp.getRegionIterArgs()[plan->state.front()].getType();
+      int64_t bytes =
+          privateSlotBytes(type) * plan->state.size() * plan->inputs.size();
+      return chosen(std::move(plan), bytes);
+    }
   }
   if (bound && !holdsWhile) {
-    collectTaped(forOp, plan.taped, plan.recomputed);
+    auto tape = std::make_unique<TapeStrategy>();
+    collectTaped(forOp, tape->taped, tape->recomputed);
     int64_t perSlot = 0;
-    for (Value v : plan.taped)
+    for (Value v : tape->taped)
       perSlot += privateSlotBytes(v.getType());
     int64_t enclosing =
         forwardIterations.empty() ? 1 : forwardIterations.back().second;
@@ -355,10 +369,9 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
         llvm::MulOverflow(slots, perSlot, bytes))
       bytes = std::numeric_limits<int64_t>::max();
     if (obstacle || bytes <= loopOptions.tapeBudget) {
-      plan.strategy = LoopStrategy::Tape;
-      plan.bound = *bound;
-      remarkPlan(loop, plan, bytes);
-      return plan;
+      tape->bound = *bound;
+      tape->hinted = hinted;
+      return chosen(std::move(tape), bytes);
     }
   }
   if (obstacle) {
@@ -373,37 +386,23 @@ FailureOr<VJPEmitter::LoopPlan> VJPEmitter::planLoop(Operation *loop) {
                         << kMaxTripCountAttrName
                         << " = N on the loop (a per-thread tape of N slots, "
                            "checked when the kernel runs)";
-    return failure();
+    return nullptr;
   }
-  plan.strategy = LoopStrategy::Checkpoint;
-  remarkPlan(loop, plan, stateBytes * plan.snapshots);
-  return plan;
+  return chosen(std::make_unique<CheckpointStrategy>(snapshots),
+                stateBytes * snapshots);
 }
 
 LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {
-  FailureOr<LoopPlan> plan = planLoop(op);
-  if (failed(plan))
+  std::unique_ptr<LoopStrategy> strategy = planLoop(op);
+  if (!strategy)
     return failure();
-  loopPlans[op] = *plan;
-  if (plan->strategy == LoopStrategy::Tape)
-    return forwardTapedFor(op, *plan);
-  if (plan->strategy == LoopStrategy::Preaccumulate)
-    return forwardPreaccumulatedFor(op, loopPlans[op]);
-  // Checkpointed: the primal loop as is (or, when recomputing an enclosing
-  // loop, without its writes to memory from outside that loop).
-  Operation *clone =
-      recomputeRoot ? cloneRecomputed(op, fwd) : b.clone(*op, fwd);
-  for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
-    defined(src, dst);
-  return success();
+  LoopStrategy &chosen = *strategy;
+  loopPlans[op] = std::move(strategy);
+  return chosen.forward(*this, op);
 }
 
 LogicalResult VJPEmitter::reverseFor(scf::ForOp op, AdjointScope &outer) {
-  if (loopPlans.lookup(op).strategy == LoopStrategy::Tape)
-    return reverseTapedFor(op, outer);
-  if (loopPlans.lookup(op).strategy == LoopStrategy::Preaccumulate)
-    return reversePreaccumulatedFor(op, outer);
-  return reverseCheckpointedFor(op, outer);
+  return loopPlans[op]->reverse(*this, op, outer);
 }
 
 LogicalResult nabla::hooks::reverseSweepFor(ReverseEmitter &emitter,

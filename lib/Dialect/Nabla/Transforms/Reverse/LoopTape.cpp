@@ -201,7 +201,16 @@ void VJPEmitter::collectTaped(scf::ForOp op, SmallVector<Value> &taped,
   }
 }
 
-LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, const LoopPlan &plan) {
+LogicalResult TapeStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
+  return emitter.forwardTapedFor(op, *this);
+}
+
+LogicalResult TapeStrategy::reverse(VJPEmitter &emitter, scf::ForOp op,
+                                    AdjointScope &outer) {
+  return emitter.reverseTapedFor(op, *this, outer);
+}
+
+LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
   Location loc = op.getLoc();
   // scf.if and loops in the body are fine: the forward if yields everything
   // its branches define, and those results are taped like any body value.
@@ -221,22 +230,18 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, const LoopPlan &plan) {
   Value lb = fwd.lookup(op.getLowerBound());
   Value ub = fwd.lookup(op.getUpperBound());
   Value step = fwd.lookup(op.getStep());
-  LoopTape &tape = loopTapes[op];
-  tape = LoopTape();
-  tape.bound = plan.bound;
-  tape.hinted = plan.hinted;
+  tape.tapes.clear();
   // A nested loop's tape has a slot per iteration of every enclosing taped
   // loop (of the innermost local sweep).
   int64_t enclosing =
       forwardIterations.empty() ? 1 : forwardIterations.back().second;
-  int64_t slots = plan.bound * enclosing;
-  tape.recomputed = plan.recomputed;
+  int64_t slots = tape.bound * enclosing;
   {
     // Tapes live at function entry so that the reverse sweep, which runs
     // after every region of the forward sweep has closed, can read them.
     OpBuilder::InsertionGuard tapeGuard(b);
     b.setInsertionPointToStart(entry);
-    for (Value v : plan.taped) {
+    for (Value v : tape.taped) {
       Value memref = createPrivateSlots(b, loc, v.getType(), slots);
       if (!memref)
         return op->emitOpError("defines a value of type ")
@@ -258,7 +263,7 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, const LoopPlan &plan) {
   // This iteration's tape slot, linearized over the enclosing loops.
   Value local = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb), step);
-  Value iteration = linearize(loc, forwardIterations, local, plan.bound);
+  Value iteration = linearize(loc, forwardIterations, local, tape.bound);
   forwardIterations.push_back({iteration, slots});
   // Body values are taped, not cached by enclosing regions.
   branchScopes.emplace_back();
@@ -271,10 +276,10 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, const LoopPlan &plan) {
     // With a hint, iterations past it have no slot: they are not stored
     // (the reverse sweep detects them from the trip count).
     OpBuilder::InsertionGuard store(b);
-    if (plan.hinted) {
+    if (tape.hinted) {
       Value fits = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ult, local,
-          arith::ConstantIndexOp::create(b, loc, plan.bound));
+          arith::ConstantIndexOp::create(b, loc, tape.bound));
       auto guarded = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
       b.setInsertionPointToStart(guarded.thenBlock());
     }
@@ -300,9 +305,10 @@ static Value poisonIf(OpBuilder &b, Location loc, Value poison, Value value) {
   return arith::SelectOp::create(b, loc, poison, nan, value);
 }
 
-LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op, AdjointScope &outer) {
+LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op,
+                                          const TapeStrategy &tape,
+                                          AdjointScope &outer) {
   Location loc = op.getLoc();
-  LoopTape &tape = loopTapes[op];
   SmallVector<unsigned> carried;
   for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
     if (act.isVaried(arg))

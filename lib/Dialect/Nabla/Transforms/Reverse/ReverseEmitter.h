@@ -15,6 +15,7 @@
 #include "ActivityAnalysis.h"
 #include "DerivativeRules.h"
 #include "GPUDerivatives.h"
+#include "LoopStrategies.h"
 #include "RecordShadows.h"
 #include "ReverseMode.h"
 
@@ -158,38 +159,13 @@ public:
 
   LoopReversalOptions loopOptions;
 
-  /// How a loop is reversed. Tape: the values each iteration defines are
-  /// stored in per-thread slots (a static trip-count bound is needed).
-  /// Checkpoint: binomial checkpointing of the loop state; iterations are
-  /// recomputed from snapshots, with writes to memory from outside the loop
-  /// skipped (the reads it recomputes are checked to be stable).
-  /// Preaccumulate: the forward loop also carries the Jacobian of its state
-  /// (forward mode); the reverse sweep applies its transpose
-  /// (LoopPreaccumulation.cpp).
-  enum class LoopStrategy { Tape, Checkpoint, Preaccumulate };
-  struct LoopPlan {
-    LoopStrategy strategy = LoopStrategy::Tape;
-    int64_t bound = -1;    // Tape: slots per iteration of the enclosing loops
-    bool hinted = false;   // Tape: `bound` is nabla.max_trip_count
-    int64_t snapshots = 0; // Checkpoint
-    /// Tape: the values stored per iteration and the ops recomputed instead
-    /// (collectTaped).
-    SmallVector<Value> taped;
-    SmallVector<Operation *> recomputed;
-    /// Preaccumulate: the positions of the differentiated iter_args (the
-    /// state) and the Jacobian's columns: the distinct differentiated values
-    /// from outside the loop the state depends on (its inits, what the body
-    /// reads).
-    SmallVector<unsigned> state;
-    SmallVector<Value> inputs;
-    /// Preaccumulate: the Jacobian's slots (function entry), state-major.
-    Value jacobian;
-  };
-  DenseMap<Operation *, LoopPlan> loopPlans;
+  /// How each loop is reversed (LoopStrategies.h).
+  DenseMap<Operation *, std::unique_ptr<LoopStrategy>> loopPlans;
 
-  /// Chooses (once) how `loop` (scf.for or scf.while) is reversed; a loop
-  /// that no strategy can reverse is a located error.
-  FailureOr<LoopPlan> planLoop(Operation *loop);
+  /// Chooses (once) how `loop` (scf.for or scf.while) is reversed, and
+  /// remarks on it (remarks=true); a loop that no strategy can reverse is a
+  /// located error (null).
+  std::unique_ptr<LoopStrategy> planLoop(Operation *loop);
 
   /// The first op inside `loop` whose recomputation from the loop state
   /// would differ from the primal (a read of memory the loop or later code
@@ -214,20 +190,6 @@ public:
   /// Clones `op` with `mapping`, recursively skipping what recomputation
   /// skips; returns null when `op` itself is skipped.
   Operation *cloneRecomputed(Operation *op, IRMapping &mapping);
-
-  /// Per-loop tapes: every value the loop body defines (iteration's induction
-  /// variable, iter_args and results of body ops), one slot per iteration.
-  struct LoopTape {
-    /// Slots per iteration of the enclosing loops: the static trip count or
-    /// the hint.
-    int64_t bound = -1;
-    bool hinted = false;
-    SmallVector<std::pair<Value, Value>> tapes; // src value → tape memref
-    /// Body ops the reverse loop repeats instead of taping their results
-    /// (pure ops, loads of buffers the function never writes), in order.
-    SmallVector<Operation *> recomputed;
-  };
-  DenseMap<Operation *, LoopTape> loopTapes;
 
   /// The values a taped loop stores per iteration and the ops its reverse
   /// recomputes instead.
@@ -255,37 +217,48 @@ public:
   /// max(0, ceildiv(ub - lb, step)) for a positive step.
   Value emitTripCount(Location loc, Value lb, Value ub, Value step);
 
-  /// The forward sweep of an scf.for: per its plan, taped or cloned as is.
+  /// The forward sweep of an scf.for: per its strategy.
   LogicalResult forwardFor(scf::ForOp op);
+
+  /// The forward sweep of a checkpointed scf.for: the primal loop as is
+  /// (without its writes to memory from outside an enclosing loop being
+  /// recomputed).
+  LogicalResult forwardCheckpointedFor(scf::ForOp op);
 
   /// Clones an scf.for and records, per iteration, every value its body
   /// defines into per-thread tapes for the reverse sweep.
-  LogicalResult forwardTapedFor(scf::ForOp op, const LoopPlan &plan);
+  LogicalResult forwardTapedFor(scf::ForOp op, TapeStrategy &tape);
 
-  /// The reverse of an scf.for, per its plan.
+  /// The reverse of an scf.for, per its strategy.
   LogicalResult reverseFor(scf::ForOp op, AdjointScope &outer);
 
   /// The reverse of a taped scf.for: iterations in reverse order, each
   /// reloading its values from the tapes.
-  LogicalResult reverseTapedFor(scf::ForOp op, AdjointScope &outer);
+  LogicalResult reverseTapedFor(scf::ForOp op, const TapeStrategy &tape,
+                                AdjointScope &outer);
 
   /// The reverse of a checkpointed scf.for.
-  LogicalResult reverseCheckpointedFor(scf::ForOp op, AdjointScope &outer);
+  LogicalResult reverseCheckpointedFor(scf::ForOp op,
+                                       const CheckpointStrategy &strategy,
+                                       AdjointScope &outer);
 
   /// True if `op`'s Jacobian can be preaccumulated (filling the plan's state
   /// and columns): outside every other loop, a body of ops without regions
   /// whose differentiated results are scalars of one float type computed by
   /// memory-free ops with rules, no access to differentiated memory, and a
   /// Jacobian of at most kMaxPreaccumulated entries.
-  bool canPreaccumulate(scf::ForOp op, LoopPlan &plan);
+  bool canPreaccumulate(scf::ForOp op, PreaccumulationStrategy &plan);
 
   /// The forward loop carrying its state's tangents along every column;
   /// stores the final Jacobian into slots for the reverse sweep.
-  LogicalResult forwardPreaccumulatedFor(scf::ForOp op, LoopPlan &plan);
+  LogicalResult forwardPreaccumulatedFor(scf::ForOp op,
+                                         PreaccumulationStrategy &plan);
 
   /// The reverse of a preaccumulated scf.for: the transposed Jacobian times
   /// the results' adjoints, added to the inits' and the inputs' adjoints.
-  LogicalResult reversePreaccumulatedFor(scf::ForOp op, AdjointScope &outer);
+  LogicalResult reversePreaccumulatedFor(scf::ForOp op,
+                                         const PreaccumulationStrategy &plan,
+                                         AdjointScope &outer);
 
   /// Keys standing for the iteration count of each forward while: the count
   /// is not a value of the callee, but mapping it like one lets enclosing
@@ -343,8 +316,6 @@ public:
   LogicalResult inLocalSweep(Operation *loop,
                              llvm::function_ref<LogicalResult()> emit);
 
-  /// Reports `loop`'s plan with its private bytes per thread (remarks=true).
-  void remarkPlan(Operation *loop, const LoopPlan &plan, int64_t bytes);
 
   //--- Reverse sweep -------------------------------------------------------//
 

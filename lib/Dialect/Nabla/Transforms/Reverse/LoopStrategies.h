@@ -1,0 +1,129 @@
+//===- LoopStrategies.h - How one loop is reversed -------------*- C++ -*-===//
+//
+// Reverse mode reverses each loop on an active path with one strategy,
+// chosen once by VJPEmitter::planLoop (LoopReversal.cpp). Each strategy is a
+// class that owns what it needs between the forward and the reverse sweep;
+// the emission itself is in the strategy's file:
+//
+//  - TapeStrategy (LoopTape.cpp): the values each iteration defines go to
+//    per-thread slots; needs a static bound on the trip count.
+//  - CheckpointStrategy (LoopCheckpointing.cpp): binomial checkpointing of
+//    the loop state; iterations are recomputed from snapshots.
+//  - PreaccumulationStrategy (LoopPreaccumulation.cpp): the forward loop
+//    carries the Jacobian of its state; the reverse applies its transpose.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Value.h"
+#include "llvm/Support/Casting.h"
+
+namespace nabla {
+
+class VJPEmitter;
+struct AdjointScope;
+
+class LoopStrategy {
+public:
+  enum class Kind { Tape, Checkpoint, Preaccumulation };
+
+  virtual ~LoopStrategy();
+  Kind getKind() const { return kind; }
+
+  /// The forward sweep of `op` (an scf.for).
+  virtual mlir::LogicalResult forward(VJPEmitter &emitter,
+                                      mlir::scf::ForOp op) = 0;
+  /// The reverse sweep of `op`: the adjoints of its results in `outer` go
+  /// to its inits and to the values from outside it uses.
+  virtual mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                                      AdjointScope &outer) = 0;
+  /// The remark reporting the choice with its private bytes per thread.
+  virtual void remark(mlir::Operation *loop, int64_t bytes) const = 0;
+
+protected:
+  explicit LoopStrategy(Kind kind) : kind(kind) {}
+
+private:
+  Kind kind;
+};
+
+/// Every value the body defines (the induction variable, iter_args, results
+/// of body ops) stored per iteration in a per-thread tape.
+class TapeStrategy final : public LoopStrategy {
+public:
+  TapeStrategy() : LoopStrategy(Kind::Tape) {}
+  static bool classof(const LoopStrategy *s) {
+    return s->getKind() == Kind::Tape;
+  }
+
+  mlir::LogicalResult forward(VJPEmitter &emitter,
+                              mlir::scf::ForOp op) override;
+  mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                              AdjointScope &outer) override;
+  void remark(mlir::Operation *loop, int64_t bytes) const override;
+
+  /// Slots per iteration of the enclosing loops: the static trip count or
+  /// the hint.
+  int64_t bound = -1;
+  /// `bound` is `nabla.max_trip_count` (checked when the kernel runs).
+  bool hinted = false;
+  /// The values stored per iteration, and the body ops the reverse loop
+  /// repeats instead (pure ops, loads of buffers the function never
+  /// writes), in order (collectTaped).
+  llvm::SmallVector<mlir::Value> taped;
+  llvm::SmallVector<mlir::Operation *> recomputed;
+  /// Src value → its tape (filled by the forward sweep).
+  llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> tapes;
+};
+
+/// Binomial checkpointing (revolve) of the loop state with `snapshots`
+/// snapshots; iterations are recomputed with writes to memory from outside
+/// the loop skipped (the reads it recomputes are checked to be stable).
+/// Also the strategy of every scf.while.
+class CheckpointStrategy final : public LoopStrategy {
+public:
+  explicit CheckpointStrategy(int64_t snapshots)
+      : LoopStrategy(Kind::Checkpoint), snapshots(snapshots) {}
+  static bool classof(const LoopStrategy *s) {
+    return s->getKind() == Kind::Checkpoint;
+  }
+
+  mlir::LogicalResult forward(VJPEmitter &emitter,
+                              mlir::scf::ForOp op) override;
+  mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                              AdjointScope &outer) override;
+  void remark(mlir::Operation *loop, int64_t bytes) const override;
+
+  int64_t snapshots;
+};
+
+/// The forward loop also carries the Jacobian of its state (forward mode
+/// along each column); the reverse sweep applies its transpose.
+class PreaccumulationStrategy final : public LoopStrategy {
+public:
+  PreaccumulationStrategy() : LoopStrategy(Kind::Preaccumulation) {}
+  static bool classof(const LoopStrategy *s) {
+    return s->getKind() == Kind::Preaccumulation;
+  }
+
+  mlir::LogicalResult forward(VJPEmitter &emitter,
+                              mlir::scf::ForOp op) override;
+  mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                              AdjointScope &outer) override;
+  void remark(mlir::Operation *loop, int64_t bytes) const override;
+
+  /// The positions of the differentiated iter_args (the state) and the
+  /// Jacobian's columns: the distinct differentiated values from outside the
+  /// loop the state depends on (its inits, what the body reads).
+  llvm::SmallVector<unsigned> state;
+  llvm::SmallVector<mlir::Value> inputs;
+  /// The Jacobian's slots (function entry), state-major.
+  mlir::Value jacobian;
+};
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H

@@ -1,0 +1,106 @@
+// Loops reversed by binomial checkpointing (LoopCheckpointing.cpp): the
+// snapshots' slots and the remark with the private bytes per thread, a
+// per-loop snapshot budget, elements updated in place promoted to
+// loop-carried values first, and a body reading differentiated memory (no
+// preaccumulation). Tapes: differentiate-loops-tape.mlir; Jacobians:
+// differentiate-loops-preaccumulate.mlir; the tape budget:
+// differentiate-loops-budget.mlir.
+// RUN: nabla-opt %s -split-input-file --nabla-differentiate=remarks=true -verify-diagnostics | FileCheck %s
+
+// A trip count from a parameter, checkpoints asked for: 8 snapshots of the
+// state (an f32) and its position (8 bytes): 96 bytes per thread, static.
+// (Without the attribute this loop is preaccumulated: @preaccumulated.)
+// CHECK-LABEL: func.func private @__nabla_vjp_dynamic_ac_a
+// CHECK-DAG: memref.alloca() : memref<8x2xi32>
+// CHECK-DAG: memref.alloca() : memref<8xi32>
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK-NOT: memref.alloca
+// CHECK: return
+func.func @dynamic(%x: f32, %m: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  } {nabla.checkpoints = 8 : i64}
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @dynamic(%x, %m, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+// A per-loop snapshot budget.
+// CHECK-LABEL: func.func private @__nabla_vjp_budgeted_ac_a
+// CHECK-DAG: memref.alloca() : memref<3x2xi32>
+// CHECK-DAG: memref.alloca() : memref<3xi32>
+func.func @budgeted(%x: f32, %m: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 3 snapshots: 36 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %x) -> (f32) {
+    %s = math.sin %a : f32
+    scf.yield %s : f32
+  } {nabla.checkpoints = 3 : i64}
+  return %r : f32
+}
+func.func @g(%x: f32, %m: index, %s: f32) -> f32 {
+  %d:2 = nabla.autodiff @budgeted(%x, %m, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
+
+// -----
+// An element updated in place every iteration becomes a loop-carried value
+// (loaded before the loop, stored after it, both only if it runs), so the
+// dynamic loop can be checkpointed.
+// CHECK-LABEL: func.func private @__nabla_vjp_inplace_dc
+// CHECK: %[[RUNS:.*]] = arith.cmpi slt
+// CHECK: scf.if %[[RUNS]] -> (f32
+// CHECK: memref.load
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: memref.load
+// CHECK: scf.yield
+// CHECK: scf.if %[[RUNS]] {
+// CHECK-NEXT: memref.store
+func.func @inplace(%A: memref<?xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  scf.for %k = %c0 to %m step %c1 {
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%c0] : memref<?xf32>
+    %s = math.sin %a : f32
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
+    memref.store %s, %A[%c0] : memref<?xf32>
+  } {nabla.checkpoints = 8 : i64}
+  return
+}
+func.func @g(%A: memref<?xf32>, %dA: memref<?xf32>, %m: index) {
+  nabla.autodiff @inplace(%A, %dA, %m) {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}
+
+// -----
+// A body reading differentiated memory (its adjoint needs every iteration's
+// index) is not preaccumulated: checkpointed as before.
+// CHECK-LABEL: func.func private @__nabla_vjp_reads_memory_dcc
+// CHECK: scf.while
+func.func @reads_memory(%X: memref<?xf32>, %m: index, %init: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots: 96 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%a = %init) -> (f32) {
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %v = memref.load %X[%k] : memref<?xf32>
+    %s = arith.addf %a, %v : f32
+    scf.yield %s : f32
+  }
+  return %r : f32
+}
+func.func @g(%X: memref<?xf32>, %dX: memref<?xf32>, %m: index, %init: f32, %s: f32) {
+  nabla.autodiff @reads_memory(%X, %dX, %m, %init, %s) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (memref<?xf32>, memref<?xf32>, index, f32, f32) -> ()
+  return
+}
