@@ -234,3 +234,52 @@ def test_dynamic_shared_memory_is_a_launch_parameter(tmp_path, api):
     assert r.returncode == 1
     assert "uses dynamic shared memory" in r.stderr
 
+
+
+# A host program: device memory, copies both ways, a kernel launch on the
+# program's stream, freeing. The fake's kernel adds 1 to its first buffer.
+HOST_PROGRAM = """
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %host = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %k = arith.index_cast %i : index to i32
+    %v = arith.sitofp %k : i32 to f32
+    memref.store %v, %host[%i] : memref<4xf32>
+  }
+  %device = gpu.alloc () : memref<4xf32>
+  gpu.memcpy %device, %host : memref<4xf32>, memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %device[%tx] : memref<4xf32>
+    %w = arith.mulf %v, %v : f32
+    memref.store %w, %device[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.memcpy %host, %device : memref<4xf32>, memref<4xf32>
+  gpu.dealloc %device : memref<4xf32>
+  %cast = memref.cast %host : memref<4xf32> to memref<*xf32>
+  call @printMemrefF32(%cast) : (memref<*xf32>) -> ()
+  memref.dealloc %host : memref<4xf32>
+  return
+}
+func.func private @printMemrefF32(memref<*xf32>)
+"""
+
+
+@pytest.mark.parametrize("api", ["cuda", "hip"])
+def test_host_program_through_libnabla_mgpu(tmp_path, api):
+    """nabla-run --entry on CUDA/HIP: the mgpu* calls of a host program reach
+    the driver through libnabla_mgpu's shim and the one CUDA/HIP Device
+    (module load, allocation, unified-addressing copies, a launch on the
+    program's stream, synchronization, freeing), with nothing leaked."""
+    if api == "cuda" and not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("no ptxas: the NVVM pipeline assembles a cubin")
+    program = tmp_path / "program.mlir"
+    program.write_text(HOST_PROGRAM)
+    r = run([os.path.join(BIN, "nabla-run"), program, "--entry=main",
+             f"--target={api}"], api)
+    # 0..3 copied in, the fake kernel's +1, copied back.
+    assert "[1,  2,  3,  4]" in r.stdout, r.stdout

@@ -19,7 +19,8 @@
 // For tests of device memory passed in place (CuPy arrays), the CUDA fake
 // also answers pointer attributes (ordinal 0, the allocation's range),
 // copies device to device, accepts the legacy and per-thread default stream
-// handles (1, 2) in cuStreamQuery, and counts the bytes every kind of copy
+// handles (1, 2) and streams the program created (all one queue, whose
+// leaks are reported too), and counts the bytes every kind of copy
 // moved (nablaFakeCopiedBytes, not part of any real API). Copies under
 // unified addressing (cuMemcpyAsync, hipMemcpyAsync with hipMemcpyDefault)
 // take their direction from which side lies in an allocation.
@@ -58,20 +59,47 @@ struct FakeDevice {
   std::map<uintptr_t, size_t> allocations;
   std::set<Module *> modules;
   std::set<Event *> events;
+  /// Streams the program created (work on them is ordered with the default
+  /// stream's: one queue).
+  std::set<uintptr_t> streams;
+  uintptr_t lastStream = 16;
   uint64_t clockNs = 0;
   bool pendingWork = false;
   /// Bytes copied host to device, device to host, device to device.
   uint64_t copied[3] = {0, 0, 0};
 
   ~FakeDevice() {
-    size_t leaks = allocations.size() + modules.size() + events.size();
+    size_t leaks = allocations.size() + modules.size() + events.size() +
+                   streams.size();
     if (!leaks)
       return;
     std::fprintf(stderr,
                  "fake GPU driver: leaked %zu allocations, %zu modules, %zu "
-                 "events\n",
-                 allocations.size(), modules.size(), events.size());
+                 "events, %zu streams\n",
+                 allocations.size(), modules.size(), events.size(),
+                 streams.size());
     _exit(1);
+  }
+
+  /// Null, the legacy and per-thread default streams (1, 2) and created
+  /// streams.
+  bool validStream(void *stream) {
+    uintptr_t handle = reinterpret_cast<uintptr_t>(stream);
+    std::lock_guard<std::mutex> lock(mutex);
+    return handle <= 2 || streams.count(handle);
+  }
+
+  int createStream(void **stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    streams.insert(++lastStream);
+    *stream = reinterpret_cast<void *>(lastStream);
+    return kSuccess;
+  }
+
+  int destroyStream(void *stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return streams.erase(reinterpret_cast<uintptr_t>(stream)) ? kSuccess
+                                                                : kInvalidValue;
   }
 
   /// True if [address, address + bytes) lies in one allocation.
@@ -208,7 +236,7 @@ struct FakeDevice {
 
   int record(Event *event, void *stream) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!events.count(event) || stream)
+    if (!events.count(event))
       return kInvalidValue;
     event->recorded = true;
     event->time = clockNs;
@@ -401,15 +429,14 @@ EXPORT int cuLaunchKernel(Function *function, unsigned gx, unsigned gy,
                           unsigned gz, unsigned bx, unsigned by, unsigned bz,
                           unsigned sharedBytes, void *stream, void **params,
                           void **) {
-  if (stream)
+  if (!fake().validStream(stream))
     return kInvalidValue;
   logLaunch(sharedBytes);
   return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int cuStreamQuery(void *stream) {
-  // Null, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD: the one fake stream.
-  uintptr_t handle = reinterpret_cast<uintptr_t>(stream);
-  return handle > 2 ? kInvalidValue : fake().query();
+  // Every stream is the one fake queue.
+  return fake().validStream(stream) ? fake().query() : kInvalidValue;
 }
 EXPORT int cuEventCreate(Event **event, unsigned) {
   return fake().createEvent(event);
@@ -418,6 +445,8 @@ EXPORT int cuEventDestroy_v2(Event *event) {
   return fake().destroyEvent(event);
 }
 EXPORT int cuEventRecord(Event *event, void *stream) {
+  if (!fake().validStream(stream))
+    return kInvalidValue;
   return fake().record(event, stream);
 }
 EXPORT int cuEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
@@ -425,7 +454,7 @@ EXPORT int cuEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
 }
 EXPORT int cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
                          void *stream) {
-  if (reinterpret_cast<uintptr_t>(stream) > 2)
+  if (!fake().validStream(stream))
     return kInvalidValue;
   return fake().copyAny(reinterpret_cast<void *>(to),
                         reinterpret_cast<const void *>(from), bytes);
@@ -443,11 +472,14 @@ EXPORT int cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
 }
 EXPORT int cuMemHostRegister_v2(void *, size_t, unsigned) { return kSuccess; }
 EXPORT int cuMemHostUnregister(void *) { return kSuccess; }
-// One stream: the default one (creating others is refused).
-EXPORT int cuStreamCreate(void **, unsigned) { return kInvalidValue; }
-EXPORT int cuStreamDestroy_v2(void *) { return kInvalidValue; }
+EXPORT int cuStreamCreate(void **stream, unsigned) {
+  return fake().createStream(stream);
+}
+EXPORT int cuStreamDestroy_v2(void *stream) {
+  return fake().destroyStream(stream);
+}
 EXPORT int cuStreamWaitEvent(void *stream, Event *event, unsigned) {
-  return stream ? kInvalidValue : fake().queryEvent(event);
+  return fake().validStream(stream) ? fake().queryEvent(event) : kInvalidValue;
 }
 EXPORT int cuEventQuery(Event *event) { return fake().queryEvent(event); }
 EXPORT int cuGetErrorString(int result, const char **text) {
@@ -496,17 +528,19 @@ EXPORT int hipModuleLaunchKernel(Function *function, unsigned gx, unsigned gy,
                                  unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz, unsigned sharedBytes,
                                  void *stream, void **params, void **) {
-  if (stream)
+  if (!fake().validStream(stream))
     return kInvalidValue;
   logLaunch(sharedBytes);
   return fake().launch(function, uint64_t(gx) * gy * gz * bx * by * bz, params);
 }
 EXPORT int hipStreamQuery(void *stream) {
-  return stream ? kInvalidValue : fake().query();
+  return fake().validStream(stream) ? fake().query() : kInvalidValue;
 }
 EXPORT int hipEventCreate(Event **event) { return fake().createEvent(event); }
 EXPORT int hipEventDestroy(Event *event) { return fake().destroyEvent(event); }
 EXPORT int hipEventRecord(Event *event, void *stream) {
+  if (!fake().validStream(stream))
+    return kInvalidValue;
   return fake().record(event, stream);
 }
 EXPORT int hipEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
@@ -514,7 +548,7 @@ EXPORT int hipEventElapsedTime(float *milliseconds, Event *start, Event *stop) {
 }
 EXPORT int hipMemcpyAsync(void *to, const void *from, size_t bytes, int kind,
                           void *stream) {
-  if (stream || kind != 4) // hipMemcpyDefault
+  if (!fake().validStream(stream) || kind != 4) // hipMemcpyDefault
     return kInvalidValue;
   return fake().copyAny(to, from, bytes);
 }
@@ -530,10 +564,14 @@ EXPORT int hipMallocManaged(void **pointer, size_t bytes, unsigned) {
 }
 EXPORT int hipHostRegister(void *, size_t, unsigned) { return kSuccess; }
 EXPORT int hipHostUnregister(void *) { return kSuccess; }
-EXPORT int hipStreamCreate(void **) { return kInvalidValue; }
-EXPORT int hipStreamDestroy(void *) { return kInvalidValue; }
+EXPORT int hipStreamCreate(void **stream) {
+  return fake().createStream(stream);
+}
+EXPORT int hipStreamDestroy(void *stream) {
+  return fake().destroyStream(stream);
+}
 EXPORT int hipStreamWaitEvent(void *stream, Event *event, unsigned) {
-  return stream ? kInvalidValue : fake().queryEvent(event);
+  return fake().validStream(stream) ? fake().queryEvent(event) : kInvalidValue;
 }
 EXPORT int hipEventCreateWithFlags(Event **event, unsigned) {
   return fake().createEvent(event);
