@@ -27,6 +27,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -120,8 +123,35 @@ static llvm::json::Array describeLLVMArguments(TypeRange params) {
   return arguments;
 }
 
-/// The SPIR-V binding list (spirv/metal) of a kernel.
-static llvm::json::Array describeBindings(TypeRange params) {
+/// True if `function` or a function it calls (the pipelines inline them)
+/// prints (gpu.printf).
+static bool printsTransitively(FunctionOpInterface function) {
+  SmallVector<Operation *> work{function};
+  DenseSet<Operation *> seen{function};
+  SymbolTableCollection symbols;
+  while (!work.empty()) {
+    Operation *current = work.pop_back_val();
+    bool prints = false;
+    current->walk([&](Operation *op) {
+      if (isa<gpu::PrintfOp>(op)) {
+        prints = true;
+        return WalkResult::interrupt();
+      }
+      if (auto call = dyn_cast<CallOpInterface>(op))
+        if (Operation *callee = call.resolveCallableInTable(&symbols))
+          if (seen.insert(callee).second)
+            work.push_back(callee);
+      return WalkResult::advance();
+    });
+    if (prints)
+      return true;
+  }
+  return false;
+}
+
+/// The SPIR-V binding list (spirv/metal) of a kernel; a kernel that prints
+/// (gpu.printf, lowered to a buffer for Vulkan) has the printf buffer last.
+static llvm::json::Array describeBindings(TypeRange params, bool prints) {
   llvm::json::Array bindings;
   SmallVector<std::pair<unsigned, int64_t>> sizes;
   for (auto [index, type] : llvm::enumerate(params)) {
@@ -152,6 +182,9 @@ static llvm::json::Array describeBindings(TypeRange params) {
                                           {"kind", "size"},
                                           {"dim", dim},
                                           {"type", "i32"}});
+  if (prints)
+    bindings.push_back(llvm::json::Object{
+        {"set", 0}, {"binding", next++}, {"kind", "printf"}, {"type", "i32"}});
   return bindings;
 }
 
@@ -204,8 +237,9 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
       entry["dynamic_shared_memory"] = isSPIRVFamily(options.target)
                                            ? options.dynamicSharedMemory
                                            : int64_t(-1);
+    bool prints = printsTransitively(kernel);
     if (isSPIRVFamily(options.target))
-      entry["bindings"] = describeBindings(params);
+      entry["bindings"] = describeBindings(params, prints);
     else
       entry["arguments"] = describeLLVMArguments(params);
     kernels.push_back(std::move(entry));
@@ -372,11 +406,25 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
 
-  llvm::json::Object modules;
+  llvm::json::Object modules, printf;
   for (auto binary : module.getOps<gpu::BinaryOp>()) {
     llvm::json::Array files;
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
+      // The formats and capacity of a SPIR-V module's printf buffer, for the
+      // loader that prints its records.
+      if (DictionaryAttr properties = object.getProperties())
+        if (auto info = properties.getAs<DictionaryAttr>("nabla.printf")) {
+          llvm::json::Array formats, printing;
+          for (Attribute format : info.getAs<ArrayAttr>("formats"))
+            formats.push_back(cast<StringAttr>(format).getValue());
+          for (Attribute kernel : info.getAs<ArrayAttr>("kernels"))
+            printing.push_back(cast<StringAttr>(kernel).getValue());
+          printf[binary.getName()] = llvm::json::Object{
+              {"capacity", info.getAs<IntegerAttr>("capacity").getInt()},
+              {"formats", std::move(formats)},
+              {"kernels", std::move(printing)}};
+        }
       Artifact artifact{binary.getName().str(),
                         getExtension(options.target, object.getFormat()).str(),
                         object.getObject().str()};
@@ -396,5 +444,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                          {"modules", std::move(modules)},
                          {"kernels", std::move(kernels)},
                          {"relocations", std::move(relocations)}};
+  if (!printf.empty())
+    result.manifest["printf"] = std::move(printf);
   return result;
 }

@@ -114,7 +114,7 @@ std::vector<ArgumentInfo> llvmArguments(const KernelInfo &kernel,
 /// Checks that the manifest's SPIR-V bindings (if any) are those the Vulkan
 /// device makes from the arguments.
 Error checkBindings(const KernelInfo &kernel,
-                    const std::vector<KernelParam> &abi) {
+                    const std::vector<KernelParam> &abi, bool prints) {
   if (kernel.bindings.empty())
     return Error::success();
   std::vector<BindingInfo> expected;
@@ -125,10 +125,13 @@ Error checkBindings(const KernelInfo &kernel,
       for (int d = 0; d < abi[k].rank(); ++d)
         if (abi[k].shape[d] < 0)
           expected.push_back({unsigned(expected.size()), k, "size", "i32", d});
+  if (prints)
+    expected.push_back({unsigned(expected.size()), 0, "printf", "i32", -1});
   bool same = expected.size() == kernel.bindings.size();
   for (size_t i = 0; same && i < expected.size(); ++i) {
     const BindingInfo &a = expected[i], &b = kernel.bindings[i];
-    same = a.binding == b.binding && a.param == b.param && a.kind == b.kind &&
+    same = a.binding == b.binding && a.kind == b.kind &&
+           (a.kind == "printf" || a.param == b.param) &&
            (a.kind != "size" || a.dim == b.dim);
   }
   if (same)
@@ -325,8 +328,12 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     return makeError("kernel '" + kernel.name + "' takes " +
                      std::to_string(abi.size()) + " parameters, got " +
                      std::to_string(params.size()));
+  bool prints =
+      spec.printf &&
+      std::find(spec.printf->kernels.begin(), spec.printf->kernels.end(),
+                kernel.name) != spec.printf->kernels.end();
   if (info.backend == "vulkan")
-    if (Error e = checkBindings(kernel, abi))
+    if (Error e = checkBindings(kernel, abi, prints))
       return e;
   std::vector<ArgumentInfo> arguments = llvmArguments(kernel, abi);
 
@@ -343,8 +350,8 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     image.push_back(0);
   KernelABI abis{{kernel.name, abi}};
   LaunchResources resources(device);
-  Expected<void *> module =
-      device.loadModule({image.data(), image.size(), &abis});
+  Expected<void *> module = device.loadModule(
+      {image.data(), image.size(), &abis, prints ? spec.printf : nullptr});
   if (!module)
     return module.takeError().withContext("loading " + kernel.module + "." +
                                           spec.imageKind);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 using namespace nabla::runtime;
 using json = nlohmann::json;
@@ -244,11 +245,11 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
       std::string where = ManifestReader::element(at, i);
       BindingInfo binding;
       if (!reader.expectObject(b, where) ||
+          !reader.readString(b, "kind", where, binding.kind) ||
           !reader.readInteger(b, "binding", where, 0, kMaxUnsigned,
                               binding.binding, /*required=*/true) ||
           !reader.readInteger(b, "param", where, 0, kMaxUnsigned, binding.param,
-                              /*required=*/true) ||
-          !reader.readString(b, "kind", where, binding.kind) ||
+                              /*required=*/binding.kind != "printf") ||
           !reader.readString(b, "type", where, binding.type) ||
           !reader.readInteger(b, "dim", where, -1, kMaxInt, binding.dim))
         return false;
@@ -355,6 +356,38 @@ bool nabla::runtime::parseManifest(const std::string &text, Manifest &manifest,
         return false;
       manifest.kernels.push_back(std::move(kernel));
     }
+
+  if (const json *printf = ManifestReader::find(root, "printf")) {
+    if (!reader.expectObject(*printf, "printf"))
+      return false;
+    for (const auto &[name, info] : printf->items()) {
+      std::string at = ManifestReader::member("printf", name.c_str());
+      PrintfLayout layout;
+      int64_t capacity = 0;
+      const json *formats, *kernels;
+      if (!reader.expectObject(info, at) ||
+          !reader.readInteger(info, "capacity", at, 1, kMaxUnsigned, capacity,
+                              /*required=*/true) ||
+          !reader.readArray(info, "formats", at, formats) ||
+          !reader.readArray(info, "kernels", at, kernels))
+        return false;
+      layout.capacity = static_cast<uint32_t>(capacity);
+      for (auto [list, out, key] :
+           {std::tuple(formats, &layout.formats, "formats"),
+            std::tuple(kernels, &layout.kernels, "kernels")}) {
+        if (!list)
+          continue;
+        for (size_t i = 0; i < list->size(); ++i) {
+          if (!(*list)[i].is_string())
+            return reader.fail(
+                ManifestReader::element(ManifestReader::member(at, key), i),
+                "expected a string");
+          out->push_back((*list)[i].get<std::string>());
+        }
+      }
+      manifest.printf[name] = std::move(layout);
+    }
+  }
 
   if (relocations)
     for (size_t i = 0; i < relocations->size(); ++i) {

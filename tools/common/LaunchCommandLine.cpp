@@ -622,6 +622,9 @@ int nabla::runtime::runKernel(
     return fail(problem);
 
   spec.kernel = kernel;
+  if (auto printf = manifest.printf.find(kernel->module);
+      printf != manifest.printf.end())
+    spec.printf = &printf->second;
   spec.grid = options.grid;
   spec.block = options.block;
   spec.dynamicSharedMemory =

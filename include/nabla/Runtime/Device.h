@@ -70,6 +70,15 @@ struct KernelParam {
 /// Kernel name → its parameters.
 using KernelABI = std::map<std::string, std::vector<KernelParam>>;
 
+/// The printf buffer of a SPIR-V module (gpu.printf lowered for Vulkan): the
+/// kernels that have one (their last binding), the format strings its
+/// records index and its capacity in 32-bit words.
+struct PrintfLayout {
+  uint32_t capacity = 0;
+  std::vector<std::string> formats;
+  std::vector<std::string> kernels;
+};
+
 /// Bytes of one element of MLIR type `type` in host memory (index: 8) and
 /// on a SPIR-V device (index: 4); 0 for an unknown type.
 unsigned hostElementBytes(const std::string &type);
@@ -103,6 +112,8 @@ struct ModuleImage {
   /// The kernels' parameters, for an image that does not carry them (bare
   /// SPIR-V); null otherwise.
   const KernelABI *abi = nullptr;
+  /// Its printf buffer, for bare SPIR-V whose kernels print; null otherwise.
+  const PrintfLayout *printf = nullptr;
 };
 
 /// A module global: its device address and size.

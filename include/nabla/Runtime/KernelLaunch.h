@@ -76,6 +76,9 @@ struct LaunchSpec {
   std::string imageKind;
   /// Objects of `patch` records of the kernel's module.
   std::vector<PatchObject> patches;
+  /// The printf buffer of the kernel's module (SPIR-V), if it has one: the
+  /// records the kernel writes are printed to stdout after the launch.
+  const PrintfLayout *printf = nullptr;
   /// Bytes of dynamic shared memory of the launch (CUDA/HIP: the launch
   /// parameter; Vulkan: compiled into the SPIR-V, checked before).
   uint32_t dynamicSharedMemory = 0;

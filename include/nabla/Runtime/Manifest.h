@@ -9,6 +9,8 @@
 #ifndef NABLA_RUNTIME_MANIFEST_H
 #define NABLA_RUNTIME_MANIFEST_H
 
+#include "nabla/Runtime/Device.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -35,7 +37,8 @@ struct ParamInfo {
 struct BindingInfo {
   unsigned binding = 0;
   unsigned param = 0;
-  /// "buffer", "scalar" or "size".
+  /// "buffer", "scalar", "size" or "printf" (the printf buffer, last; no
+  /// parameter).
   std::string kind;
   std::string type;
   int dim = -1;
@@ -88,6 +91,8 @@ struct Manifest {
   std::map<std::string, std::vector<std::string>> modules;
   std::vector<KernelInfo> kernels;
   std::vector<RelocationInfo> relocations;
+  /// Module name → its printf buffer (SPIR-V modules whose kernels print).
+  std::map<std::string, PrintfLayout> printf;
 
   const KernelInfo *findKernel(const std::string &name) const;
 };

@@ -599,6 +599,17 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
   if (op->getNumResults() == 1 &&
       isa<LLVM::LLVMPointerType>(op->getResult(0).getType()))
     return raisePointerOp(op);
+  if (auto print = dyn_cast<gpu::PrintfOp>(op)) {
+    SmallVector<Value> args;
+    for (Value arg : print.getArgs()) {
+      Value value = lookup(op, arg);
+      if (!value)
+        return failure();
+      args.push_back(value);
+    }
+    gpu::PrintfOp::create(builder, loc, print.getFormatAttr(), args);
+    return success();
+  }
   if (auto call = dyn_cast<LLVM::CallOp>(op)) {
     if (!call.getCallee())
       return fail(call)

@@ -207,6 +207,8 @@ void RaiseLLVM::runOnOperation() {
   }
 
   rewriteKnownInlineAsm(module);
+  if (failed(rewriteDevicePrintf(module)))
+    return signalPassFailure();
   dropErrorPaths(module);
   ModulePlan plan;
   if (failed(planModule(module, plan, kernel)))

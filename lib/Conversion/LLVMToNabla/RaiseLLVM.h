@@ -237,6 +237,10 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// Turns CUDA device printf (`vprintf` with a format global and an argument
+/// buffer) into gpu.printf (DevicePrintf.cpp); false after a located error.
+mlir::LogicalResult rewriteDevicePrintf(mlir::ModuleOp module);
+
 } // namespace nabla::raise
 
 #endif // NABLA_LIB_CONVERSION_LLVMTONABLA_RAISELLVM_H

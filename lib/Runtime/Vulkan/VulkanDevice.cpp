@@ -133,6 +133,12 @@ Expected<void *> VulkanDevice::loadModule(const ModuleImage &image) {
     module->object.kernels = *image.abi;
     module->object.described = true;
   }
+  if (image.printf) {
+    module->object.printing.insert(image.printf->kernels.begin(),
+                                   image.printf->kernels.end());
+    module->object.printfFormats = image.printf->formats;
+    module->object.printfCapacity = image.printf->capacity;
+  }
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = module->object.words.size() * 4;
   info.pCode = module->object.words.data();

@@ -251,6 +251,12 @@ struct CheckTargetSupport
                ", which does not fit the 32-bit index of " + where;
     if (!isMetal)
       return std::nullopt;
+    // Vulkan prints through a buffer Nabla's runtime reads after the
+    // launch; a Metal host has no such reader.
+    if (isa<gpu::PrintfOp>(op))
+      return "prints, which " + where +
+             " does not support (no host reads a printf buffer); remove it "
+             "or compile for spirv, nvvm or rocdl";
     for (Type type :
          llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
       if (containsF64(type))
