@@ -21,6 +21,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Demangle/Demangle.h"
 
 using namespace mlir;
 using namespace nabla::raise;
@@ -505,6 +506,26 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
 // Calls and Enzyme requests
 //===----------------------------------------------------------------------===//
 
+/// An external function as its author wrote it: CUDA's device functions come
+/// from libdevice as `__nv_<name>` (CUDA's `__int_as_float` is
+/// `__nv_int_as_float`), NVVM intrinsics are PTX instructions, C++ names are
+/// mangled.
+static std::string describeCallee(StringRef name) {
+  if (name.consume_front("__nv_"))
+    return "CUDA's device function '" + name.str() + "' (or '__" + name.str() +
+           "'; libdevice's @__nv_" + name.str() + ")";
+  if (name.starts_with("llvm.nvvm."))
+    return "the NVVM intrinsic @" + name.str() +
+           " (a PTX instruction Nabla does not map)";
+  if (name.starts_with("__ocml_") || name.starts_with("__ockl_"))
+    return "HIP's device library function @" + name.str();
+  std::string demangled = llvm::demangle(name.str());
+  if (demangled != name)
+    return "the device function '" + demangled + "' (@" + name.str() +
+           ", which has no body in this module)";
+  return "the external function @" + name.str();
+}
+
 LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
   Location loc = plainLoc(call.getLoc());
   StringRef name = *call.getCallee();
@@ -564,7 +585,7 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
       scalars.map(call.getResult(), value);
       return success();
     }
-  return fail(call) << "cannot raise a call of the external function @" << name
+  return fail(call) << "cannot raise a call of " << describeCallee(name)
                     << " (not a function of this module, a device library "
                        "function Nabla knows, or an Enzyme request)";
 }

@@ -8,6 +8,8 @@
 // RUN: not nabla-opt %t/intrinsic.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=INTRINSIC
 // RUN: not nabla-opt %t/recursion.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=RECURSION
 // RUN: not nabla-opt %t/external.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=EXTERNAL
+// RUN: not nabla-opt %t/libdevice.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=LIBDEVICE
+// RUN: not nabla-opt %t/mangled.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=MANGLED
 // RUN: not nabla-opt %t/loaded.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=LOADED
 // RUN: not nabla-opt %t/baked.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=BAKED
 // RUN: not nabla-opt %t/phi.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=PHI
@@ -25,6 +27,8 @@
 // INTRINSIC: intrinsic.ll:2:3: error: cannot raise 'nvvm.read.ptx.sreg.clock' (an intrinsic Nabla does not know)
 // RECURSION: recursion.ll:2:3: error: cannot raise the recursive function @f
 // EXTERNAL: external.ll:4:3: error: cannot raise a call of the external function @my_helper
+// LIBDEVICE: libdevice.ll:4:3: error: cannot raise a call of CUDA's device function 'frobnicatef' (or '__frobnicatef'; libdevice's @__nv_frobnicatef)
+// MANGLED: mangled.ll:4:3: error: cannot raise a call of the device function 'helper(float, int)' (@_Z6helperfi, which has no body in this module)
 // LOADED: loaded.ll:2:3: error: a pointer loaded from memory cannot be raised
 // BAKED: baked.ll:2:3: error: cannot raise the baked address 4096: list it with its key and size in !nabla.address_map
 // PHI: error: a pointer that selects between two different objects cannot be raised
@@ -73,6 +77,22 @@ declare float @my_helper(float)
 define ptx_kernel void @k(ptr %a) {
   %x = load float, ptr %a
   %y = call float @my_helper(float %x)
+  store float %y, ptr %a
+  ret void
+}
+//--- libdevice.ll
+declare float @__nv_frobnicatef(float)
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  %y = call float @__nv_frobnicatef(float %x)
+  store float %y, ptr %a
+  ret void
+}
+//--- mangled.ll
+declare float @_Z6helperfi(float, i32)
+define ptx_kernel void @k(ptr %a) {
+  %x = load float, ptr %a
+  %y = call float @_Z6helperfi(float %x, i32 1)
   store float %y, ptr %a
   ret void
 }
