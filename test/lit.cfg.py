@@ -31,7 +31,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nabla_tools_dir, append_path=True)
 
 tool_dirs = [config.nabla_tools_dir, config.llvm_tools_dir]
-tools = ["nabla-opt", "nabla-compile"]
+tools = ["nabla-opt", "nabla-test-opt", "nabla-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Host programs (test/Integration/host): the mgpu* wrappers and MLIR's runner

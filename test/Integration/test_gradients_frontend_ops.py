@@ -1,7 +1,7 @@
 # ===- test_gradients_frontend_ops.py - A frontend's own ops -------------=== #
 #
 # Ops of a frontend dialect (examples/frontend-dialect, the nabla_test dialect
-# linked into nabla-opt) whose derivatives come from models the frontend
+# linked into nabla-test-opt) whose derivatives come from models the frontend
 # attached, not from Nabla: each kernel of gradients/ using them is
 # differentiated with nabla-opt, its test ops lowered, and reverse and forward
 # mode run on the default device against the closed forms and finite
@@ -23,7 +23,7 @@ def test_external_rule_of_a_frontend_op(tmp_path):
     # run reverse and forward mode on the device.
     plain = tmp_path / "plain.mlir"
     result = subprocess.run(
-        [os.path.join(BIN, "nabla-opt"), os.path.join(KERNELS, "external_rule.mlir"),
+        [os.path.join(BIN, "nabla-test-opt"), os.path.join(KERNELS, "external_rule.mlir"),
          "--nabla-differentiate", "--nabla-test-lower", "-o", str(plain)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
@@ -65,7 +65,7 @@ def test_frontend_memory_and_region_ops(tmp_path):
     # the public emitter API only. B[i] = (A[i] * S[0])^2.
     plain = tmp_path / "plain.mlir"
     result = subprocess.run(
-        [os.path.join(BIN, "nabla-opt"),
+        [os.path.join(BIN, "nabla-test-opt"),
          os.path.join(KERNELS, "frontend_memory_region.mlir"),
          "--nabla-differentiate", "--nabla-test-lower", "-o", str(plain)],
         capture_output=True, text=True, timeout=300)

@@ -1,8 +1,10 @@
 //===- nabla-opt.cpp - mlir-opt with Nabla's dialects and passes ----------===//
 //
 // The modular optimizer driver: every upstream dialect, extension and pass,
-// plus Nabla's dialects, passes and pipelines (and, in a build with tests,
-// the `nabla_test` stand-in frontend dialect the lit suite uses). The input
+// plus Nabla's dialects, passes and pipelines. Built a second time as
+// nabla-test-opt with the test-only code (NABLA_INCLUDE_TEST_DIALECT: the
+// `nabla_test` stand-in frontend dialect, its lowering, a pass provoking
+// internal errors), which nabla-opt itself does not offer. The input
 // is checked for what upstream's parser crashes on before it is parsed, and
 // the tool guard turns anything left into an internal error with status 1.
 //
@@ -29,14 +31,20 @@
 #endif
 
 /// --version: Nabla's version and the LLVM/MLIR it was built against.
+#ifdef NABLA_INCLUDE_TEST_DIALECT
+static constexpr const char *kToolName = "nabla-test-opt";
+#else
+static constexpr const char *kToolName = "nabla-opt";
+#endif
+
 static void printVersion(llvm::raw_ostream &os) {
-  os << "nabla-opt (Nabla) " NABLA_VERSION "\n"
+  os << kToolName << " (Nabla) " NABLA_VERSION "\n"
      << "  LLVM/MLIR " LLVM_VERSION_STRING "\n";
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  nabla::installToolGuard("nabla-opt");
+  nabla::installToolGuard(kToolName);
   llvm::cl::SetVersionPrinter(printVersion);
   mlir::registerAllPasses();
   nabla::registerAllPasses();
@@ -61,7 +69,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input =
       mlir::openInputFile(inputFile, &error);
   if (!input) {
-    llvm::errs() << "nabla-opt: " << error << "\n";
+    llvm::errs() << kToolName << ": " << error << "\n";
     return 1;
   }
   llvm::SourceMgr sourceMgr;
@@ -92,7 +100,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &error);
   if (!output) {
-    llvm::errs() << "nabla-opt: " << error << "\n";
+    llvm::errs() << kToolName << ": " << error << "\n";
     return 1;
   }
   if (failed(

@@ -1,10 +1,10 @@
 // A frontend's own op (nabla_test.cube, from the test dialect linked into
-// nabla-opt) differentiated through the derivative rule the frontend attached
+// nabla-test-opt) differentiated through the derivative rule the frontend attached
 // as an external model of DifferentiableOpInterface; Nabla has no rule of its
 // own for it. test_gradients_frontend_ops.py differentiates, lowers the test op and runs
 // the gradient on lavapipe against 3x² and finite differences.
-// RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
-// RUN: nabla-opt %s --nabla-differentiate --nabla-test-lower -o %t.mlir
+// RUN: nabla-test-opt %s --nabla-differentiate | FileCheck %s
+// RUN: nabla-test-opt %s --nabla-differentiate --nabla-test-lower -o %t.mlir
 // RUN: nabla-compile %t.mlir --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
 // The forward sweep runs the op; the reverse sweep has the model's 3x², from
 // the x the forward scf.if cached.

@@ -5,8 +5,8 @@
 // of its own for either. test_gradients_frontend_ops.py differentiates, lowers the test
 // ops and runs both modes on lavapipe against the closed forms and finite
 // differences.
-// RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
-// RUN: nabla-opt %s --nabla-differentiate --nabla-test-lower -o %t.mlir
+// RUN: nabla-test-opt %s --nabla-differentiate | FileCheck %s
+// RUN: nabla-test-opt %s --nabla-differentiate --nabla-test-lower -o %t.mlir
 // RUN: nabla-compile %t.mlir --target=spirv --block=64 -o %t.spirv && spirv-val --target-env vulkan1.1 %t.spirv/kernels.spv
 // Forward mode keeps the region, with the tangent code inside it.
 // CHECK-LABEL: func.func private @__nabla_jvp_g_dddc

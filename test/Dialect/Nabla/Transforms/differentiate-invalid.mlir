@@ -1,6 +1,6 @@
 // nabla-differentiate refuses what it cannot differentiate with a located
 // error, never silently zero gradients.
-// RUN: nabla-opt %s -split-input-file -verify-diagnostics --nabla-differentiate
+// RUN: nabla-test-opt %s -split-input-file -verify-diagnostics --nabla-differentiate
 
 func.func private @ext(f32) -> f32
 func.func @g(%x: f32, %s: f32) {
