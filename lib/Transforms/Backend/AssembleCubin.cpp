@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/ChildProcess.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -25,15 +26,6 @@ namespace nabla {
 using namespace mlir;
 
 namespace {
-
-/// Removes a temporary file when it goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
 
 struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
   using Base::Base;
@@ -92,11 +84,12 @@ struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
   /// Runs ptxas on `ptx` for `chip`; returns the cubin bytes.
   FailureOr<std::string> assemble(gpu::BinaryOp binary, StringRef ptxas,
                                   StringRef chip, StringRef ptx) {
-    TempFile input, output, log;
+    // Removed on every path, also when the tool is interrupted (and ptxas,
+    // which can take gigabytes on a large kernel, killed).
+    nabla::TemporaryFile input, output, log;
     int fd;
-    if (llvm::sys::fs::createTemporaryFile("nabla", "ptx", fd, input.path) ||
-        llvm::sys::fs::createTemporaryFile("nabla", "cubin", output.path) ||
-        llvm::sys::fs::createTemporaryFile("nabla", "log", log.path)) {
+    if (input.create("nabla", "ptx", &fd) || output.create("nabla", "cubin") ||
+        log.create("nabla", "log")) {
       binary.emitError("cannot create temporary files for ptxas");
       return failure();
     }
@@ -106,21 +99,20 @@ struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
     }
     std::string arch = ("-arch=" + chip).str();
     std::string opt = "-O" + std::to_string(optLevel);
-    SmallVector<StringRef> args = {ptxas,      arch, opt,
-                                   input.path, "-o", output.path};
-    std::optional<StringRef> redirects[] = {std::nullopt, log.path, log.path};
+    SmallVector<StringRef> args = {ptxas,        arch, opt,
+                                   input.path(), "-o", output.path()};
+    std::optional<StringRef> redirects[] = {std::nullopt, log.path(),
+                                            log.path()};
     std::string error;
-    int code = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                         /*SecondsToWait=*/0,
-                                         /*MemoryLimit=*/0, &error);
+    int code = nabla::runChildProcess(ptxas, args, redirects, error);
     if (code != 0) {
-      auto logText = llvm::MemoryBuffer::getFile(log.path);
+      auto logText = llvm::MemoryBuffer::getFile(log.path());
       binary.emitError("ptxas failed for ")
           << chip << " (exit " << code << "): "
           << (logText ? (*logText)->getBuffer().trim() : StringRef(error));
       return failure();
     }
-    auto cubin = llvm::MemoryBuffer::getFile(output.path, /*IsText=*/false);
+    auto cubin = llvm::MemoryBuffer::getFile(output.path(), /*IsText=*/false);
     if (!cubin) {
       binary.emitError("cannot read the cubin written by ptxas");
       return failure();
