@@ -7,19 +7,24 @@
 // collected and raised as nabla.MLIRError by the Python half; the GIL is
 // released while passes, compilation and kernels run. This file is compiled
 // with RTTI and exceptions (pybind11 needs both) and binds only its own
-// wrapper types, never LLVM/MLIR classes.
+// wrapper types, never LLVM/MLIR classes. CUDA and HIP sources are compiled
+// here too (nabla/Frontend/GPUSource.h), so that `nabla.cuda` and
+// `nabla-run FILE.cu` share one clang command line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
+#include "nabla/Frontend/GPUSource.h"
+#include "nabla/Frontend/KernelNames.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Device.h"
 #include "nabla/Runtime/KernelLaunch.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/SourceChecks.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,6 +59,11 @@ struct DiagnosticsError {
   std::vector<Diagnostic> diagnostics;
 };
 
+/// Raised to Python as nabla.cuda.CompileError: clang rejected a source.
+struct ClangFailure {
+  std::string diagnostics;
+};
+
 /// Owns an MLIRContext with every upstream and Nabla dialect loaded.
 class Context {
 public:
@@ -72,13 +82,46 @@ public:
   mlir::MLIRContext context;
 };
 
+/// A location as compilers print them: `file:line:col`; a call site as
+/// `callee (called from caller)`; a fused location (clang's debug scopes)
+/// as its first known part; a name location as its child, else its name.
+void printLocation(mlir::Location location, llvm::raw_ostream &os) {
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(location)) {
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  } else if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(location)) {
+    printLocation(call.getCallee(), os);
+    os << " (called from ";
+    printLocation(call.getCaller(), os);
+    os << ")";
+  } else if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(location)) {
+    auto known = llvm::find_if(fused.getLocations(), [](mlir::Location part) {
+      return !llvm::isa<mlir::UnknownLoc>(part);
+    });
+    if (known == fused.getLocations().end())
+      os << "unknown";
+    else
+      printLocation(*known, os);
+  } else if (auto name = llvm::dyn_cast<mlir::NameLoc>(location)) {
+    if (llvm::isa<mlir::UnknownLoc>(name.getChildLoc()))
+      os << name.getName().getValue();
+    else
+      printLocation(name.getChildLoc(), os);
+  } else if (llvm::isa<mlir::UnknownLoc>(location)) {
+    os << "unknown";
+  } else {
+    os << location;
+  }
+}
+
 /// Collects diagnostics while alive.
 class Collector {
 public:
   explicit Collector(mlir::MLIRContext &context)
       : handler(&context, [this](mlir::Diagnostic &diag) {
           std::string location, message;
-          llvm::raw_string_ostream(location) << diag.getLocation();
+          llvm::raw_string_ostream locationStream(location);
+          printLocation(diag.getLocation(), locationStream);
           message = diag.str();
           const char *severity =
               diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
@@ -90,7 +133,8 @@ public:
           diagnostics.emplace_back(severity, location, message);
           for (mlir::Diagnostic &note : diag.getNotes()) {
             std::string noteLocation;
-            llvm::raw_string_ostream(noteLocation) << note.getLocation();
+            llvm::raw_string_ostream noteStream(noteLocation);
+            printLocation(note.getLocation(), noteStream);
             diagnostics.emplace_back("note", noteLocation, note.str());
           }
           return mlir::success();
@@ -125,10 +169,13 @@ public:
   }
 
   /// A frontend's LLVM IR (text or bitcode), imported and raised by
-  /// --nabla-raise-llvm into a gpu.module named `moduleName`.
-  static Module parseLLVMIR(std::shared_ptr<Context> context,
-                            const std::string &data,
-                            const std::string &moduleName) {
+  /// --nabla-raise-llvm into a gpu.module named `moduleName`; with `kernel`
+  /// (the IR's or the source's name), only that kernel and what it reaches.
+  /// Returns (module, {function: parameter names}, the kernel's IR name).
+  static py::tuple parseLLVMIR(std::shared_ptr<Context> context,
+                               const std::string &data,
+                               const std::string &moduleName,
+                               const std::string &kernel) {
     Collector collector(context->context);
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
@@ -137,13 +184,23 @@ public:
     auto module = nabla::importLLVMIR(sourceMgr, &context->context);
     if (!module)
       collector.raise("failed to read the LLVM IR");
-    mlir::PassManager raise(&context->context);
     nabla::RaiseLLVMOptions options;
     options.moduleName = moduleName;
+    if (!kernel.empty()) {
+      llvm::Expected<std::string> resolved =
+          nabla::resolveKernelName(nabla::getLLVMKernelNames(*module), kernel);
+      if (!resolved)
+        throw py::value_error(llvm::toString(resolved.takeError()));
+      options.kernel = *resolved;
+    }
+    mlir::PassManager raise(&context->context);
     raise.addPass(nabla::createRaiseLLVM(options));
     if (mlir::failed(raise.run(*module)))
       collector.raise("failed to raise the LLVM IR");
-    return Module(std::move(context), std::move(module));
+    std::map<std::string, std::vector<std::string>> names =
+        nabla::getParameterNames(llvm::MemoryBufferRef(data, "<llvm-ir>.ll"));
+    return py::make_tuple(Module(std::move(context), std::move(module)), names,
+                          options.kernel);
   }
 
   std::string str() const {
@@ -234,6 +291,74 @@ std::string describeModuleKernels(const Module &module) {
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(describeKernels(*module.module, options));
   return text;
+}
+
+/// {kernel: argument names} of the gpu.func kernels whose arguments carry
+/// name locations (`%arg0: f32 loc("alpha")`): a frontend's way to keep
+/// source names in MLIR. Arguments without one are "".
+std::map<std::string, std::vector<std::string>>
+locationNames(const Module &module) {
+  std::map<std::string, std::vector<std::string>> result;
+  module.module->walk([&](mlir::gpu::GPUFuncOp kernel) {
+    if (!kernel.isKernel())
+      return;
+    std::vector<std::string> names;
+    bool any = false;
+    for (mlir::BlockArgument argument : kernel.getArguments()) {
+      auto name = llvm::dyn_cast<mlir::NameLoc>(argument.getLoc());
+      names.push_back(name ? name.getName().str() : "");
+      any |= bool(name);
+    }
+    if (any)
+      result[kernel.getName().str()] = std::move(names);
+  });
+  return result;
+}
+
+/// clang's device LLVM IR of CUDA/HIP source `text`, compiled as file
+/// `fileName` (its name in diagnostics and locations): (LLVM IR, warnings).
+/// `searchFrom` is where enzyme.h's share/nabla/include is looked for.
+py::tuple compileSourceText(const std::string &text,
+                            const std::string &fileName,
+                            const std::string &language,
+                            const std::string &arch,
+                            std::vector<std::string> extraArgs,
+                            const std::string &searchFrom) {
+  GPUSourceOptions options;
+  if (language == "cuda")
+    options.language = GPUSourceLanguage::CUDA;
+  else if (language == "hip")
+    options.language = GPUSourceLanguage::HIP;
+  else
+    throw py::value_error("unknown source language '" + language +
+                          "' (cuda or hip)");
+  options.arch = arch;
+  options.extraArgs = std::move(extraArgs);
+  options.searchFrom = searchFrom;
+  if (llvm::Expected<std::string> clang = findClang(); !clang) {
+    std::string message = llvm::toString(clang.takeError());
+    PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+    throw py::error_already_set();
+  }
+  std::optional<llvm::Expected<GPUSourceResult>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(compileGPUSourceText(text, fileName, options));
+  }
+  if (!*result) {
+    std::optional<std::string> diagnostics;
+    std::string failure;
+    llvm::handleAllErrors(
+        result->takeError(),
+        [&](const ClangDiagnosticsError &error) {
+          diagnostics = error.diagnostics;
+        },
+        [&](const llvm::ErrorInfoBase &error) { failure = error.message(); });
+    if (diagnostics)
+      throw ClangFailure{*diagnostics};
+    throw std::runtime_error(failure);
+  }
+  return py::make_tuple((*result)->llvmIR, (*result)->warnings);
 }
 
 /// The contents of a C-contiguous buffer (a numpy array or bytes), copied
@@ -360,6 +485,9 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
       patched.push_back(&record);
     }
   runtime::LaunchSpec spec{kernel, dim(grid), dim(block), &image, kind};
+  if (auto printf = manifest.printf.find(kernel->module);
+      printf != manifest.printf.end())
+    spec.printf = &printf->second;
   device->setTimeout(timeout);
   spec.repeat = static_cast<unsigned>(repeat);
   spec.dynamicSharedMemory =
@@ -444,10 +572,13 @@ PYBIND11_MODULE(_nabla, m) {
   m.doc() = "Native half of the nabla package (use `import nabla`).";
   static py::exception<DiagnosticsError> diagnosticsError(m,
                                                           "_DiagnosticsError");
+  static py::exception<ClangFailure> clangError(m, "_ClangError");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p)
         std::rethrow_exception(p);
+    } catch (const ClangFailure &e) {
+      PyErr_SetString(clangError.ptr(), e.diagnostics.c_str());
     } catch (const DiagnosticsError &e) {
       py::list diagnostics;
       for (const auto &[severity, location, message] : e.diagnostics)
@@ -461,7 +592,8 @@ PYBIND11_MODULE(_nabla, m) {
   py::class_<Module>(m, "Module")
       .def_static("parse", &Module::parse, py::arg("context"), py::arg("text"))
       .def_static("parse_llvm_ir", &Module::parseLLVMIR, py::arg("context"),
-                  py::arg("data"), py::arg("module_name"))
+                  py::arg("data"), py::arg("module_name"),
+                  py::arg("kernel") = "")
       .def("__str__", &Module::str)
       .def("clone", &Module::clone)
       .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));
@@ -477,6 +609,23 @@ PYBIND11_MODULE(_nabla, m) {
         py::arg("index"), py::arg("timeout"), py::arg("repeat") = 1,
         py::arg("timing") = false, py::arg("shared_memory") = -1);
   m.def("registered_passes", &registeredPasses);
+  m.def("location_names", &locationNames);
+  m.def("compile_gpu_source", &compileSourceText, py::arg("text"),
+        py::arg("file_name"), py::arg("language"), py::arg("arch"),
+        py::arg("options"), py::arg("search_from"));
+  // Kernels named as a C++ source names them (nabla/Frontend/KernelNames.h).
+  m.def(
+      "kernel_name_matches",
+      [](const std::string &symbol, const std::string &name) {
+        return kernelNameMatches(symbol, name);
+      },
+      py::arg("symbol"), py::arg("name"));
+  m.def(
+      "demangle",
+      [](const std::string &symbol) { return getDemangledName(symbol); },
+      py::arg("symbol"));
+  // The version the tools print (`nabla-opt --version`): nabla.__version__.
+  m.attr("version") = NABLA_VERSION;
 
   // nabla/Support/Limits.h, read by the Python half: it checks grid, block,
   // repeat and shared_memory before compiling (its messages name the

@@ -24,25 +24,16 @@
 #     _gradcheck.py  check_gradient
 #     _arguments.py  Python values as kernel parameters
 #     _host.py       run_host: whole host programs through nabla-run
+#     cuda.py        nabla.cuda: CUDA/HIP source in, Kernel out (clang-22)
 #
 # The limits checked before a launch come from the native module
-# (`_nabla.limits`, nabla/Support/Limits.h).
+# (`_nabla.limits`, nabla/Support/Limits.h), as does `__version__` (the
+# version the tools print).
 #
 # ===----------------------------------------------------------------------=== #
-# json, os, statistics and np were always reachable as nabla.json, ...; they
-# stay so for scripts that used them.
-import json
-import os
-import statistics
-
-import numpy as np
-
 from . import _nabla
 from ._host import HostProgramError, HostResult, run_host
-from ._arguments import (VULKAN_INDEX_MAX, DeviceArray, Parameter,
-                         argument_names, as_array, as_buffer,
-                         as_device_buffer, device_array_error,
-                         is_device_array, pack_scalar)
+from ._arguments import Parameter
 from ._ir import Context, MLIRError, Module, PassManager, passes
 from ._compile import CompileResult, compile
 from ._timing import KernelTimes
@@ -50,11 +41,14 @@ from ._run import Kernel, device, run
 # Not public: bench/ packs arguments and launches compiled kernels itself.
 from ._run import _launch, _pack_args
 from ._gradcheck import check_gradient
+from . import cuda
+
+__version__ = _nabla.version
 
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
            "Kernel", "Parameter", "KernelTimes", "run_host", "HostResult",
-           "HostProgramError"]
+           "HostProgramError", "cuda", "__version__"]
 
 # What __init__.py defined before the split keeps `nabla` as its module:
 # tracebacks still print nabla.MLIRError, reprs <class 'nabla.Module'>, and

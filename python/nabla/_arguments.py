@@ -6,9 +6,10 @@
 # parameters (range-checked in the parameter's MLIR type), and numpy arrays,
 # buffer-protocol objects or `__array_interface__` objects for memrefs
 # (viewed, not copied, when already contiguous), and on CUDA objects with
-# `__cuda_array_interface__` (CuPy) passed in place as device pointers. Every
-# error names the parameter (position, name when known, MLIR type) and what
-# it expects.
+# `__cuda_array_interface__` (CuPy) passed in place as device pointers. A
+# 1-D memref (a C++ pointer) also takes a C-contiguous N-D array, as its
+# elements in memory order. Every error names the parameter (position, name
+# when known, MLIR type) and what it expects.
 #
 # ===----------------------------------------------------------------------=== #
 import collections
@@ -67,13 +68,34 @@ class Parameter(collections.namedtuple(
 
 def parameters(entry, names=None):
     """The caller-visible parameters of a manifest kernel entry (the table
-    strategy's relocation parameters are passed through `relocs`)."""
+    strategy's relocation parameters are passed through `relocs`); `names`,
+    one per parameter (None or "" where unknown), is ignored when its length
+    differs."""
     own = [p for p in entry["params"] if "reloc" not in p]
     if names is None or len(names) != len(own):
         names = [None] * len(own)
-    return [Parameter(k, name, p["type"], p["kind"], p.get("element"),
+    return [Parameter(k, name or None, p["type"], p["kind"], p.get("element"),
                       tuple(p.get("shape") or ()))
             for k, (p, name) in enumerate(zip(own, names))]
+
+
+def signature(kernel, params):
+    """`kernel(A: memref<?xf32>, n: i32)`: how messages show a kernel's
+    parameters (`#k` for a parameter without a name)."""
+    listed = ", ".join(f"{p.name or '#' + str(p.position)}: {p.type}"
+                       for p in params)
+    return f"{kernel}({listed})"
+
+
+def merge_names(ssa, located):
+    """A kernel's argument names from two sources: name locations
+    (`loc("alpha")`, "" where absent) first, then the SSA names of the
+    text."""
+    if not located:
+        return ssa
+    if not ssa or len(ssa) != len(located):
+        return [name or None for name in located]
+    return [loc or name for loc, name in zip(located, ssa)]
 
 
 def argument_names(text):
@@ -184,13 +206,17 @@ def as_device_buffer(param, value, what):
     if not element_dtype_accepts(expected, dtype):
         raise TypeError(f"{what} needs dtype {expected.name}, got {dtype} "
                         f"(a device array)")
-    if len(shape) != len(param.shape) or any(
-            e is not None and e != s for e, s in zip(param.shape, shape)):
-        raise ValueError(f"{what} does not accept shape {shape} (the memref "
-                         f"is {param.type})")
     if any(e < 0 for e in shape):
         raise ValueError(f"{what}: negative extent in shape {shape}")
     count = int(np.prod(shape, dtype=object)) if shape else 1
+    # An N-D array for a 1-D memref: its elements in memory order (it must be
+    # C-contiguous to be used in place anyway).
+    launched = ((count,) if len(param.shape) == 1 and len(shape) > 1
+                else shape)
+    if len(launched) != len(param.shape) or any(
+            e is not None and e != s for e, s in zip(param.shape, launched)):
+        raise ValueError(f"{what} does not accept shape {shape} (the memref "
+                         f"is {param.type})")
     strides = interface.get("strides")
     if (strides is not None and count > 1
             and tuple(strides) != _c_strides(shape, dtype.itemsize)):
@@ -212,8 +238,8 @@ def as_device_buffer(param, value, what):
         raise ValueError(f"{what}: __cuda_array_interface__ stream "
                          f"{stream!r} is not a CUDA stream (None, 1, 2 or a "
                          f"handle)")
-    return DeviceArray(value, pointer, count * dtype.itemsize, shape, dtype,
-                       stream)
+    return DeviceArray(value, pointer, count * dtype.itemsize, launched,
+                       dtype, stream)
 
 
 def as_array(value, what):
@@ -243,7 +269,8 @@ def as_buffer(param, value, what):
     manifest entry with element and shape); returns it as a numpy array of
     the element dtype, sharing memory with `value` where possible. Untyped
     byte buffers (bytearray, bytes, memoryview of format 'B') are viewed as
-    the element type."""
+    the element type. A 1-D memref takes a C-contiguous N-D array too (its
+    elements in memory order; `launch_shape` gives the shape launched)."""
     element = param.element if isinstance(param, Parameter) else param["element"]
     shape = tuple(param.shape if isinstance(param, Parameter)
                   else param["shape"])
@@ -258,11 +285,32 @@ def as_buffer(param, value, what):
         array = _view_bytes(array, dtype, shape, what)
     if not element_dtype_accepts(dtype, array.dtype):
         raise TypeError(f"{what} needs dtype {dtype.name}, got {array.dtype}")
+    if len(shape) == 1 and array.ndim > 1:
+        if not array.flags.c_contiguous:
+            raise ValueError(
+                f"{what}: an array of shape {array.shape} is passed to the "
+                f"1-D memref ({mlir_type}) as its elements in memory order, "
+                f"so it must be C-contiguous; pass np.ascontiguousarray(x) "
+                f"or x.ravel()")
+        if shape[0] is not None and array.size != shape[0]:
+            raise ValueError(f"{what} does not accept shape {array.shape} "
+                             f"({array.size} elements; the memref is "
+                             f"{mlir_type})")
+        return array
     if array.ndim != len(shape) or any(
             e is not None and e != s for e, s in zip(shape, array.shape)):
         raise ValueError(f"{what} does not accept shape {array.shape} (the "
                          f"memref is {mlir_type})")
     return array
+
+
+def launch_shape(param, array):
+    """The shape the runtime launches buffer `array` with for memref
+    parameter `param` (a manifest entry): flat for an N-D array passed to a
+    1-D memref."""
+    if len(param.get("shape") or ()) == 1 and array.ndim > 1:
+        return [array.size]
+    return list(array.shape)
 
 
 def _view_bytes(array, dtype, shape, what):

@@ -3,12 +3,14 @@
 # The IR side of `nabla`: a context with every dialect (one default context,
 # made on first use), modules parsed from MLIR text or a frontend's LLVM IR,
 # pass pipelines run on them, the registry of passes, and MLIR diagnostics
-# raised as `MLIRError`. Parsing keeps the SSA names of every kernel's
-# arguments, which the argument checks of `run` quote in their messages.
+# raised as `MLIRError`. Parsing keeps the names of every kernel's
+# arguments -- the SSA names or name locations of MLIR text, the parameter
+# names of LLVM IR -- which the argument checks of `run` quote in their
+# messages.
 #
 # ===----------------------------------------------------------------------=== #
 from . import _nabla
-from ._arguments import argument_names
+from ._arguments import argument_names, merge_names
 
 
 class MLIRError(Exception):
@@ -54,34 +56,31 @@ class Module:
 
     def __init__(self, native, names=None):
         self._native = native
-        # {kernel: SSA names of its arguments in the parsed text}: parsing
-        # drops them, error messages use them.
+        # {kernel: names of its arguments in the source}: the module does
+        # not keep them, error messages use them.
         self._argument_names = dict(names or {})
 
     @staticmethod
     def parse(text, context=None):
         if not isinstance(text, str):
             raise TypeError("Module.parse expects MLIR text (str)")
-        return Module(_translate(_nabla.Module.parse, _context(context)._native,
-                                 text), argument_names(text))
+        native = _translate(_nabla.Module.parse, _context(context)._native,
+                            text)
+        names = argument_names(text)
+        for kernel, located in _nabla.location_names(native).items():
+            names[kernel] = merge_names(names.get(kernel), located)
+        return Module(native, names)
 
     @staticmethod
     def parse_llvm_ir(source, context=None, module_name="kernels"):
         """A frontend's LLVM IR -- `.ll` text (str) or bitcode (bytes) --
         imported and raised by --nabla-raise-llvm (clang CUDA/HIP,
         Julia-style IR; Enzyme's __enzyme_autodiff/__enzyme_fwddiff requests
-        become nabla.autodiff/fwddiff). Kernels keep their LLVM names; a
-        byval or aggregate parameter is passed as its fields in order."""
-        if isinstance(source, str):
-            data = source.encode()
-        elif isinstance(source, (bytes, bytearray, memoryview)):
-            data = bytes(source)
-        else:
-            raise TypeError("Module.parse_llvm_ir expects .ll text (str) or "
-                            "bitcode (bytes)")
-        return Module(_translate(_nabla.Module.parse_llvm_ir,
-                                 _context(context)._native, data,
-                                 module_name))
+        become nabla.autodiff/fwddiff). Kernels keep their LLVM names (a
+        `Kernel` also takes the C++ name); a byval or aggregate parameter is
+        passed as its fields in order. Parameter names are the IR's (`a.0`,
+        `a.1` for the fields of `a`)."""
+        return _parse_llvm_ir(source, context, module_name)[0]
 
     def clone(self):
         return Module(self._native.clone(), self._argument_names)
@@ -95,6 +94,25 @@ class Module:
 
     def __str__(self):
         return str(self._native)
+
+
+def _parse_llvm_ir(source, context=None, module_name="kernels", kernel=""):
+    """(Module, the kernel's IR name): LLVM IR raised as parse_llvm_ir does;
+    with `kernel` (its IR or C++ name) only that kernel and what it reaches,
+    so that errors elsewhere do not matter."""
+    if isinstance(source, str):
+        data = source.encode()
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise TypeError("Module.parse_llvm_ir expects .ll text (str) or "
+                        "bitcode (bytes)")
+    native, names, resolved = _translate(
+        _nabla.Module.parse_llvm_ir, _context(context)._native, data,
+        module_name, kernel)
+    names = {function: [name or None for name in listed]
+             for function, listed in names.items()}
+    return Module(native, names), resolved
 
 
 class PassManager:

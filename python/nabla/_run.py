@@ -17,8 +17,8 @@ import numpy as np
 from . import _nabla
 from ._arguments import (VULKAN_INDEX_MAX, DeviceArray, as_array, as_buffer,
                          as_device_buffer, device_array_error,
-                         is_device_array, pack_scalar,
-                         parameters as _parameters)
+                         is_device_array, launch_shape, pack_scalar,
+                         parameters as _parameters, signature)
 from ._compile import _shared_bytes, compile
 from ._ir import Module, PassManager
 from ._timing import KernelTimes, _repeat
@@ -66,6 +66,29 @@ def _described_kernels(module):
             for k in json.loads(_nabla.describe_kernels(module._native))}
 
 
+def _resolve_kernel(kernels, name):
+    """The kernel of `kernels` (names as the module has them) that `name`
+    designates: itself, or the one kernel whose C++ name it is
+    (`mul_kernel` for `_Z10mul_kernelPfi`); None when it designates none,
+    ValueError when it designates several."""
+    if name in kernels:
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a kernel name is a str, got {type(name).__name__}")
+    matches = [k for k in sorted(kernels) if _nabla.kernel_name_matches(k, name)]
+    if len(matches) > 1:
+        raise ValueError(f"{name!r} names several kernels: "
+                         f"{_described_names(matches)}; give the module's "
+                         f"name or the signature")
+    return matches[0] if matches else None
+
+
+def _described_names(kernels):
+    """Kernel names for messages, demangled beside the mangled ones."""
+    return ", ".join(k if _nabla.demangle(k) == k
+                     else f"{k} ({_nabla.demangle(k)})" for k in kernels)
+
+
 def _convert_args(kernel, params, args, target):
     """Checks and converts the caller's arguments against the kernel's
     parameters (before anything is compiled or launched): numpy arrays for
@@ -73,7 +96,7 @@ def _convert_args(kernel, params, args, target):
     args = list(args)
     if len(args) != len(params):
         raise ValueError(f"kernel {kernel!r} takes {len(params)} arguments, "
-                         f"got {len(args)}")
+                         f"got {len(args)}: {signature(kernel, params)}")
     index_max = VULKAN_INDEX_MAX if target == "vulkan" else 2 ** 63 - 1
     converted = []
     for param, arg in zip(params, args):
@@ -134,7 +157,7 @@ def _interleave(kernel, converted, relocs):
             sources.append(None)
             continue
         packed.append(np.ascontiguousarray(value))
-        shapes.append(list(value.shape))
+        shapes.append(launch_shape(param, value))
         sources.append(value)
     return packed, shapes, sources
 
@@ -241,11 +264,13 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     shared_bytes = _shared_bytes(shared_memory)
     target = _target(target, args)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+    kernels = _described_kernels(module)
+    label, kernel = kernel, _resolve_kernel(kernels, kernel) or kernel
     names = module._argument_names.get(kernel)
     # Kernels made by differentiation (nabla.kernel_adjoint) have no
     # signature before compilation: their arguments are checked after it.
-    described = _described_kernels(module).get(kernel)
-    converted = (_convert_args(kernel, _parameters(described, names), args,
+    described = kernels.get(kernel)
+    converted = (_convert_args(label, _parameters(described, names), args,
                                target) if described else None)
     compiled = _compile_for(module, target, block, device(target), kernel,
                             shared_memory)
@@ -263,35 +288,40 @@ class Kernel:
     it) and compiles it once per target and device (on Vulkan also per
     block size, which SPIR-V compiles in), on the first call that needs it.
     Calls take the arguments `nabla.run` takes (`repeat`, `times` too) and
-    return what it returns."""
+    return what it returns. `name` is the kernel's name in the module or,
+    for a frontend's mangled C++ names, its C++ name (`mul_kernel`); `.name`
+    is then the module's."""
 
     def __init__(self, module, name):
         if not isinstance(module, Module):
             raise TypeError("Kernel expects a nabla.Module")
-        self.name = name
         self._module = module.clone()
-        self._names = module._argument_names.get(name)
         self._compiled = {}
         self._devices = {}
-        self.parameters = self._describe()
+        self._label = name
+        self.name, entry = self._describe(name)
+        self._names = module._argument_names.get(self.name)
+        self.parameters = _parameters(entry, self._names)
 
-    def _describe(self):
-        """The signature before lowering; kernels that differentiation
-        creates (nabla.kernel_adjoint) are described after it."""
+    def _describe(self, name):
+        """(the kernel's name in the module, its manifest entry): the
+        signature before lowering; kernels that differentiation creates
+        (nabla.kernel_adjoint) are described after it."""
         kernels = _described_kernels(self._module)
-        if self.name not in kernels:
+        resolved = _resolve_kernel(kernels, name)
+        if resolved is None:
             differentiated = self._module.clone()
             PassManager("builtin.module(nabla-differentiate)").run(differentiated)
             kernels.update(_described_kernels(differentiated))
-        if self.name not in kernels:
-            raise ValueError(f"unknown kernel {self.name!r} (kernels: "
-                             f"{', '.join(sorted(kernels))})")
-        return _parameters(kernels[self.name], self._names)
+            resolved = _resolve_kernel(kernels, name)
+        if resolved is None:
+            raise ValueError(f"unknown kernel {name!r} (kernels: "
+                             f"{_described_names(sorted(kernels))})")
+        return resolved, kernels[resolved]
 
     def __repr__(self):
-        signature = ", ".join(f"{p.name or '#' + str(p.position)}: {p.type}"
-                              for p in self.parameters)
-        return f"<nabla.Kernel {self.name}({signature})>"
+        return (f"<nabla.Kernel "
+                f"{signature(self._label, getattr(self, 'parameters', ()))}>")
 
     def __call__(self, *args, grid, block, target=None, relocs=None,
                  timeout=60, repeat=1, times=False, shared_memory=None):
@@ -299,7 +329,7 @@ class Kernel:
         shared_bytes = _shared_bytes(shared_memory)
         target = _target(target, args)
         grid, block = _dim3(grid, "grid"), _dim3(block, "block")
-        converted = _convert_args(self.name, self.parameters, args, target)
+        converted = _convert_args(self._label, self.parameters, args, target)
         if target not in self._devices:
             self._devices[target] = device(target)
         info = self._devices[target]

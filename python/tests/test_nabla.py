@@ -113,7 +113,7 @@ def test_run_argument_errors():
     with pytest.raises(TypeError, match="needs dtype float32"):
         nabla.run(m, "mul_kernel", 1, 64, [a.astype(np.float64), ("index", 4)])
     with pytest.raises(ValueError, match="does not accept shape"):
-        nabla.run(m, "mul_kernel", 1, 64, [np.zeros((2, 2), np.float32), ("index", 4)])
+        nabla.run(m, "mul_kernel", 1, 64, [np.zeros((), np.float32), ("index", 4)])
     with pytest.raises(TypeError, match="is index"):
         nabla.run(m, "mul_kernel", 1, 64, [a, ("f32", 4.0)])
     with pytest.raises(TypeError, match="needs a numpy array"):
@@ -290,7 +290,7 @@ def test_parse_rejects_what_the_parser_crashes_on():
     # dense array of index; both are located errors instead.
     with pytest.raises(nabla.MLIRError, match="nest deeper than 256"):
         nabla.Module.parse("module attributes {x = " + "[" * 100000 + "]" * 100000 + "} {}")
-    with pytest.raises(nabla.MLIRError, match=r"1:46\): error: a dense array cannot hold 'index'"):
+    with pytest.raises(nabla.MLIRError, match=r"1:46: error: a dense array cannot hold 'index'"):
         nabla.Module.parse("func.func private @f() attributes {x = array<index: 1>}")
 
 

@@ -10,6 +10,10 @@
 // load time (table bindings on Vulkan, patched globals on CUDA/HIP) and
 // --reloc supplies them to the launch; under v1 --reloc gives constant
 // records their contents at compile time and they are materialized.
+// FILE may also be a frontend's LLVM IR (.ll, .bc) or a CUDA/HIP source
+// (.cu, .hip), which clang-22 compiles first (nabla/Frontend/GPUSource.h;
+// --clang-option=ARG passes more arguments); --kernel= then takes the IR's
+// name or the source's (`mul_kernel`, demangled).
 // Exit status: 0 success, 1 compile/runtime error, 2 usage error.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +25,8 @@
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
+#include "nabla/Frontend/GPUSource.h"
+#include "nabla/Frontend/KernelNames.h"
 #include "nabla/InitAll.h"
 #include "nabla/Runtime/Npy.h"
 #include "nabla/Support/ToolGuard.h"
@@ -32,7 +38,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -110,19 +118,63 @@ static void printHelp() {
          "buffer parameter k to arg<k>.npy\nin the --out directory.\n"
          "\nOPTIONS:\n"
       << launchFlagsHelp()
-      << "  --abi=v1|v2            relocation convention (default v2; v1 "
+      << "  --clang-option=ARG     for a .cu/.hip FILE: one more clang "
+         "argument (-O1, -DN=4, -Idir), after Nabla's\n"
+         "  --abi=v1|v2            relocation convention (default v2; v1 "
          "materializes constant --reloc records)\n"
          "  --emulate-float-atomics  SPIR-V: float atomic adds as "
          "compare-exchange loops\n"
          "  --help                 print this help and exit\n"
          "  --version              print the version and exit\n"
+         "\nFILE is MLIR, a frontend's LLVM IR (.ll, .bc) or CUDA/HIP source "
+         "(.cu, .hip, compiled\nby clang-22 with Nabla's enzyme.h on the "
+         "include path); for the last two --kernel\ntakes the IR's name or "
+         "the source's (e.g. mul_kernel for _Z10mul_kernelPfi).\n"
          "\nEXIT STATUS: 0 success, 1 compile or runtime error, 2 usage "
          "error.\n"
          "\nEXAMPLE:\n"
          "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
          "--block=64 --arg=a.npy --arg=index:16 --out=result\n"
          "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
-         "--block=64 --arg=a.npy --arg=index:16 --repeat=20 --time=json\n";
+         "--block=64 --arg=a.npy --arg=index:16 --repeat=20 --time=json\n"
+         "  nabla-run seed.cu --kernel=grad_mul_kernel --grid=1 --block=64 "
+         "--arg=a.npy --arg=da.npy --arg=i32:16\n";
+}
+
+/// Reads FILE: MLIR, LLVM IR, or a CUDA/HIP source compiled by clang with
+/// `clangOptions` (Nabla's enzyme.h found from this executable's folder).
+/// Null after printing an error.
+static mlir::OwningOpRef<mlir::ModuleOp>
+readInput(const std::string &path, const std::vector<std::string> &clangOptions,
+          const char *argv0, llvm::SourceMgr &sourceMgr,
+          mlir::MLIRContext &context, bool &isLLVMIR) {
+  if (std::optional<nabla::GPUSourceLanguage> language =
+          nabla::getGPUSourceLanguage(path)) {
+    if (!llvm::sys::fs::exists(path)) {
+      std::cerr << "error: cannot open '" << path << "'\n";
+      return nullptr;
+    }
+    nabla::GPUSourceOptions source;
+    source.language = *language;
+    source.extraArgs = clangOptions;
+    source.searchFrom = llvm::sys::path::parent_path(
+        llvm::sys::fs::getMainExecutable(argv0, (void *)&readInput));
+    isLLVMIR = true;
+    return nabla::importGPUSource(path, sourceMgr, &context, source);
+  }
+  if (!clangOptions.empty()) {
+    std::cerr << "error: --clang-option applies to CUDA and HIP sources "
+                 "(.cu, .hip) only\n";
+    return nullptr;
+  }
+  std::string error;
+  auto buffer = mlir::openInputFile(path, &error);
+  if (!buffer) {
+    std::cerr << "error: " << error << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  return nabla::parseInputModule(sourceMgr, &context, &isLLVMIR);
 }
 
 static int usage(const std::string &message) {
@@ -155,7 +207,12 @@ int main(int argc, char **argv) {
     return usage(error);
   std::string abi = "v2";
   bool emulateFloatAtomics = false;
+  std::vector<std::string> clangOptions;
   for (const std::string &flag : unknown) {
+    if (flag.rfind("--clang-option=", 0) == 0) {
+      clangOptions.push_back(flag.substr(15));
+      continue;
+    }
     if (flag == "--emulate-float-atomics") {
       emulateFloatAtomics = true;
       continue;
@@ -170,7 +227,7 @@ int main(int argc, char **argv) {
     return usage("unknown option '" + flag + "'");
   }
   if (positional.size() != 1)
-    return usage("expected one input .mlir file");
+    return usage("expected one input file (.mlir, .ll, .bc, .cu or .hip)");
   if (options.kernel.empty() || !options.hasGrid || !options.hasBlock)
     return usage("--kernel, --grid and --block are required");
 
@@ -188,18 +245,20 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  auto buffer = mlir::openInputFile(positional.front(), &error);
-  if (!buffer) {
-    std::cerr << "error: " << error << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   bool isLLVMIR = false;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      nabla::parseInputModule(sourceMgr, &context, &isLLVMIR);
+  mlir::OwningOpRef<mlir::ModuleOp> module = readInput(
+      positional.front(), clangOptions, argv[0], sourceMgr, context, isLLVMIR);
   if (!module)
     return 1;
   if (isLLVMIR) {
+    // The kernel as the source names it (`mul_kernel`) or as the IR does.
+    llvm::Expected<std::string> kernel = nabla::resolveKernelName(
+        nabla::getLLVMKernelNames(*module), options.kernel);
+    if (!kernel) {
+      std::cerr << "error: " << llvm::toString(kernel.takeError()) << "\n";
+      return 1;
+    }
+    options.kernel = *kernel;
     // A frontend's kernels: the launched one and what it reaches, raised
     // before it is looked up (errors elsewhere in the file do not matter).
     mlir::PassManager raise(&context);

@@ -17,6 +17,7 @@
 // CHECK-DAG: {{^  --repeat=N +[a-z].+}}
 // CHECK-DAG: {{^  --time\[=text\|json\] +[a-z].+}}
 // CHECK-DAG: {{^  --dynamic-shared-memory=BYTES +[a-z].+}}
+// CHECK-DAG: {{^  --clang-option=ARG +[a-z].+}}
 // CHECK-DAG: {{^  --abi=v1\|v2 +[a-z].+}}
 // CHECK-DAG: {{^  --emulate-float-atomics +[A-Za-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}

@@ -1,0 +1,310 @@
+# ===- test_cuda_source.py - nabla.cuda: CUDA source in, Kernel out ------=== #
+#
+# CUDA (and HIP) source compiled by clang-22 through nabla.cuda, launched and
+# differentiated through Enzyme's requests with the shipped enzyme.h, checked
+# against numpy; clang's and the raise's errors at the source's line; kernels
+# by their C++ names; parameter names from the source, LLVM IR and MLIR name
+# locations; N-D arrays for 1-D memrefs; the signature in arity errors; and
+# the package's namespace and version.
+#
+# Run: PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
+# ===----------------------------------------------------------------------=== #
+import os
+import pathlib
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import nabla
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FRONTENDS = os.path.join(ROOT, "test", "Integration", "frontends")
+BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
+
+needs_cuda_headers = pytest.mark.skipif(
+    not os.path.isdir("/usr/local/cuda/include") and "CUDA_PATH" not in os.environ,
+    reason="clang's CUDA mode needs the CUDA toolkit headers")
+
+# y = x sin(x) per element; its reverse and forward modes through the shipped
+# enzyme.h (no template argument: the return type defaults to void), and a
+# scalar gradient returned by enzyme_out.
+SOURCE = r"""
+#include <enzyme.h>
+
+__device__ void xsin(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = x[i] * sinf(x[i]);
+}
+
+__global__ void xsin_kernel(const float *x, float *y, int n) { xsin(x, y, n); }
+
+__global__ void xsin_reverse(const float *x, float *dx, float *y, float *dy,
+                             int n) {
+  __enzyme_autodiff((void *)xsin, enzyme_dup, x, dx, enzyme_dup, y, dy,
+                    enzyme_const, n);
+}
+
+__global__ void xsin_tangent(const float *x, float *dx, float *y, float *dy,
+                             int n) {
+  __enzyme_fwddiff((void *)xsin, enzyme_dup, x, dx, enzyme_dup, y, dy,
+                   enzyme_const, n);
+}
+
+__device__ float square_scaled(float a, float x) { return a * x * x; }
+
+__global__ void grad_scale(float a, const float *x, float *da, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    da[i] = __enzyme_autodiff<float>((void *)square_scaled, enzyme_out, a,
+                                     enzyme_const, x[i]);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def source_module():
+    return nabla.cuda.module(SOURCE)
+
+
+@needs_cuda_headers
+def test_cuda_kernel_runs_and_differentiates(source_module):
+    n = 100
+    x = np.linspace(-2, 2, n).astype(np.float32)
+    derivative = np.sin(x) + x * np.cos(x)
+
+    primal = nabla.cuda.Kernel(SOURCE, "xsin_kernel")
+    assert isinstance(primal, nabla.Kernel)
+    _, y, _ = primal(x, np.zeros_like(x), n, grid=2, block=64)
+    np.testing.assert_allclose(y, x * np.sin(x), rtol=1e-5, atol=1e-6)
+
+    # Reverse mode: dy holds the cotangent w of y on entry, dx gets
+    # w dy/dx added (x is only read); dy ends zero (y is overwritten).
+    reverse = nabla.cuda.Kernel(SOURCE, "xsin_reverse")
+    w = np.linspace(1, 2, n).astype(np.float32)
+    _, dx, _, dy, _ = reverse(x, np.ones_like(x), np.zeros_like(x), w, n,
+                              grid=2, block=64)
+    np.testing.assert_allclose(dx, 1 + w * derivative, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dy, 0)
+
+    # Forward mode, from the module compiled once.
+    tangent = source_module.kernel("xsin_tangent")
+    v = np.linspace(-1, 1, n).astype(np.float32)
+    _, _, _, dy, _ = tangent(x, v, np.zeros_like(x), np.zeros_like(x), n,
+                             grid=2, block=64)
+    np.testing.assert_allclose(dy, v * derivative, rtol=1e-5, atol=1e-5)
+
+    # enzyme_out: d(a x^2)/da = x^2, returned by the request.
+    grad = source_module.kernel("grad_scale")
+    _, _, da, _ = grad(3.0, x, np.zeros_like(x), n, grid=2, block=64)
+    np.testing.assert_allclose(da, x * x, rtol=1e-6)
+
+
+@needs_cuda_headers
+def test_clang_error_names_the_source_line():
+    source = ("__global__ void broken(float *a) {\n"
+              "  int i = threadIdx.x;\n"
+              "  a[i] = undeclared * 2;\n"
+              "}\n")
+    with pytest.raises(nabla.cuda.CompileError) as error:
+        nabla.cuda.Kernel(source, "broken")
+    assert "kernel.cu:3:10: error: use of undeclared identifier 'undeclared'" \
+        in str(error.value)
+    assert error.value.log.startswith("kernel.cu:3:10")
+    with pytest.raises(nabla.cuda.CompileError, match=r"^scale\.cu:3:10: error"):
+        nabla.cuda.Kernel(source, "broken", filename="scale.cu")
+
+
+@needs_cuda_headers
+def test_raise_error_names_the_source_line():
+    # clang accepts it; Nabla cannot raise a clock read: a located MLIRError
+    # that names the kernel's line, through the header function it calls.
+    source = ("#include <enzyme.h>\n"
+              "\n"
+              "__global__ void timed(long long *t) {\n"
+              "  t[0] = clock64();\n"
+              "}\n")
+    with pytest.raises(nabla.MLIRError) as error:
+        nabla.cuda.Kernel(source, "timed")
+    assert "(called from kernel.cu:4:10): error: cannot raise" in str(error.value)
+    assert any(location.endswith("kernel.cu:4:10)")
+               for _, location, _ in error.value.diagnostics)
+
+
+@needs_cuda_headers
+def test_only_the_named_kernel_is_raised():
+    # A kernel Nabla cannot raise does not stop another one of the file.
+    source = ("__global__ void timed(long long *t) { t[0] = clock64(); }\n"
+              "__global__ void twice(float *a) { a[threadIdx.x] *= 2; }\n")
+    twice = nabla.cuda.Kernel(source, "twice")
+    out, = twice(np.arange(4, dtype=np.float32), grid=1, block=4)
+    np.testing.assert_array_equal(out, [0, 2, 4, 6])
+
+
+@needs_cuda_headers
+def test_options_warnings_and_paths(tmp_path):
+    source = ("__global__ void fill(float *a) { a[threadIdx.x] = VALUE; }\n")
+    fill = nabla.cuda.Kernel(source, "fill", options=("-DVALUE=2.5f", "-O1"))
+    np.testing.assert_array_equal(fill(np.zeros(3, np.float32), grid=1,
+                                       block=3)[0], [2.5] * 3)
+    with pytest.warns(nabla.cuda.CompileWarning, match=r"kernel.cu:1:.*warning"):
+        warned = nabla.cuda.Kernel("#warning checking\n" + source, "fill",
+                                   options=["-DVALUE=1.0f"])
+    assert "warning: checking" in warned.log
+    # A path: read, named by its path, its folder searched for its headers.
+    (tmp_path / "value.h").write_text("#define VALUE 4.0f\n")
+    (tmp_path / "fill.cu").write_text('#include "value.h"\n' + source)
+    from_file = nabla.cuda.Kernel(tmp_path / "fill.cu", "fill")
+    np.testing.assert_array_equal(from_file(np.zeros(2, np.float32), grid=1,
+                                            block=2)[0], [4, 4])
+    assert "target triple" in nabla.cuda.llvm_ir(tmp_path / "fill.cu")
+
+
+@needs_cuda_headers
+def test_missing_clang_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("NABLA_CLANG", "/nonexistent/clang")
+    with pytest.raises(FileNotFoundError, match="NABLA_CLANG is set to "
+                       "'/nonexistent/clang', which is not an executable"):
+        nabla.cuda.Kernel(SOURCE, "xsin_kernel")
+
+
+def test_hip_source():
+    # HIP without ROCm: -nogpuinc, the source defines the HIP names itself.
+    path = pathlib.Path(FRONTENDS, "hip_seed.hip")
+    grad = nabla.cuda.Kernel(path, "grad_mulsin", language="hip")
+    A = np.linspace(-1, 1, 40).astype(np.float32)
+    _, dA, _ = grad(A, np.ones_like(A), 40, grid=1, block=64)
+    np.testing.assert_allclose(dA, np.sin(A) + A * np.cos(A), rtol=1e-5,
+                               atol=1e-6)
+
+
+@needs_cuda_headers
+def test_kernels_by_their_cpp_names():
+    source = ("namespace ops {\n"
+              "template <typename T> __global__ void twice(T *a) {\n"
+              "  a[threadIdx.x] *= 2; }\n"
+              "template __global__ void twice<float>(float *);\n"
+              "template __global__ void twice<double>(double *);\n"
+              "}\n"
+              "__global__ void once(float *a) {}\n")
+    module = nabla.Module.parse_llvm_ir(nabla.cuda.llvm_ir(source))
+    for name in ("ops::twice<float>", "ops::twice<float>(float*)",
+                 "void ops::twice<float>(float*)", "_ZN3ops5twiceIfEEvPT_"):
+        kernel = module.kernel(name)
+        assert kernel.name == "_ZN3ops5twiceIfEEvPT_"
+    out, = module.kernel("ops::twice<double>")(np.ones(2), grid=1, block=2)
+    np.testing.assert_array_equal(out, [2, 2])
+    with pytest.raises(ValueError, match=r"'twice' names several kernels: "
+                       r"_ZN3ops5twiceIdEEvPT_ \(void ops::twice<double>"):
+        module.kernel("twice")
+    with pytest.raises(ValueError, match=r"unknown kernel 'thrice' \(kernels: "
+                       r".*_Z4oncePf \(once\(float\*\)\)"):
+        module.kernel("thrice")
+    # nabla.run takes the C++ name too.
+    out, = nabla.run(module, "ops::twice<float>", 1, 2,
+                     [np.ones(2, np.float32)])
+    np.testing.assert_array_equal(out, [2, 2])
+
+
+@needs_cuda_headers
+def test_parameter_names_from_the_source(source_module):
+    kernel = nabla.cuda.Kernel(SOURCE, "xsin_reverse")
+    assert [p.name for p in kernel.parameters] == ["x", "dx", "y", "dy", "n"]
+    assert [p.name for p in source_module.kernel("grad_scale").parameters] == \
+        ["a", "x", "da", "n"]
+    with pytest.raises(TypeError, match=r"xsin_kernel: parameter #2 'n' "
+                       r"\(i32\) expects an integer, got float 1.5"):
+        nabla.cuda.Kernel(SOURCE, "xsin_kernel")(
+            np.zeros(2, np.float32), np.zeros(2, np.float32), 1.5, grid=1,
+            block=2)
+    # A byval struct's fields: name.0, name.1, ...
+    with open(os.path.join(FRONTENDS, "devarray.cu")) as file:
+        devarray = nabla.cuda.Kernel(file.read(), "scale_kernel",
+                                     options=["-I", FRONTENDS])
+    assert [p.name for p in devarray.parameters] == \
+        ["a.0", "a.1", "b.0", "b.1", "s"]
+
+
+def test_parameter_names_from_llvm_ir_and_mlir_locations():
+    with open(os.path.join(FRONTENDS, "julia", "seed_v2.ll")) as file:
+        module = nabla.Module.parse_llvm_ir(file.read())
+    kernel = module.kernel("julia_grad_mul_kernel_1207")
+    names = [p.name for p in kernel.parameters]
+    assert names[:4] == ["A.0", "A.1", "A.2.0", "A.3"] and names[4] == "dA.0"
+    # Name locations on a gpu.func's arguments name them, before SSA names.
+    module = nabla.Module.parse("""
+      gpu.module @k {
+        gpu.func @axpy(%arg0: f32 loc("alpha"), %x: memref<?xf32>, %n: index) kernel {
+          gpu.return
+        }
+      }""")
+    assert [p.name for p in module.kernel("axpy").parameters] == \
+        ["alpha", "x", "n"]
+    assert [p.name for p in module.clone().kernel("axpy").parameters] == \
+        ["alpha", "x", "n"]
+
+
+@needs_cuda_headers
+def test_arity_error_prints_the_signature(source_module):
+    kernel = source_module.kernel("xsin_kernel")
+    message = (r"kernel 'xsin_kernel' takes 3 arguments, got 2: "
+               r"xsin_kernel\(x: memref<\?xf32>, y: memref<\?xf32>, n: i32\)")
+    with pytest.raises(ValueError, match=message):
+        kernel(np.zeros(2, np.float32), 2, grid=1, block=2)
+    with pytest.raises(ValueError, match=message):
+        nabla.run(source_module, "xsin_kernel", 1, 2,
+                  [np.zeros(2, np.float32), 2])
+    assert repr(nabla.cuda.Kernel(SOURCE, "xsin_kernel")) == (
+        "<nabla.cuda.Kernel xsin_kernel(x: memref<?xf32>, y: memref<?xf32>, "
+        "n: i32)>")
+
+
+@needs_cuda_headers
+def test_nd_arrays_for_1d_memrefs(source_module):
+    kernel = source_module.kernel("xsin_kernel")
+    x = np.linspace(-1, 1, 48).astype(np.float32).reshape(4, 3, 4)
+    out_x, y, _ = kernel(x, np.zeros((6, 8), np.float32), x.size, grid=1,
+                         block=64)
+    assert out_x.shape == (4, 3, 4) and y.shape == (6, 8)
+    np.testing.assert_allclose(y.ravel(), (x * np.sin(x)).ravel(), rtol=1e-5,
+                               atol=1e-6)
+    # Memory order: a transposed (Fortran-ordered) array has none to pass.
+    with pytest.raises(ValueError, match=r"parameter #0 'x' \(memref<\?xf32>\): "
+                       r"an array of shape \(3, 4\) .* must be C-contiguous"):
+        kernel(np.zeros((4, 3), np.float32).T, np.zeros(12, np.float32), 12,
+               grid=1, block=64)
+    # A static 1-D memref takes as many elements, in any C-contiguous shape.
+    fixed = nabla.Module.parse("""
+      gpu.module @k {
+        gpu.func @bump(%a: memref<6xf32>) kernel {
+          %i = gpu.thread_id x
+          %v = memref.load %a[%i] : memref<6xf32>
+          %one = arith.constant 1.0 : f32
+          %w = arith.addf %v, %one : f32
+          memref.store %w, %a[%i] : memref<6xf32>
+          gpu.return
+        }
+      }""").kernel("bump")
+    out, = fixed(np.zeros((2, 3), np.float32), grid=1, block=6)
+    np.testing.assert_array_equal(out, np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"does not accept shape \(2, 4\) "
+                       r"\(8 elements; the memref is memref<6xf32>\)"):
+        fixed(np.zeros((2, 4), np.float32), grid=1, block=6)
+
+
+def test_version_and_namespace():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", nabla.__version__)
+    tool = os.path.join(BIN, "nabla-opt")
+    if os.access(tool, os.X_OK):
+        printed = subprocess.run([tool, "--version"], capture_output=True,
+                                 text=True, check=True).stdout
+        assert f"(Nabla) {nabla.__version__}" in printed
+    public = {name for name in vars(nabla) if not name.startswith("_")}
+    for leaked in ("np", "os", "json", "statistics", "importlib", "as_buffer",
+                   "pack_scalar", "DeviceArray", "argument_names"):
+        assert leaked not in public
+    assert public <= set(nabla.__all__)
+    assert {"Kernel", "Module", "run", "cuda", "Parameter"} <= public
+    assert nabla.cuda.Kernel.__module__ == "nabla.cuda"
