@@ -473,10 +473,45 @@ def test_bool_parameter(tmp_path, negate):
     check(out[1], -x if negate else x)
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_overlapping_memmove(tmp_path, opt):
+    """llvm.memmove within one buffer, to a later and to an earlier place:
+    the copy's direction keeps overlapping ranges right; the gradient goes
+    through the moves."""
+    ll = compile_cuda(tmp_path, "memmove_rows", opt)
+    n = 20
+    a = RNG.uniform(-1, 1, 8 * n)
+    b = RNG.uniform(-1, 1, 8 * n)
+
+    def model(inputs):
+        a, b = inputs
+        rows = a.reshape(n, 8) ** 2
+        right = rows.copy()
+        right[:, 1:] = rows[:, :7]
+        left = b.reshape(n, 8).copy()
+        left[:, :7] = b.reshape(n, 8)[:, 1:]
+        left[:, 7] = right[:, 0]
+        return [right.reshape(-1), left.reshape(-1)]
+
+    out = run(tmp_path, ll, "shift_kernel", 1, 32,
+              [f32(a), f32(b), f"i32:{n}"])
+    expected = model([a, b])
+    check(out[0], expected[0])
+    check(out[1], expected[1])
+    wa, wb = RNG.standard_normal(8 * n), RNG.standard_normal(8 * n)
+    out = run(tmp_path, ll, "grad_shift", 1, 32,
+              [f32(a), f32(wa), f32(b), f32(wb), f"i32:{n}"])
+    da, db = finite_differences(model, [a, b], [wa, wb])
+    check(out[1], da)
+    check(out[3], db)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
-           "half_precision", "local_arrays", "bool_parameter"]
+           "half_precision", "local_arrays", "bool_parameter",
+           "memmove_rows"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -7,7 +7,9 @@
 // the element type (memset), loads and stores (memcpy, also when the two
 // objects' element types differ but have one width). A length that is not
 // a whole number of elements, or a copy between elements of different
-// widths, is a located error.
+// widths, is a located error. memmove copies like memcpy, from the last
+// element down when it moves a range of one object to a later place, so
+// that overlapping ranges copy as they should.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +32,19 @@ static int64_t elementBytes(Value memref) {
 FailureOr<bool> FunctionRaiser::raiseMemoryIntrinsic(Operation *op) {
   auto memset = dyn_cast<LLVM::MemsetOp>(op);
   auto memcpy = dyn_cast<LLVM::MemcpyOp>(op);
-  if (!memset && !memcpy)
+  auto memmove = dyn_cast<LLVM::MemmoveOp>(op);
+  if (!memset && !memcpy && !memmove)
     return false;
   Location loc = plainLoc(op->getLoc());
-  Value dstPointer = memset ? memset.getDst() : memcpy.getDst();
-  Value lengthValue = memset ? memset.getLen() : memcpy.getLen();
+  Value dstPointer = memset   ? memset.getDst()
+                     : memcpy ? memcpy.getDst()
+                              : memmove.getDst();
+  Value lengthValue = memset   ? memset.getLen()
+                      : memcpy ? memcpy.getLen()
+                               : memmove.getLen();
+  Value srcPointer = memcpy    ? memcpy.getSrc()
+                     : memmove ? memmove.getSrc()
+                               : Value();
   FailureOr<std::pair<Value, Value>> dst = lookupPointer(op, dstPointer);
   if (failed(dst))
     return failure();
@@ -44,8 +54,8 @@ FailureOr<bool> FunctionRaiser::raiseMemoryIntrinsic(Operation *op) {
   int64_t bytes = elementBytes(dst->first);
   Type element = cast<MemRefType>(dst->first.getType()).getElementType();
   FailureOr<std::pair<Value, Value>> src;
-  if (memcpy) {
-    src = lookupPointer(op, memcpy.getSrc());
+  if (srcPointer) {
+    src = lookupPointer(op, srcPointer);
     if (failed(src))
       return failure();
     if (elementBytes(src->first) != bytes)
@@ -56,7 +66,10 @@ FailureOr<bool> FunctionRaiser::raiseMemoryIntrinsic(Operation *op) {
   APInt constantLength;
   if (matchPattern(lengthValue, m_ConstantInt(&constantLength)) &&
       constantLength.getSExtValue() % bytes != 0)
-    return fail(op) << "cannot raise a " << (memset ? "memset" : "memcpy")
+    return fail(op) << "cannot raise a "
+                    << (memset   ? "memset"
+                        : memcpy ? "memcpy"
+                                 : "memmove")
                     << " of " << constantLength.getSExtValue()
                     << " bytes: not a whole number of " << element
                     << " elements";
@@ -92,11 +105,22 @@ FailureOr<bool> FunctionRaiser::raiseMemoryIntrinsic(Operation *op) {
   }
   Value count = arith::DivUIOp::create(builder, loc, toIndex(loc, length),
                                        indexConstant(loc, bytes));
+  // memmove within one object to a later place: from the last element down.
+  Value backward;
+  if (memmove && src->first == dst->first)
+    backward = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt,
+                                     dst->second, src->second);
   auto loop = scf::ForOp::create(builder, loc, indexConstant(loc, 0), count,
                                  indexConstant(loc, 1));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(loop.getBody());
   Value k = loop.getInductionVar();
+  if (backward) {
+    Value last = arith::SubIOp::create(
+        builder, loc, arith::SubIOp::create(builder, loc, count, k),
+        indexConstant(loc, 1));
+    k = arith::SelectOp::create(builder, loc, backward, last, k);
+  }
   Value at = arith::AddIOp::create(builder, loc, dst->second, k);
   if (memset) {
     memref::StoreOp::create(builder, loc, fill, dst->first, ValueRange{at});

@@ -612,9 +612,12 @@ LogicalResult FunctionPlanner::run() {
     return failure();
   // An object only copied (a local struct array copied out) takes the
   // element type of the object it is copied from or to.
-  WalkResult copies = plan.func.walk([&](LLVM::MemcpyOp copy) -> WalkResult {
-    FailureOr<std::optional<unsigned>> dst = resolve(copy.getDst());
-    FailureOr<std::optional<unsigned>> src = resolve(copy.getSrc());
+  WalkResult copies = plan.func.walk([&](Operation *copy) -> WalkResult {
+    if (!isa<LLVM::MemcpyOp, LLVM::MemmoveOp>(copy))
+      return WalkResult::advance();
+    Value dstPointer = copy->getOperand(0), srcPointer = copy->getOperand(1);
+    FailureOr<std::optional<unsigned>> dst = resolve(dstPointer);
+    FailureOr<std::optional<unsigned>> src = resolve(srcPointer);
     if (failed(dst) || failed(src) || !*dst || !*src)
       return WalkResult::advance(); // the raise reports it
     Type dstType = module.getElementType(plan, **dst);
@@ -625,9 +628,9 @@ LogicalResult FunctionPlanner::run() {
         srcType && !srcType.isInteger(8) && plan.roots[**src].isMemory();
     LogicalResult ok = success();
     if (dstKnown && !srcKnown)
-      ok = recordAccess(copy, copy.getSrc(), dstType);
+      ok = recordAccess(copy, srcPointer, dstType);
     else if (srcKnown && !dstKnown)
-      ok = recordAccess(copy, copy.getDst(), srcType);
+      ok = recordAccess(copy, dstPointer, srcType);
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (copies.wasInterrupted())

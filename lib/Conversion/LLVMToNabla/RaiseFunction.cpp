@@ -613,7 +613,7 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     return raiseTerminator(op);
   if (isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp>(op))
     return raiseMemoryOp(op);
-  if (isa<LLVM::MemsetOp, LLVM::MemcpyOp>(op)) {
+  if (isa<LLVM::MemsetOp, LLVM::MemcpyOp, LLVM::MemmoveOp>(op)) {
     FailureOr<bool> raised = raiseMemoryIntrinsic(op);
     return failure(failed(raised));
   }
