@@ -342,6 +342,23 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
                                {}}));
       })
       .Default([&](Operation *op) -> FailureOr<std::optional<unsigned>> {
+        // The null pointer: its uses say what the source did with it (the
+        // importer gives constants their first user's location).
+        if (isa<LLVM::ZeroOp>(op)) {
+          bool compared = llvm::any_of(op->getUsers(), [](Operation *user) {
+            return isa<LLVM::ICmpOp>(user);
+          });
+          return emitError(plainLoc(op->getLoc()))
+                 << (compared ? "a null test of a pointer (`p != NULL`, an "
+                                "optional buffer) is not supported yet: "
+                                "Nabla's kernels receive buffers, which are "
+                                "never null; pass a buffer (an empty one for "
+                                "'none') and a flag instead"
+                              : "a null pointer cannot be raised (stored, "
+                                "passed or selected): every pointer must "
+                                "derive from a parameter, an alloca or a "
+                                "global");
+        }
         return emitError(plainLoc(op->getLoc()))
                << "cannot raise a pointer produced by '" << op->getName()
                << "': every pointer must derive from a parameter, an alloca "
