@@ -1,8 +1,10 @@
 //===- GPUSource.cpp - CUDA and HIP source compiled to device LLVM IR -----===//
 //
-// Runs clang as a child process (Nabla links no clang libraries) on a source
-// file and reads back the LLVM IR it wrote. The command line is the one the
-// frontend tests use (test/Integration/frontend_helpers.py), plus line tables
+// Runs clang as a child process (Nabla links no clang libraries; the child
+// and the temporary files go with an interrupted tool: ChildProcess.h) on a
+// source file and reads back the LLVM IR it wrote. The command line is the one
+// the frontend tests use (test/Integration/frontend_helpers.py), plus line
+// tables
 // (-gline-tables-only: the raise and the AD report the source's line, and no
 // variable records are emitted for the raise to skip), the parameters' names
 // (-fno-discard-value-names: Python's argument errors quote them), no
@@ -14,8 +16,8 @@
 #include "nabla/Frontend/GPUSource.h"
 
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
+#include "nabla/Support/ChildProcess.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -155,27 +157,20 @@ nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
   llvm::Expected<std::string> clang = findClang();
   if (!clang)
     return clang.takeError();
-  llvm::SmallString<128> output, diagnostics;
-  if (std::error_code error =
-          llvm::sys::fs::createTemporaryFile("nabla-source", "ll", output))
+  TemporaryFile output, diagnostics;
+  if (std::error_code error = output.create("nabla-source", "ll"))
     return llvm::createStringError(error, "cannot create a temporary file");
-  llvm::scope_exit removeOutput([&] { llvm::sys::fs::remove(output); });
-  if (std::error_code error = llvm::sys::fs::createTemporaryFile(
-          "nabla-source", "txt", diagnostics))
+  if (std::error_code error = diagnostics.create("nabla-source", "txt"))
     return llvm::createStringError(error, "cannot create a temporary file");
-  llvm::scope_exit removeDiagnostics(
-      [&] { llvm::sys::fs::remove(diagnostics); });
 
   std::vector<std::string> command =
-      getGPUSourceCommand(*clang, path, output, options);
+      getGPUSourceCommand(*clang, path, output.path(), options);
   llvm::SmallVector<llvm::StringRef> arguments(command.begin(), command.end());
   std::optional<llvm::StringRef> redirects[] = {
-      llvm::StringRef(""), llvm::StringRef(""), llvm::StringRef(diagnostics)};
+      llvm::StringRef(""), llvm::StringRef(""), diagnostics.path()};
   std::string failure;
-  int status = llvm::sys::ExecuteAndWait(*clang, arguments, std::nullopt,
-                                         redirects, /*SecondsToWait=*/0,
-                                         /*MemoryLimit=*/0, &failure);
-  std::string printed = readFile(diagnostics);
+  int status = runChildProcess(*clang, arguments, redirects, failure);
+  std::string printed = readFile(diagnostics.path());
   if (status < 0)
     return llvm::createStringError("cannot run %s: %s", clang->c_str(),
                                    failure.c_str());
@@ -186,7 +181,7 @@ nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
     return llvm::make_error<ClangDiagnosticsError>(std::move(printed));
   }
   GPUSourceResult result;
-  result.llvmIR = readFile(output);
+  result.llvmIR = readFile(output.path());
   result.warnings = std::move(printed);
   if (result.llvmIR.empty())
     return llvm::createStringError("%s wrote no LLVM IR for '%s'",
@@ -199,12 +194,10 @@ nabla::compileGPUSourceText(llvm::StringRef text, llvm::StringRef fileName,
                             const GPUSourceOptions &options) {
   llvm::StringRef extension =
       options.language == GPUSourceLanguage::CUDA ? "cu" : "hip";
-  llvm::SmallString<128> path;
+  TemporaryFile source;
   int fd = -1;
-  if (std::error_code error = llvm::sys::fs::createTemporaryFile(
-          "nabla-source", extension, fd, path))
+  if (std::error_code error = source.create("nabla-source", extension, &fd))
     return llvm::createStringError(error, "cannot create a temporary file");
-  llvm::scope_exit removeSource([&] { llvm::sys::fs::remove(path); });
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     // The name in diagnostics and debug locations; quotes and backslashes
@@ -219,7 +212,7 @@ nabla::compileGPUSourceText(llvm::StringRef text, llvm::StringRef fileName,
     if (!text.ends_with("\n"))
       os << "\n";
   }
-  return compileGPUSource(path, options);
+  return compileGPUSource(source.path(), options);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>

@@ -3,7 +3,9 @@
 // Running children are listed so that the signal handlers kill them: a
 // handler of SIGINT, SIGTERM and SIGHUP kills the children, removes the
 // temporary files (registered with RemoveFileOnSignal; RunInterruptHandlers)
-// and then lets the signal end the tool as it would have; crashes go
+// and then hands the signal to the handler it replaced (a tool's: LLVM's,
+// which ends the tool as it would have; in Python's interpreter, Python's,
+// so that Ctrl-C stays a KeyboardInterrupt), or ends the tool; crashes go
 // through LLVM's handlers (and the tool guard), which call a handler added
 // here. The list is a fixed array of atomics: the handlers only read it and
 // call kill.
@@ -18,6 +20,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <iterator>
 #include <mutex>
 #include <sys/types.h>
 
@@ -37,9 +40,24 @@ void killChildren() {
 
 void killChildrenOnCrash(void *) { killChildren(); }
 
-void onInterrupt(int signal) {
+/// The interrupt signals and the actions the handlers replaced.
+constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction replaced[std::size(kInterruptSignals)];
+
+void onInterrupt(int signal, siginfo_t *info, void *context) {
   killChildren();
   llvm::sys::RunInterruptHandlers();
+  for (size_t k = 0; k < std::size(kInterruptSignals); ++k) {
+    if (kInterruptSignals[k] != signal)
+      continue;
+    const struct sigaction &previous = replaced[k];
+    if (previous.sa_flags & SA_SIGINFO) {
+      if (previous.sa_sigaction)
+        return previous.sa_sigaction(signal, info, context);
+    } else if (previous.sa_handler != SIG_DFL) {
+      return previous.sa_handler(signal);
+    }
+  }
   ::signal(signal, SIG_DFL);
   ::raise(signal);
 }
@@ -50,11 +68,17 @@ void installHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::sys::AddSignalHandler(killChildrenOnCrash, nullptr);
-    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    for (size_t k = 0; k < std::size(kInterruptSignals); ++k) {
+      // An ignored signal (nohup's SIGHUP) stays ignored.
+      struct sigaction current = {};
+      ::sigaction(kInterruptSignals[k], nullptr, &current);
+      if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)
+        continue;
       struct sigaction action = {};
-      action.sa_handler = onInterrupt;
+      action.sa_sigaction = onInterrupt;
+      action.sa_flags = SA_SIGINFO;
       sigemptyset(&action.sa_mask);
-      ::sigaction(signal, &action, nullptr);
+      ::sigaction(kInterruptSignals[k], &action, &replaced[k]);
     }
   });
 }

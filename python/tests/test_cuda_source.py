@@ -12,6 +12,7 @@
 import os
 import pathlib
 import re
+import signal
 import subprocess
 
 import numpy as np
@@ -168,6 +169,15 @@ def test_missing_clang_is_a_clear_error(monkeypatch):
     with pytest.raises(FileNotFoundError, match="NABLA_CLANG is set to "
                        "'/nonexistent/clang', which is not an executable"):
         nabla.cuda.Kernel(SOURCE, "xsin_kernel")
+
+
+@needs_cuda_headers
+def test_ctrl_c_stays_a_keyboard_interrupt():
+    # Compiling installs the handlers that kill clang on an interrupt
+    # (nabla/Support/ChildProcess.h); they hand SIGINT on to Python's.
+    nabla.cuda.llvm_ir("__global__ void f(float *a) {}")
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
 
 
 def test_hip_source():
