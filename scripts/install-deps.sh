@@ -29,6 +29,9 @@ PACKAGES=(
   python3-numpy python3-pytest pybind11-dev python3-dev
   # Benchmark charts (bench/run.py writes PNGs with matplotlib).
   python3-matplotlib
+  # nabla.torch (kernels as torch.autograd.Functions) and its tests; the
+  # package imports without it.
+  python3-torch
   # libFuzzer and the ASan/UBSan runtimes for clang-22 (scripts/fuzz.sh,
   # scripts/sanitize.sh, the CI fuzz replay).
   libclang-rt-22-dev

@@ -21,4 +21,4 @@ for target in ("nvvm", "rocdl", "spirv", "metal"):
 a = np.linspace(-1, 1, 32).astype(np.float32)
 print("device:", nabla.device()[0])
 print(nabla.check_gradient(module, "mul_kernel", "grad_mul_kernel", grid=1, block=64,
-                           args=[a, 32], dup=[0], eps=1e-3, rtol=1e-3))
+                           args=[a, 32], dup=[0]))

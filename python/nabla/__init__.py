@@ -21,7 +21,9 @@
 #     _compile.py    compile, CompileResult
 #     _run.py        run, Kernel, device: arguments, compilation, launches
 #     _timing.py     KernelTimes (run(..., times=True))
-#     _gradcheck.py  check_gradient
+#     _gradcheck.py  check_gradient, GradientReport
+#     _adjoint.py    kernel adjoints generated for check_gradient and torch
+#     torch.py       nabla.torch.function: kernels in PyTorch's autograd
 #     _arguments.py  Python values as kernel parameters
 #     _host.py       run_host: whole host programs through nabla-run
 #     cuda.py        nabla.cuda: CUDA/HIP source in, Kernel out (clang-22)
@@ -30,7 +32,12 @@
 # (`_nabla.limits`, nabla/Support/Limits.h), as does `__version__` (the
 # version the tools print).
 #
+# `nabla.torch` (kernels as torch.autograd.Functions) is imported on first
+# use, so `import nabla` works without PyTorch.
+#
 # ===----------------------------------------------------------------------=== #
+import importlib as _importlib
+
 from . import _nabla
 from ._host import HostProgramError, HostResult, run_host
 from ._arguments import Parameter
@@ -40,7 +47,7 @@ from ._timing import KernelTimes
 from ._run import Kernel, device, run
 # Not public: bench/ packs arguments and launches compiled kernels itself.
 from ._run import _launch, _pack_args
-from ._gradcheck import check_gradient
+from ._gradcheck import GradientReport, check_gradient
 from . import cuda
 
 __version__ = _nabla.version
@@ -48,13 +55,20 @@ __version__ = _nabla.version
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
            "Kernel", "Parameter", "KernelTimes", "run_host", "HostResult",
-           "HostProgramError", "cuda", "__version__"]
+           "HostProgramError", "GradientReport", "cuda", "__version__"]
 
 # What __init__.py defined before the split keeps `nabla` as its module:
 # tracebacks still print nabla.MLIRError, reprs <class 'nabla.Module'>, and
 # pickles find the classes where they did.
 for _public in (Context, Module, MLIRError, PassManager, passes, compile,
                 CompileResult, run, check_gradient, device, Kernel,
-                KernelTimes):
+                KernelTimes, GradientReport):
     _public.__module__ = __name__
 del _public
+
+
+def __getattr__(name):
+    """`nabla.torch` on first use (PyTorch is optional)."""
+    if name == "torch":
+        return _importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
