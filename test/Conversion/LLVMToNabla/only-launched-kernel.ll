@@ -10,7 +10,7 @@
 
 ; LAUNCH-NOT: error
 ; BAD: only-launched-kernel.ll:23:3: error: cannot raise inline assembly
-; MISSING: error: no kernel named 'missing' to raise
+; MISSING: error: no kernel named 'missing' (kernels: bad, good)
 ; CHECK: gpu.func @good
 ; CHECK-NOT: @bad
 ; OUT: [2.0, 4.0, 6.0, 8.0]
