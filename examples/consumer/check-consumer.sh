@@ -25,6 +25,16 @@ cmake --build "$work/build" > "$work/build.log"
 "$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" | tee "$work/out.txt"
 grep -qx 'nabla.autodiff of @mul in @grad_mul_kernel' "$work/out.txt"
 grep -qx 'derivative requests: 1' "$work/out.txt"
+# ... and ran the default pipeline: differentiate, then Vulkan SPIR-V.
+grep -qx 'gpu.binary @kernels with 1 object(s)' "$work/out.txt"
+# A mistyped pipeline option is an error before anything runs.
+if "$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" \
+     'builtin.module(nabla-to-spirv{workgroup_size=64})' \
+     > "$work/typo.txt" 2>&1; then
+  echo "a mistyped pipeline was accepted" >&2
+  exit 1
+fi
+grep -q "cannot parse the pipeline" "$work/typo.txt"
 # The installed nabla-run runs a host program with the installed wrappers.
 test -f "$work/prefix/lib/libnabla_mgpu.so"
 env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-run" \
