@@ -247,6 +247,73 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
   return kernels;
 }
 
+/// True if NumPy dtype `dtype` (f4, f8, f2, i1, i2, i4, i8, u1...) holds
+/// elements of `type`.
+static bool dtypeHolds(StringRef dtype, Type type) {
+  if (dtype.size() != 2 || !type.isIntOrIndexOrFloat())
+    return false;
+  unsigned bytes = dtype[1] - '0';
+  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  if (bytes * 8 != std::max(8u, width))
+    return false;
+  if (isa<FloatType>(type))
+    return dtype[0] == 'f';
+  return dtype[0] == 'i' || dtype[0] == 'u' || dtype[0] == 'b';
+}
+
+/// Gives the records named in `values` their contents (CompileOptions::
+/// relocValues); a key no record has, or contents that do not fit the
+/// record's static type, is an error.
+static LogicalResult applyRelocValues(
+    ModuleOp module,
+    const std::map<std::string, std::pair<std::string, std::vector<uint8_t>>>
+        &values) {
+  std::map<std::string, bool> used;
+  for (const auto &entry : values)
+    used[entry.first] = false;
+  bool failed = false;
+  module.walk([&](reloc::GlobalOp record) {
+    auto found = values.find(record.getKey().str());
+    if (found == values.end())
+      return;
+    used[found->first] = true;
+    const auto &[dtype, bytes] = found->second;
+    auto type = dyn_cast<MemRefType>(record.getGlobalType());
+    if (!type || !type.hasStaticShape()) {
+      record.emitOpError("of '")
+          << record.getKey() << "' has no static shape to give contents to ("
+          << record.getGlobalType() << ")";
+      failed = true;
+      return;
+    }
+    Type element = type.getElementType();
+    uint64_t width =
+        element.isIndex() ? 8 : element.getIntOrFloatBitWidth() / 8;
+    uint64_t expected =
+        uint64_t(type.getNumElements()) * std::max<uint64_t>(1, width);
+    if (!dtypeHolds(dtype, element) || bytes.size() != expected) {
+      record.emitOpError("of '")
+          << record.getKey() << "' is " << type << " (" << expected
+          << " bytes): the contents given are " << bytes.size()
+          << " bytes of dtype '" << dtype << "'";
+      failed = true;
+      return;
+    }
+    auto tensor = RankedTensorType::get(type.getShape(), element);
+    record.setValueAttr(DenseElementsAttr::getFromRawBuffer(
+        tensor, ArrayRef<char>(reinterpret_cast<const char *>(bytes.data()),
+                               bytes.size())));
+  });
+  for (const auto &[key, seen] : used)
+    if (!seen) {
+      emitError(module.getLoc())
+          << "no relocation record has the key '" << key
+          << "' given contents (--reloc=" << key << "=FILE.npy)";
+      failed = true;
+    }
+  return failure(failed);
+}
+
 /// The records of every gpu.module that kernels use (reloc-lower prunes the
 /// rest), sorted by module and key, with how `strategy` lowers them: the
 /// symbol a loader patches (patch), resolves (defer) or nothing (table: the
@@ -393,6 +460,8 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   prepare.addPass(createDifferentiate());
   prepare.addPass(reloc::createRelocLink());
   if (failed(prepare.run(module)))
+    return failure();
+  if (failed(applyRelocValues(module, options.relocValues)))
     return failure();
   llvm::json::Array relocations = describeRelocations(module, strategy);
   PassManager lowerRecords(module.getContext());

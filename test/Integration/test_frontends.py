@@ -324,6 +324,48 @@ def test_julia_style_seed(tmp_path, convention, abi):
     check(out[4], 2 * A * w4 * wA)
 
 
+@pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
+def test_julia_v1_ahead_of_time(tmp_path, target):
+    """The documented v1 ahead-of-time recipe: nabla-compile --abi=v1 with
+    the baked object's contents (--reloc=KEY=FILE.npy) copies them into the
+    kernels on every target; the SPIR-V directory runs with nabla-launch and
+    no --reloc. Without the contents, a located error naming the fix."""
+    flags = {"nvvm": ["--chip=sm_90"], "rocdl": [],
+             "spirv": ["--block=64"], "metal": ["--block=64"]}[target]
+    W = np.array([1.5, -2.0, 0.25, 4.0], np.float32)
+    np.save(tmp_path / "W.npy", W)
+    ll = os.path.join(JULIA, "seed_v1.ll")
+    out = tmp_path / "aot"
+    compile_ = [os.path.join(BIN, "nabla-compile"), ll, "--abi=v1",
+                f"--target={target}"] + flags
+    result = subprocess.run(
+        compile_ + ["-o", str(out), f"--reloc=Main.weights={tmp_path / 'W.npy'}"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [r["strategy"] for r in manifest["relocations"]] == ["materialize"]
+    if target == "spirv":
+        n = 90
+        A = RNG.uniform(-1, 1, n)
+        np.save(tmp_path / "A.npy", f32(A))
+        run = subprocess.run(
+            [os.path.join(BIN, "nabla-launch"), str(out),
+             "--kernel=julia_mul_kernel_1203", "--grid=2", "--block=64",
+             f"--arg={tmp_path / 'A.npy'}"] + [f"--arg=i64:{n}"] * 3 +
+            [f"--out={tmp_path / 'run'}"], capture_output=True, text=True,
+            timeout=300)
+        assert run.returncode == 0, run.stderr
+        check(np.load(tmp_path / "run" / "arg0.npy"),
+              A * A * W[np.arange(n) % 4].astype(np.float64))
+    missing = subprocess.run(compile_ + ["-o", str(tmp_path / "missing")],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 1
+    assert re.search(r"seed_v1\.ll:\d+:\d+: error: 'reloc\.global' op cannot "
+                     r"be materialized.*give them with nabla-compile "
+                     r"--reloc=Main\.weights=FILE\.npy", missing.stderr), \
+        missing.stderr
+
+
 SOURCES_ALL = ["seed", "saxpy", "mathfns", "loop", "stencil2d", "blocksum",
                "warpsum", "scatter", "devarray"]
 HIP_SOURCES = ["hip_seed", "hip_reduce"]

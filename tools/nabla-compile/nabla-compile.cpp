@@ -12,6 +12,7 @@
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
+#include "nabla/Runtime/Npy.h"
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/ToolGuard.h"
 
@@ -70,6 +71,12 @@ static cl::opt<int64_t> dynamicSharedMemory(
              "kernels are launched with, compiled in and recorded in the "
              "manifest (NVVM/ROCDL take it at launch)"),
     cl::value_desc("BYTES"), cl::cat(category));
+static cl::list<std::string> relocs(
+    "reloc",
+    cl::desc("Contents of a relocation record known ahead of time (abi=v1: "
+             "the baked object's bytes, copied into the kernels), from a "
+             ".npy file of its dtype and size; repeatable"),
+    cl::value_desc("KEY=FILE.npy"), cl::cat(category));
 static cl::opt<std::string>
     outputDir("o", cl::Required, cl::Prefix,
               cl::desc("Output directory, created if missing; required"),
@@ -191,6 +198,23 @@ int main(int argc, char **argv) {
     return 2;
   }
   options.dynamicSharedMemory = dynamicSharedMemory;
+  for (const std::string &reloc : relocs) {
+    size_t equals = reloc.find('=');
+    if (equals == std::string::npos || equals == 0 ||
+        equals + 1 == reloc.size()) {
+      errs() << "nabla-compile: --reloc takes KEY=FILE.npy, got '" << reloc
+             << "'\n";
+      return 2;
+    }
+    nabla::runtime::NpyArray array;
+    std::string npyError;
+    if (!nabla::runtime::readNpy(reloc.substr(equals + 1), array, npyError)) {
+      errs() << "nabla-compile: " << npyError << "\n";
+      return 1;
+    }
+    options.relocValues[reloc.substr(0, equals)] = {array.dtype,
+                                                    std::move(array.data)};
+  }
   FailureOr<nabla::CompileResult> result =
       nabla::compileModule(*module, options);
   if (failed(result))

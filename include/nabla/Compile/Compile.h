@@ -15,6 +15,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,13 @@ struct CompileOptions {
   /// When set, only this kernel and what it needs are compiled
   /// (keepOnlyKernel): what nabla-run and nabla.run launch.
   std::string onlyKernel;
+  /// Contents of relocation records known ahead of time, by key: the
+  /// object's bytes (little-endian, row-major) and its NumPy dtype ("f4",
+  /// "i8"...). A record given here gets them as its `value` before
+  /// reloc-lower, so abi=v1's materialize (or bake-or-materialize) can copy
+  /// it into the kernels: the ahead-of-time form of a baked object.
+  std::map<std::string, std::pair<std::string, std::vector<uint8_t>>>
+      relocValues;
 };
 
 /// One output file: `<module>.<extension>`.

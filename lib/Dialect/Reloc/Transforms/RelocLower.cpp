@@ -100,7 +100,13 @@ LogicalResult materialize(GlobalOp record, ArrayRef<Operation *> uses) {
   std::optional<ElementsAttr> value = record.getValue();
   if (!memref || !memref.hasStaticShape() || !value)
     return record.emitOpError("cannot be materialized: it needs a statically "
-                              "shaped memref type and a known 'value'");
+                              "shaped memref type and a known 'value'")
+           << " (the contents of '" << record.getKey()
+           << "' are not known when compiling ahead of time: give them "
+              "with nabla-compile --reloc="
+           << record.getKey()
+           << "=FILE.npy, or compile with abi=v2 and give the object when "
+              "launching)";
   if (!record.getConstant())
     return record.emitOpError("cannot be materialized: the kernels may write "
                               "it, and a private copy would lose the writes "
