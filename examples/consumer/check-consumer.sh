@@ -35,6 +35,19 @@ if "$work/build/nabla-consumer" "$src/examples/mul_kernel.mlir" \
   exit 1
 fi
 grep -q "cannot parse the pipeline" "$work/typo.txt"
+# The installed Python package imports from a clean directory and runs a
+# kernel, with only its install folder on the path.
+site=$(find "$work/prefix/lib" -maxdepth 3 -type d -name nabla -path '*-packages/nabla' | head -1)
+test -n "$site"
+(cd / && env -u LD_LIBRARY_PATH PYTHONPATH="$(dirname "$site")" /usr/bin/python3 -c "
+import numpy as np, nabla
+k = nabla.Module.parse(open('$src/examples/mul_kernel.mlir').read()).kernel('mul_kernel')
+a = np.arange(8, dtype=np.float32)
+out = k(a, 8, grid=1, block=64)
+assert np.array_equal(out[0], a * a), out[0]
+print('installed nabla', nabla.__version__)
+") | tee "$work/python.txt"
+grep -q '^installed nabla [0-9]' "$work/python.txt"
 # The installed nabla-run runs a host program with the installed wrappers.
 test -f "$work/prefix/lib/libnabla_mgpu.so"
 env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-run" \

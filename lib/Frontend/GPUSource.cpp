@@ -68,7 +68,7 @@ std::optional<std::string> nabla::findFrontendHeaders(llvm::StringRef from) {
   llvm::SmallString<256> directory(from);
   llvm::sys::fs::make_absolute(directory);
   // The tools sit in <root>/bin, the Python package in <root>/python/nabla
-  // (build tree) or <root>/lib/python3/site-packages/nabla (installed).
+  // (build tree) or <root>/lib/python3.X/dist-packages/nabla (installed).
   for (int depth = 0; depth < 5 && !directory.empty(); ++depth) {
     llvm::SmallString<256> candidate(directory);
     llvm::sys::path::append(candidate, "share", "nabla", "include");
