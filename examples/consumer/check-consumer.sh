@@ -13,6 +13,8 @@ build=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test -f "$work/prefix/lib/cmake/nabla/NablaConfig.cmake"
+# A clean install tree: headers and generated .inc files, no build folders.
+test -z "$(find "$work/prefix/include" -name CMakeFiles)"
 env -u LD_LIBRARY_PATH "$work/prefix/bin/nabla-opt" --version | tee "$work/version.txt"
 grep -q '^nabla-opt (Nabla) [0-9]' "$work/version.txt"
 # The compiler Nabla was built with: its static libraries may carry its
