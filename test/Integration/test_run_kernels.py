@@ -217,6 +217,8 @@ def test_wrong_argument_count(tmp_path):
     r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
                [np.zeros(4, np.float32)], expect=1)
     assert "takes 2 arguments, got 1" in r.stderr
+    # The signature, so that the user sees what to pass.
+    assert "mul_kernel(memref<" in r.stderr and "TYPE:VALUE" in r.stderr
 
 
 def test_wrong_dtype(tmp_path):

@@ -470,9 +470,17 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
   size_t ownParams = 0;
   for (const ParamInfo &param : kernel.params)
     ownParams += param.relocKey.empty();
-  if (options.args.size() != ownParams)
+  if (options.args.size() != ownParams) {
+    std::string signature;
+    for (const ParamInfo &param : kernel.params)
+      if (param.relocKey.empty())
+        signature += (signature.empty() ? "" : ", ") + param.type;
     return "kernel '" + kernel.name + "' takes " + std::to_string(ownParams) +
-           " arguments, got " + std::to_string(options.args.size());
+           " arguments, got " + std::to_string(options.args.size()) + ": " +
+           kernel.name + "(" + signature +
+           ") (pass one --arg per parameter: a .npy file for a memref, "
+           "TYPE:VALUE for a scalar)";
+  }
   params.assign(kernel.params.size(), HostParam());
   size_t nextArg = 0;
   std::string error;
