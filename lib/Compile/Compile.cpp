@@ -457,6 +457,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   prepare.addPass(createAnnotateLaunchSizes());
   prepare.addPass(createCheckInput());
   prepare.addPass(createValidate());
+  prepare.addNestedPass<gpu::GPUModuleOp>(createPromotePrivateAllocs());
   prepare.addPass(createDifferentiate());
   prepare.addPass(reloc::createRelocLink());
   if (failed(prepare.run(module)))

@@ -38,6 +38,8 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
   pm.addPass(createAnnotateLaunchSizes());
   pm.addPass(createRaiseLLVM());
   pm.addPass(createSetAsideHostCode());
+  // Before AD, which differentiates through private memory.
+  pm.nest<gpu::GPUModuleOp>().addPass(createPromotePrivateAllocs());
   pm.addPass(createCheckInput());
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());

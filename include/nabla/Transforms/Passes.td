@@ -243,6 +243,36 @@ def ExpandAtomics : Pass<"nabla-expand-atomics", "mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
 }
 
+def PromotePrivateAllocs : Pass<"nabla-promote-private-allocs", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Turn a kernel's fixed-size heap allocations into private memory";
+  let description = [{
+    A `memref.alloc` in device code allocates per thread (CUDA's in-kernel
+    `malloc`): Vulkan and Metal have no device heap (upstream's lowering
+    failed with a bare "failed to legalize"), and on NVVM/ROCDL it is a slow
+    call that can fail. An allocation of static shape in the default (or
+    private) memory space of at most `max-bytes` bytes, whose memref does not
+    leave its function or region (its uses, through view ops, are not
+    returned or yielded), becomes a `memref.alloca` in its place, and its
+    `memref.dealloc`s are erased. Allocated in a loop body, it stays the
+    iteration's own memory, from which reverse mode recomputes; the kernel
+    inliner later moves fixed-size private memory to the kernel's entry.
+    Workgroup allocations are left alone (the targets lower them);
+    allocations of run-time size remain, and the target-support check
+    reports them on the targets without a device heap.
+
+    ```mlir
+    scf.for ... { %t = memref.alloc() : memref<16xf32> ... memref.dealloc %t }
+    // becomes
+    scf.for ... { %t = memref.alloca() : memref<16xf32> ... }
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "65536",
+           "Largest allocation, in bytes, that becomes private memory">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUModuleOp"> {
   let summary = "Move the stack allocations of an AMDGPU module into private memory";
   let description = [{

@@ -68,6 +68,12 @@ bool isDynamicParameterDim(memref::DimOp dim) {
 }
 
 /// True if `type` is or contains f64.
+/// Memory the targets allocate per workgroup (a global variable on SPIR-V).
+bool isWorkgroupMemory(MemRefType type) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
 bool containsF64(Type type) {
   if (auto shaped = dyn_cast<ShapedType>(type))
     return shaped.getElementType().isF64();
@@ -221,6 +227,19 @@ struct CheckTargetSupport
         alloca && !alloca.getType().hasStaticShape())
       return "has a dynamic size, which " + where +
              " cannot allocate; give the private buffer a static shape";
+    // A heap allocation left by --nabla-promote-private-allocs (run-time
+    // size, too large, or leaving its function): Vulkan and Metal kernels
+    // have no device heap (it was upstream's bare "failed to legalize").
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && (target == "spirv" || isMetal) &&
+        !isWorkgroupMemory(alloc.getType()))
+      return std::string(alloc.getType().hasStaticShape()
+                             ? "allocates device memory"
+                             : "allocates device memory of run-time size") +
+             ", which " + where +
+             " cannot: Vulkan and Metal kernels have no device heap. Give it "
+             "a static shape of at most 64 KiB used only in its function (it "
+             "becomes per-thread private memory), or pass a buffer";
     // GLSL.std.450's transcendental functions (and the erf/erfc expansions)
     // are 16/32-bit only.
     if ((target == "spirv" || isMetal) &&

@@ -234,6 +234,22 @@ LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
                                           const Activities &act) {
   if (!act.isVaried(value))
     return success();
+  // Heap memory the function allocates is not the caller's to mark: its
+  // derivative must flow, and reverse mode shadows private memory only.
+  Value buffer = isa<memref::AtomicRMWOp>(op)
+                     ? cast<memref::AtomicRMWOp>(op).getMemref()
+                     : op->getOperand(1);
+  if (auto alloc = getViewSource(buffer).getDefiningOp<memref::AllocOp>()) {
+    InFlightDiagnostic diag =
+        op->emitOpError(isa<memref::AtomicRMWOp>(op) ? "accumulates"
+                                                     : "stores")
+        << " a differentiated value into heap memory (memref.alloc), which "
+           "AD gives no shadow; run --nabla-promote-private-allocs first "
+           "(every nabla-to-* pipeline and nabla-compile do): it turns an "
+           "allocation of static shape into private memory (memref.alloca)";
+    diag.attachNote(alloc.getLoc()) << "allocated here";
+    return diag;
+  }
   // Enzyme's rule: memory the request marks constant (`const`,
   // `enzyme_const`) is inactive, also where differentiated values are written
   // into it; what flows through it carries no derivative. Said, not hidden.

@@ -396,3 +396,23 @@ func.func @g(%x: f32, %n: index, %s: f32) {
   %d = nabla.autodiff @f(%x, %n, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, index, f32) -> f32
   return
 }
+
+// -----
+
+// Heap memory (memref.alloc) holding differentiated data: AD shadows private
+// memory only, and the derivative must not be dropped as if the caller had
+// marked it const; the pipelines promote it first.
+func.func @f(%x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %t = memref.alloc() : memref<4xf32>
+  // expected-note @above {{allocated here}}
+  // expected-error @below {{'memref.store' op stores a differentiated value into heap memory (memref.alloc), which AD gives no shadow; run --nabla-promote-private-allocs first}}
+  memref.store %x, %t[%c0] : memref<4xf32>
+  %y = memref.load %t[%c0] : memref<4xf32>
+  memref.dealloc %t : memref<4xf32>
+  return %y : f32
+}
+func.func @g(%x: f32, %s: f32) {
+  %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
+  return
+}
