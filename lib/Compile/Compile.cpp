@@ -369,7 +369,10 @@ static llvm::json::Array describeRelocations(ModuleOp module,
 }
 
 /// Builds the target's pipeline into `pm`.
-static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
+/// Builds the target's pipeline into `pm`; returns why its options cannot
+/// be used (nothing built), or "".
+static std::string buildPipeline(OpPassManager &pm,
+                                 const CompileOptions &options) {
   switch (options.target) {
   case CompileTarget::NVVM: {
     NablaToNVVMOptions nvvm;
@@ -379,8 +382,10 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     nvvm.hostLowering = false;
     nvvm.relocStrategy = options.relocStrategy;
     nvvm.optLevel = options.optLevel;
-    buildNablaToNVVMPipeline(pm, nvvm);
-    return;
+    std::string error = checkPipelineOptions(nvvm);
+    if (error.empty())
+      buildNablaToNVVMPipeline(pm, nvvm);
+    return error;
   }
   case CompileTarget::ROCDL: {
     NablaToROCDLOptions rocdl;
@@ -390,8 +395,10 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     rocdl.hostLowering = false;
     rocdl.relocStrategy = options.relocStrategy;
     rocdl.optLevel = options.optLevel;
-    buildNablaToROCDLPipeline(pm, rocdl);
-    return;
+    std::string error = checkPipelineOptions(rocdl);
+    if (error.empty())
+      buildNablaToROCDLPipeline(pm, rocdl);
+    return error;
   }
   case CompileTarget::SPIRV: {
     NablaToSPIRVOptions spirv;
@@ -403,8 +410,10 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     spirv.subgroupSize = options.subgroupSize;
     spirv.emulateFloatAtomics = options.emulateFloatAtomics;
     spirv.dynamicSharedMemory = options.dynamicSharedMemory;
-    buildNablaToSPIRVPipeline(pm, spirv);
-    return;
+    std::string error = checkPipelineOptions(spirv);
+    if (error.empty())
+      buildNablaToSPIRVPipeline(pm, spirv);
+    return error;
   }
   case CompileTarget::Metal: {
     NablaToMetalOptions metal;
@@ -416,10 +425,13 @@ static void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     metal.subgroupSize = options.subgroupSize;
     metal.emulateFloatAtomics = options.emulateFloatAtomics;
     metal.dynamicSharedMemory = options.dynamicSharedMemory;
-    buildNablaToMetalPipeline(pm, metal);
-    return;
+    std::string error = checkPipelineOptions(metal);
+    if (error.empty())
+      buildNablaToMetalPipeline(pm, metal);
+    return error;
   }
   }
+  return "unknown target";
 }
 
 /// File extension of an object of `format` on `target`.
@@ -441,6 +453,11 @@ static StringRef getExtension(CompileTarget target,
 FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                                               const CompileOptions &options) {
   CompileResult result;
+  // Options first, before anything runs.
+  PassManager pm(module.getContext());
+  std::string error = buildPipeline(pm, options);
+  if (!error.empty())
+    return emitError(module.getLoc(), error), failure();
   // An unknown name compiles everything: the launch then reports it.
   if (!options.onlyKernel.empty())
     (void)keepOnlyKernel(module, options.onlyKernel);
@@ -471,8 +488,6 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
     return failure();
   llvm::json::Array kernels = describeKernels(module, options);
 
-  PassManager pm(module.getContext());
-  buildPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Host/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Async/IR/Async.h"
@@ -174,8 +175,9 @@ Operation *findUnloweredOp(ModuleOp module) {
 }
 
 struct LowerHostToLLVM
-    : public nabla::impl::LowerHostToLLVMBase<LowerHostToLLVM> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::LowerHostToLLVMBase<LowerHostToLLVM>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<LLVM::LLVMDialect, async::AsyncDialect>();

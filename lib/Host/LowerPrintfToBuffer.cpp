@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Host/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -49,8 +50,9 @@ FailureOr<SmallVector<char>> conversions(StringRef format) {
 }
 
 struct LowerPrintfToBuffer
-    : public nabla::impl::LowerPrintfToBufferBase<LowerPrintfToBuffer> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::LowerPrintfToBufferBase<LowerPrintfToBuffer>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();

@@ -59,6 +59,13 @@ int main(int argc, char **argv) {
 
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "Nabla modular optimizer driver\n", registry);
+  // A failing pass prints its diagnostic, not the whole module after it
+  // (upstream's default): --mlir-print-op-on-diagnostic asks for the IR.
+  auto &options = llvm::cl::getRegisteredOptions();
+  if (auto *printOp = static_cast<llvm::cl::opt<bool> *>(
+          options.lookup("mlir-print-op-on-diagnostic"));
+      printOp && printOp->getNumOccurrences() == 0)
+    *printOp = false;
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects() || config.shouldListPasses())

@@ -122,6 +122,14 @@ void buildNablaToSPIRVPipeline(mlir::OpPassManager &pm,
 void buildNablaToMetalPipeline(mlir::OpPassManager &pm,
                                const NablaToMetalOptions &options);
 
+/// Why a pipeline's options cannot be used, in the words of an error
+/// message (the pipelines report it while they are built); empty when they
+/// can. nabla-compile and the Python bindings check theirs with these too.
+std::string checkPipelineOptions(const NablaToNVVMOptions &options);
+std::string checkPipelineOptions(const NablaToROCDLOptions &options);
+std::string checkPipelineOptions(const NablaToSPIRVOptions &options);
+std::string checkPipelineOptions(const NablaToMetalOptions &options);
+
 /// The reloc-lower strategy a pipeline for `target` ("nvvm", "rocdl",
 /// "spirv", "metal") uses: `override` if set; for abi v1
 /// "bake-or-materialize"; otherwise "patch" (nvvm, rocdl) or "table" (spirv,

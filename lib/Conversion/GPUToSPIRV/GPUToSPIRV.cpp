@@ -13,6 +13,7 @@
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
 #include "nabla/Conversion/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
@@ -324,8 +325,9 @@ static void orderStorageBufferAtomics(spirv::ModuleOp module) {
 }
 
 struct ConvertGPUToSPIRV
-    : public nabla::impl::ConvertGPUToSPIRVBase<ConvertGPUToSPIRV> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::ConvertGPUToSPIRVBase<ConvertGPUToSPIRV>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     if (client != "vulkan" && client != "metal") {

@@ -14,6 +14,7 @@
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,8 +38,9 @@ using namespace nabla::raise;
 
 namespace {
 
-struct RaiseLLVM : public nabla::impl::RaiseLLVMBase<RaiseLLVM> {
-  using Base::Base;
+struct RaiseLLVM
+    : public nabla::SuggestOptionNames<nabla::impl::RaiseLLVMBase<RaiseLLVM>> {
+  using SuggestOptionNames::SuggestOptionNames;
   void runOnOperation() override;
 };
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Support/ChildProcess.h"
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,8 +28,9 @@ using namespace mlir;
 
 namespace {
 
-struct AssembleCubin : public nabla::impl::AssembleCubinBase<AssembleCubin> {
-  using Base::Base;
+struct AssembleCubin : public nabla::SuggestOptionNames<
+                           nabla::impl::AssembleCubinBase<AssembleCubin>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     FailureOr<std::string> ptxas = findPtxas();

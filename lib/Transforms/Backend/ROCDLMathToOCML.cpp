@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
@@ -28,8 +29,9 @@ using namespace mlir;
 namespace {
 
 struct ROCDLMathToOCML
-    : public nabla::impl::ROCDLMathToOCMLBase<ROCDLMathToOCML> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::ROCDLMathToOCMLBase<ROCDLMathToOCML>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();

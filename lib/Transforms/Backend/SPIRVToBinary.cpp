@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -150,8 +151,9 @@ void decorateWorkgroupSizeBuiltin(SmallVectorImpl<uint32_t> &words) {
                std::end(decoration));
 }
 
-struct SPIRVToBinary : public nabla::impl::SPIRVToBinaryBase<SPIRVToBinary> {
-  using Base::Base;
+struct SPIRVToBinary : public nabla::SuggestOptionNames<
+                           nabla::impl::SPIRVToBinaryBase<SPIRVToBinary>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     if (format != "spirv" && format != "msl") {

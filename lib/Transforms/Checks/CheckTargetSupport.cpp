@@ -7,10 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "nabla/Support/Limits.h"
-#include "nabla/Support/TargetChips.h"
+#include "nabla/Support/TargetOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -81,8 +82,9 @@ bool containsF64(Type type) {
 }
 
 struct CheckTargetSupport
-    : public nabla::impl::CheckTargetSupportBase<CheckTargetSupport> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::CheckTargetSupportBase<CheckTargetSupport>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     llvm::StringSet<> dialects;
@@ -97,14 +99,14 @@ struct CheckTargetSupport
       dialects.insert("amdgpu");
     } else if (target == "spirv" || target == "metal") {
       dialects.insert("spirv");
-    } else {
-      getOperation().emitError("unknown target '")
-          << target << "' (expected nvvm, rocdl, spirv or metal)";
-      return signalPassFailure();
     }
     bool isMetal = target == "metal";
-    if (failed(checkOptions()))
+    std::string error = nabla::checkTargetOptions(
+        {target, chip, requireChip, abi, toolkit, features, workgroupSize});
+    if (!error.empty()) {
+      getOperation().emitError(error);
       return signalPassFailure();
+    }
 
     bool failed = false;
     getOperation().walk([&](gpu::GPUModuleOp module) {
@@ -119,78 +121,6 @@ struct CheckTargetSupport
     });
     if (failed)
       signalPassFailure();
-  }
-
-  /// Checks the chip name and ABI against the target.
-  LogicalResult checkOptions() {
-    if (abi != "v1" && abi != "v2")
-      return getOperation().emitError("unknown abi '")
-             << abi << "' (expected v1 or v2)";
-    if (!toolkit.empty() && !llvm::sys::fs::is_directory(toolkit))
-      return getOperation().emitError("toolkit '")
-             << toolkit << "' is not a directory";
-    if (workgroupSize.size() > 3)
-      return getOperation().emitError("workgroup-size takes at most 3 values");
-    for (int64_t extent : workgroupSize)
-      if (extent < 1 || extent > nabla::kMaxWorkgroupExtent)
-        return getOperation().emitError("workgroup size ")
-               << extent << " is out of range (1 to "
-               << nabla::kMaxWorkgroupExtent << ")";
-    if (chip.empty()) {
-      if (requireChip)
-        return getOperation().emitError("the ")
-               << target << " target needs a chip (e.g. "
-               << (target == "rocdl" ? "gfx90a" : "sm_90") << ")";
-      return success();
-    }
-    StringRef name = chip;
-    auto isChip = [&](StringRef prefix, unsigned radix) {
-      if (!name.consume_front(prefix))
-        return false;
-      StringRef digits = name.rtrim("af");
-      unsigned value;
-      return !digits.empty() && !digits.getAsInteger(radix, value);
-    };
-    if (target == "nvvm" && !isChip("sm_", 10))
-      return getOperation().emitError("invalid chip '")
-             << chip << "' for the nvvm target (expected sm_NN, e.g. sm_90)";
-    if (target == "rocdl" && !isChip("gfx", 16))
-      return getOperation().emitError("invalid chip '")
-             << chip << "' for the rocdl target (expected gfxNNN, e.g. gfx90a)";
-    if (target == "nvvm" &&
-        !nabla::isKnownProcessor("nvptx64-nvidia-cuda", chip))
-      return getOperation().emitError("unknown chip '")
-             << chip
-             << "': LLVM " LLVM_VERSION_STRING
-                "'s NVPTX back end has no such processor";
-    if (target == "rocdl" &&
-        !nabla::isKnownProcessor("amdgcn-amd-amdhsa", chip))
-      return getOperation().emitError("unknown chip '")
-             << chip
-             << "': LLVM " LLVM_VERSION_STRING
-                "'s AMDGPU back end has no such processor";
-    if (target == "nvvm")
-      return checkPTXFeatures();
-    return success();
-  }
-
-  /// A `+ptxNN` in the features must be at least the chip's minimum: LLVM's
-  /// NVPTX back end aborts on a lower one (found by fuzzing, sm_88).
-  LogicalResult checkPTXFeatures() {
-    unsigned minimum = nabla::getMinimumPTXVersion(chip);
-    for (StringRef item : llvm::split(StringRef(features), ',')) {
-      StringRef digits = item.trim();
-      unsigned version;
-      if (!digits.consume_front("+ptx") || digits.getAsInteger(10, version))
-        continue;
-      if (version < minimum)
-        return getOperation().emitError("features '")
-               << item.trim() << "' select PTX " << version / 10 << "."
-               << version % 10 << ", but " << chip << " needs PTX "
-               << minimum / 10 << "." << minimum % 10
-               << " or later (leave features empty for the lowest that fits)";
-    }
-    return success();
   }
 
   /// Returns why `op` cannot be lowered for the target, or std::nullopt.

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
@@ -33,8 +34,9 @@ using namespace mlir;
 
 namespace {
 
-struct LowerAllReduce : public nabla::impl::LowerAllReduceBase<LowerAllReduce> {
-  using Base::Base;
+struct LowerAllReduce : public nabla::SuggestOptionNames<
+                            nabla::impl::LowerAllReduceBase<LowerAllReduce>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -71,8 +72,9 @@ struct LowerWideSubgroupReduce : OpRewritePattern<gpu::SubgroupReduceOp> {
 };
 
 struct LowerSubgroupReduce
-    : public nabla::impl::LowerSubgroupReduceBase<LowerSubgroupReduce> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::LowerSubgroupReduceBase<LowerSubgroupReduce>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     // The subgroup size is a constant of the target (NVVM has no lowering

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -45,9 +46,9 @@ std::optional<int64_t> getByteSize(MemRefType type) {
     count *= vector.getNumElements();
     element = vector.getElementType();
   }
-  unsigned bits = element.isIndex()          ? 64
-                  : element.isIntOrFloat()   ? element.getIntOrFloatBitWidth()
-                                             : 0;
+  unsigned bits = element.isIndex()        ? 64
+                  : element.isIntOrFloat() ? element.getIntOrFloatBitWidth()
+                                           : 0;
   if (bits == 0)
     return std::nullopt;
   return count * ((bits + 7) / 8);
@@ -76,8 +77,9 @@ bool escapes(Value value, SmallVectorImpl<Operation *> &deallocs) {
 }
 
 struct PromotePrivateAllocs
-    : public nabla::impl::PromotePrivateAllocsBase<PromotePrivateAllocs> {
-  using Base::Base;
+    : public nabla::SuggestOptionNames<
+          nabla::impl::PromotePrivateAllocsBase<PromotePrivateAllocs>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     SmallVector<std::pair<memref::AllocOp, SmallVector<Operation *>>> allocs;

@@ -9,12 +9,16 @@
 // RUN: nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_90a" -o /dev/null
 // RUN: nabla-opt %s --nabla-check-target-support="target=rocdl chip=gfx942" -o /dev/null
 // RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm toolkit=/nonexistent" 2>&1 | FileCheck %s --check-prefix=TOOLKIT
-// RUN: not nabla-opt %s --nabla-to-nvvm="toolkit=/nonexistent" 2>&1 | FileCheck %s --check-prefix=TOOLKIT
-// RUN: not nabla-opt %s --nabla-to-spirv="workgroup-size=0" 2>&1 | FileCheck %s --check-prefix=WG
+// RUN: not nabla-opt %s --nabla-to-nvvm="toolkit=/nonexistent" 2>&1 | FileCheck %s --check-prefix=PIPE-TOOLKIT
+// RUN: not nabla-opt %s --nabla-to-spirv="workgroup-size=0" 2>&1 | FileCheck %s --check-prefix=PIPE-WG
 // RUN: not nabla-opt %s --nabla-check-target-support="target=spirv" 2>&1 | FileCheck %s --check-prefix=INDEX
-// RUN: not nabla-opt %s --nabla-to-nvvm="chip= cubin=false" 2>&1 | FileCheck %s --check-prefix=NOSM
-// RUN: not nabla-opt %s --nabla-to-rocdl="chip=" 2>&1 | FileCheck %s --check-prefix=NOGFX
-// RUN: not nabla-opt %s --nabla-to-nvvm="chip=sm_90 features=+ptx74 cubin=false" 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: not nabla-opt %s --nabla-to-nvvm="chip= cubin=false" 2>&1 | FileCheck %s --check-prefix=PIPE-NOSM
+// RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm require-chip=true" 2>&1 | FileCheck %s --check-prefix=NOSM
+// RUN: not nabla-opt %s --nabla-to-rocdl="chip=" 2>&1 | FileCheck %s --check-prefix=PIPE-NOGFX
+// RUN: not nabla-opt %s --nabla-check-target-support="target=rocdl require-chip=true" 2>&1 | FileCheck %s --check-prefix=NOGFX
+// RUN: not nabla-opt %s --nabla-to-nvvm="chip=sm_90 features=+ptx74 cubin=false" 2>&1 | FileCheck %s --check-prefix=PIPE-PTX
+// RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_90 features=+ptx74" 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: not nabla-opt %s --nabla-check-target-support="target=spirv workgroup-size=0" 2>&1 | FileCheck %s --check-prefix=WG
 // RUN: not nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_88 features=+ptx87" 2>&1 | FileCheck %s --check-prefix=PTX88
 // RUN: nabla-opt %s --nabla-check-target-support="target=nvvm chip=sm_88 features=+ptx90" -o /dev/null
 // RUN: nabla-opt %s --nabla-check-target-support="target=nvvm" -o /dev/null
@@ -23,6 +27,14 @@
 // SM: error: unknown chip 'sm_999': LLVM {{.*}}'s NVPTX back end has no such processor
 // TOOLKIT: error: toolkit '/nonexistent' is not a directory
 // WG: error: workgroup size 0 is out of range (1 to 1024)
+// The pipelines check their options while they are built, before any pass
+// runs (the error used to come after differentiation, with the module
+// printed): no location, the pipeline named.
+// PIPE-TOOLKIT: error: nabla-to-nvvm: toolkit '/nonexistent' is not a directory
+// PIPE-WG: error: nabla-to-spirv: workgroup size 0 is out of range (1 to 1024)
+// PIPE-NOSM: error: nabla-to-nvvm: the nvvm target needs a chip (e.g. sm_90)
+// PIPE-NOGFX: error: nabla-to-rocdl: the rocdl target needs a chip (e.g. gfx90a)
+// PIPE-PTX: error: nabla-to-nvvm: features '+ptx74' select PTX 7.4, but sm_90 needs PTX 7.8 or later
 // NOSM: check-target-support-options.mlir:{{[0-9]+}}:1: error: the nvvm target needs a chip (e.g. sm_90)
 // NOGFX: check-target-support-options.mlir:{{[0-9]+}}:1: error: the rocdl target needs a chip (e.g. gfx90a)
 // PTX: check-target-support-options.mlir:{{[0-9]+}}:1: error: features '+ptx74' select PTX 7.4, but sm_90 needs PTX 7.8 or later (leave features empty for the lowest that fits)

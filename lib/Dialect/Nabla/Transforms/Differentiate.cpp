@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "ActivityAnalysis.h"
 #include "FloatBits.h"
@@ -179,8 +180,9 @@ void eraseDeadCode(func::FuncOp function) {
   }
 }
 
-struct Differentiate : public nabla::impl::DifferentiateBase<Differentiate> {
-  using Base::Base;
+struct Differentiate : public nabla::SuggestOptionNames<
+                           nabla::impl::DifferentiateBase<Differentiate>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);

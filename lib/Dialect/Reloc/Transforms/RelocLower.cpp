@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
+#include "nabla/Support/OptionNames.h"
 
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 
@@ -294,8 +295,9 @@ LogicalResult lowerToTable(Operation *table, ArrayRef<GlobalOp> records) {
   return success();
 }
 
-struct RelocLower : public nabla::reloc::impl::RelocLowerBase<RelocLower> {
-  using Base::Base;
+struct RelocLower : public nabla::SuggestOptionNames<
+                        nabla::reloc::impl::RelocLowerBase<RelocLower>> {
+  using SuggestOptionNames::SuggestOptionNames;
 
   void runOnOperation() override {
     std::optional<Strategy> parsed = parseStrategy(strategy);
