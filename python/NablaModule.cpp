@@ -523,6 +523,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
     return py::make_tuple(outputs, patchOutputs);
   py::dict measured;
   measured["kernel_ns"] = times.kernelNs;
+  measured["first_launch_ns"] = times.firstLaunchNs;
   measured["upload_ns"] = times.uploadNs;
   measured["download_ns"] = times.downloadNs;
   measured["launch_wall_ns"] = times.launchWallNs;

@@ -59,6 +59,11 @@ std::string nabla::runtime::formatTimingText(const TimingSubject &subject,
     text += std::string("  ") + label + value + "\n";
   };
   line("kernel (device clock):          ", formatSummary(timing.kernelNs));
+  if (timing.firstLaunchNs >= 0)
+    line("first launch (device clock):    ",
+         formatDuration(timing.firstLaunchNs) +
+             " (not in the repeats: includes the driver's work on first "
+             "use)");
   line("upload (host wall, per repeat): ", formatSummary(timing.uploadNs));
   line("read-back (host wall):          ", formatDuration(timing.downloadNs));
   line("whole launch (host wall):       ", formatDuration(timing.launchWallNs));
@@ -110,6 +115,9 @@ std::string nabla::runtime::formatTimingJson(const TimingSubject &subject,
          ",\"kernel_ns_min\":" + jsonNumber(kernel.min) +
          ",\"kernel_ns_median\":" + jsonNumber(kernel.median) +
          ",\"kernel_ns_max\":" + jsonNumber(kernel.max) +
+         ",\"first_launch_ns\":" +
+         (timing.firstLaunchNs >= 0 ? jsonNumber(timing.firstLaunchNs)
+                                    : std::string("null")) +
          ",\"upload_ns\":" + jsonArray(timing.uploadNs) +
          ",\"download_ns\":" + jsonNumber(timing.downloadNs) +
          ",\"launch_wall_ns\":" + jsonNumber(timing.launchWallNs) + "}";

@@ -21,7 +21,10 @@ class KernelTimes:
 
     `kernel_ns`: the kernel's time in each repeat, from the device's clock
     around the dispatch only (Vulkan timestamp queries, CUDA/HIP events);
-    `min_ns`, `median_ns`, `max_ns` summarize it. Transfers are apart, host
+    `min_ns`, `median_ns`, `max_ns` summarize it. `first_launch_ns`: the
+    device time of an untimed launch before the repeats, which includes the
+    driver's work on a kernel's first use (lavapipe compiles the pipeline on
+    the first dispatch: ~1 ms against a ~40 us kernel). Transfers are apart, host
     wall time: `upload_ns` (writing every input before each repeat),
     `download_ns` (reading the buffers back after the last), and
     `launch_wall_ns` the whole launch (device objects, pipeline or module,
@@ -29,6 +32,7 @@ class KernelTimes:
 
     def __init__(self, measured):
         self.kernel_ns = [float(t) for t in measured["kernel_ns"]]
+        self.first_launch_ns = float(measured["first_launch_ns"])
         self.upload_ns = [float(t) for t in measured["upload_ns"]]
         self.download_ns = float(measured["download_ns"])
         self.launch_wall_ns = float(measured["launch_wall_ns"])

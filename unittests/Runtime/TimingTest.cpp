@@ -38,7 +38,7 @@ TEST(TimingTest, JsonLineNamesUnitsAndEscapes) {
                   "\"dev \\\"x\\\"\\\\\\u000a\",\"repeat\":3,"
                   "\"kernel_ns\":[1500,1000,2000],\"kernel_ns_min\":1000,"
                   "\"kernel_ns_median\":1500,\"kernel_ns_max\":2000,"
-                  "\"upload_ns\":[10,11,12],\"download_ns\":7,"
+                  "\"first_launch_ns\":null,\"upload_ns\":[10,11,12],\"download_ns\":7,"
                   "\"launch_wall_ns\":123456}");
   EXPECT_EQ(json.find('\n'), std::string::npos);
 }
@@ -49,7 +49,11 @@ TEST(TimingTest, TextReportsEveryPart) {
   timing.uploadNs = {900, 1000, 1100};
   timing.downloadNs = 1830;
   timing.launchWallNs = 2.65e6;
+  timing.firstLaunchNs = 912000;
   std::string text = formatTimingText({"mul_kernel", "vulkan", "dev"}, timing);
+  EXPECT_NE(text.find("first launch (device clock):    912 us (not in the "
+                      "repeats"),
+            std::string::npos);
   EXPECT_NE(text.find("kernel 'mul_kernel' on vulkan (dev), 3 repeats"),
             std::string::npos);
   EXPECT_NE(text.find("kernel (device clock):          min 25.1 us, median "

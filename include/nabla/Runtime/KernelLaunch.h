@@ -91,7 +91,10 @@ struct LaunchSpec {
   unsigned repeat = 1;
   /// When set, the kernel time of every repeat is measured on the device's
   /// clock and the uploads and the read-back on the host's; a device that
-  /// cannot time kernels fails the launch with a message saying so.
+  /// cannot time kernels fails the launch with a message saying so. Timed,
+  /// the repeats follow one more launch from the same inputs, whose time is
+  /// reported apart (`firstLaunchNs`): the driver's work on a kernel's
+  /// first use. Its device printf output is printed like a repeat's.
   LaunchTiming *timing = nullptr;
 };
 

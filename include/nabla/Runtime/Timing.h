@@ -21,6 +21,12 @@ namespace nabla::runtime {
 struct LaunchTiming {
   /// Device-measured kernel time of each repeat.
   std::vector<double> kernelNs;
+  /// Device-measured time of the untimed first launch that precedes the
+  /// repeats: a kernel's first dispatch includes the driver's work on first
+  /// use (lavapipe compiles the pipeline then, ~1 ms against a ~40 us
+  /// kernel; CUDA loads modules lazily), which the repeats do not. Negative
+  /// when there was none.
+  double firstLaunchNs = -1;
   /// Host wall time of writing every input to the device before each repeat
   /// (the first upload, then the restores that make repeats identical).
   std::vector<double> uploadNs;
