@@ -103,8 +103,10 @@ static bool setRecordContents(mlir::ModuleOp module,
 }
 
 static const char *kUsage =
-    "usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] "
-    "--block=X[,Y,Z] [--arg=SPEC]... [options]\n";
+    "usage: nabla-run FILE --kernel=NAME --grid=X[,Y,Z] "
+    "--block=X[,Y,Z] [--arg=SPEC]... [options]\n"
+    "       nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip] "
+    "[--device=N] [--emulate-float-atomics]\n";
 
 static void printHelp() {
   std::cout
@@ -130,6 +132,12 @@ static void printHelp() {
          "(.cu, .hip, compiled\nby clang-22 with Nabla's enzyme.h on the "
          "include path); for the last two --kernel\ntakes the IR's name or "
          "the source's (e.g. mul_kernel for _Z10mul_kernelPfi).\n"
+         "\nWith --entry, FILE is a host program: host code that allocates, "
+         "copies and launches\nkernels (gpu.launch_func, gpu.launch). "
+         "nabla-run compiles its kernels for the device,\nlowers the host "
+         "code against libnabla_mgpu and runs function NAME (no arguments; "
+         "no result\nor an i32, the exit status) with MLIR's ExecutionEngine; the kernel flags do not "
+         "apply (docs/HostPrograms.md).\n"
          "\nEXIT STATUS: 0 success, 1 compile or runtime error, 2 usage "
          "error.\n"
          "\nEXAMPLE:\n"
@@ -138,7 +146,8 @@ static void printHelp() {
          "  nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 "
          "--block=64 --arg=a.npy --arg=index:16 --repeat=20 --time=json\n"
          "  nabla-run seed.cu --kernel=grad_mul_kernel --grid=1 --block=64 "
-         "--arg=a.npy --arg=da.npy --arg=i32:16\n";
+         "--arg=a.npy --arg=da.npy --arg=i32:16\n"
+         "  nabla-run program.mlir --entry=main\n";
 }
 
 /// Reads FILE: MLIR, LLVM IR, or a CUDA/HIP source compiled by clang with

@@ -2,7 +2,8 @@
 // statuses and an example command line, on stdout, and exits 0.
 // RUN: nabla-run --help | FileCheck %s
 // RUN: nabla-run -h | FileCheck %s
-// CHECK: usage: nabla-run FILE.mlir --kernel=NAME --grid=X[,Y,Z] --block=X[,Y,Z]
+// CHECK: usage: nabla-run FILE --kernel=NAME --grid=X[,Y,Z] --block=X[,Y,Z]
+// CHECK-NEXT: nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip]
 // CHECK: OPTIONS:
 // CHECK-DAG: {{^  --kernel=NAME +[a-z].+}}
 // CHECK-DAG: {{^  --grid=X\[,Y,Z\] +[a-z].+}}
@@ -22,6 +23,8 @@
 // CHECK-DAG: {{^  --emulate-float-atomics +[A-Za-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}
 // CHECK-DAG: {{^  --version +[a-z].+}}
+// CHECK: FILE is MLIR, a frontend's LLVM IR (.ll, .bc) or CUDA/HIP source
+// CHECK: With --entry, FILE is a host program
 // CHECK: EXIT STATUS: 0 success, 1 compile or runtime error, 2 usage error.
 // CHECK: EXAMPLE:
 // CHECK: nabla-run examples/mul_kernel.mlir --kernel=mul_kernel --grid=1 --block=64 --arg=a.npy --arg=index:16
@@ -29,5 +32,5 @@
 // A usage error still prints the flags, on stderr, and exits 2.
 // RUN: %expect_exit 2 nabla-run --no-such-flag 2>&1 | FileCheck %s --check-prefix=USAGE
 // USAGE: nabla-run: unknown option '--no-such-flag'
-// USAGE-NEXT: usage: nabla-run FILE.mlir
+// USAGE-NEXT: usage: nabla-run FILE --kernel=NAME
 // USAGE: --kernel=NAME
