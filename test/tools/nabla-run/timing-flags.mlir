@@ -12,7 +12,7 @@
 // RUN: %expect_exit 2 nabla-run %s --kernel=k --grid=1 --block=1 --times 2>&1 | FileCheck %s --check-prefix=TYPO
 
 // ZERO: nabla-run: malformed --repeat '0' (expected 1 to 100000)
-// ZERO-NEXT: usage: nabla-run FILE.mlir
+// ZERO-NEXT: usage: nabla-run FILE
 // ZERO: --repeat=N
 // LARGE: nabla-run: malformed --repeat '100001' (expected 1 to 100000)
 // NEGATIVE: nabla-run: malformed --repeat '-3' (expected 1 to 100000)
