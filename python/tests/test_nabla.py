@@ -57,10 +57,22 @@ def test_invalid_pipeline_is_mlir_error():
         nabla.PassManager("builtin.module(no-such-pass)").run(nabla.Module.parse(SEED))
 
 
+def test_bad_pipeline_options_are_mlir_errors():
+    # Checked while the pipeline is built, before the module is touched.
+    m = nabla.Module.parse(SEED)
+    with pytest.raises(nabla.MLIRError,
+                       match="nabla-to-spirv: unknown abi 'v9' \\(expected v1 or v2\\)"):
+        nabla.PassManager("builtin.module(nabla-to-spirv{abi=v9})").run(m)
+    with pytest.raises(nabla.MLIRError, match="did you mean 'workgroup-size'"):
+        nabla.PassManager("builtin.module(nabla-to-spirv{workgroup_size=4})").run(m)
+    assert "nabla.autodiff" in str(m)
+
+
 def test_failing_pipeline_is_mlir_error():
     m = nabla.Module.parse(SEED)
     with pytest.raises(nabla.MLIRError) as error:
-        nabla.PassManager("builtin.module(nabla-to-spirv{abi=v9})").run(m)
+        nabla.PassManager(
+            "builtin.module(nabla-check-target-support{target=spirv abi=v9})").run(m)
     assert any("unknown abi 'v9'" in d[2] for d in error.value.diagnostics)
 
 
