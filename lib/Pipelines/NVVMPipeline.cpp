@@ -53,6 +53,8 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
                     options.features);
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createExpandAtomics());
   pm.nest<gpu::GPUModuleOp>().addPass(
+      nabla::createLowerSubgroupBarrier({"nvvm"}));
+  pm.nest<gpu::GPUModuleOp>().addPass(
       createLowerAllReduce({/*subgroupSize=*/32, /*subgroupBuiltins=*/false,
                             /*maxWorkgroupSize=*/1024}));
   pm.addPass(createSCFToControlFlowPass());

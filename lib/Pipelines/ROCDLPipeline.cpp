@@ -35,6 +35,8 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
                     options.relocStrategy, options.toolkit);
   unsigned lanes = options.wave64.getValue() ? 64u : 32u;
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createExpandAtomics());
+  pm.nest<gpu::GPUModuleOp>().addPass(
+      nabla::createLowerSubgroupBarrier({"rocdl"}));
   pm.nest<gpu::GPUModuleOp>().addPass(nabla::createLowerAllReduce(
       {/*subgroupSize=*/lanes, /*subgroupBuiltins=*/false,
        /*maxWorkgroupSize=*/1024}));

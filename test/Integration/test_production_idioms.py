@@ -507,11 +507,39 @@ def test_overlapping_memmove(tmp_path, opt):
     check(out[3], db)
 
 
+def warp_mix_model(x):
+    """warp_sync.cu: y = s'[lane + 1] + x^2 with s' = x^2[lane ^ 1] * x^2,
+    per warp of 32."""
+    v = (x * x).reshape(-1, 32)
+    lanes = np.arange(32)
+    product = v[:, lanes ^ 1] * v
+    return (product[:, (lanes + 1) % 32] + v).ravel()
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("block", [32, 128, 256])
+def test_syncwarp_exchange(tmp_path, opt, block):
+    """__syncwarp orders a warp's shared-memory exchange, forward and in the
+    reverse sweep (the adjoints lanes add to their partners' slots are read
+    after the mirrored barrier)."""
+    ll = compile_cuda(tmp_path, "warp_sync", opt)
+    n = 2 * block
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "warp_mix_kernel", 2, block,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], warp_mix_model(x))
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_warp_mix", 2, block,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w), f"i32:{n}"])
+    (dx,) = finite_differences(lambda v: [warp_mix_model(v[0])], [x], [w])
+    check(out[1], dx)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
            "half_precision", "local_arrays", "bool_parameter",
-           "memmove_rows"]
+           "memmove_rows", "warp_sync"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

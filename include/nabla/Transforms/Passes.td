@@ -273,6 +273,33 @@ def PromotePrivateAllocs : Pass<"nabla-promote-private-allocs", "mlir::gpu::GPUM
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def LowerSubgroupBarrier : Pass<"nabla-lower-subgroup-barrier", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower nabla.subgroup_barrier (__syncwarp) to NVVM or AMDGPU";
+  let description = [{
+    Runs on the kernels of the NVVM and ROCDL pipelines before their
+    conversion to the LLVM dialect (the SPIR-V conversion has its own
+    pattern: `OpControlBarrier` at Subgroup scope).
+
+    ```mlir
+    nabla.subgroup_barrier
+    // target=nvvm
+    %all = llvm.mlir.constant(-1 : i32) : i32
+    nvvm.bar.warp.sync %all : i32
+    // target=rocdl: a wavefront executes in lockstep; the fences order the
+    // lanes' memory accesses, the wave barrier keeps code from moving across
+    llvm.fence syncscope("wavefront") release
+    llvm.call_intrinsic "llvm.amdgcn.wave.barrier"() : () -> ()
+    llvm.fence syncscope("wavefront") acquire
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"nvvm\"",
+           "nvvm or rocdl">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
 def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUModuleOp"> {
   let summary = "Move the stack allocations of an AMDGPU module into private memory";
   let description = [{

@@ -482,6 +482,8 @@ struct ConvertGPUToSPIRV
     ub::populateUBToSPIRVConversionPatterns(typeConverter, patterns);
     nabla::populateAtomicRMWFloatToSPIRVPatterns(typeConverter, patterns);
     nabla::populateBitCountToSPIRVPatterns(typeConverter, patterns);
+    nabla::populateSubgroupBarrierToSPIRVPatterns(typeConverter, patterns,
+                                                  subgroupSize);
 
     if (failed(applyFullConversion(clone.getOperation(), *target,
                                    std::move(patterns)))) {

@@ -7,6 +7,8 @@
 
 #include "FunctionRaiser.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -87,6 +89,21 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
       name == "llvm.nvvm.barrier.cta.sync.all" ||
       name == "llvm.nvvm.barrier.sync" || name == "llvm.amdgcn.s.barrier") {
     gpu::BarrierOp::create(builder, loc);
+    return success();
+  }
+  // __syncwarp(mask) (NVVM), HIP's __syncwarp (a wave barrier between
+  // wavefront-scope fences, which raise to nothing): the lanes of a
+  // subgroup, not the block.
+  if (name == "llvm.nvvm.bar.warp.sync" || name == "nvvm.bar.warp.sync" ||
+      name == "llvm.amdgcn.wave.barrier" || name == "rocdl.wave.barrier") {
+    APInt mask;
+    if (op->getNumOperands() == 1 &&
+        (!matchPattern(op->getOperand(0), m_ConstantInt(&mask)) ||
+         !mask.isAllOnes()))
+      return fail(op) << "cannot raise __syncwarp over a partial mask (only "
+                         "0xffffffff, the whole warp: a subset of lanes has "
+                         "no subgroup barrier on Vulkan or Metal)";
+    nabla::SubgroupBarrierOp::create(builder, loc);
     return success();
   }
   if (name.starts_with("llvm.nvvm.shfl.sync.")) {

@@ -10,6 +10,8 @@
 #include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "nabla/Support/Limits.h"
 #include "nabla/Support/TargetOptions.h"
 
@@ -128,6 +130,9 @@ struct CheckTargetSupport
   check(Operation *op, const llvm::StringSet<> &dialects, bool isMetal) {
     StringRef dialect = op->getName().getDialectNamespace();
     std::string where = "the " + target + " target";
+    // Every target lowers the subgroup barrier (__syncwarp).
+    if (isa<nabla::SubgroupBarrierOp>(op))
+      return std::nullopt;
     if (dialect == "nabla")
       return "cannot be lowered by " + where +
              ": derivative requests must be expanded by "

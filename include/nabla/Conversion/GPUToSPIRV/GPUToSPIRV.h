@@ -55,6 +55,13 @@ void populateBooleanIndexCastPatterns(mlir::RewritePatternSet &patterns);
 mlir::LogicalResult emulateFloatAtomicAdd(mlir::gpu::GPUModuleOp module,
                                           bool always, bool metal);
 
+/// nabla.subgroup_barrier (__syncwarp) to OpControlBarrier: Subgroup scope
+/// when the device's subgroups hold a 32-lane warp, else Workgroup scope
+/// (SubgroupBarrier.cpp).
+void populateSubgroupBarrierToSPIRVPatterns(
+    const mlir::SPIRVTypeConverter &typeConverter,
+    mlir::RewritePatternSet &patterns, unsigned subgroupSize);
+
 /// math.ctpop and math.cttz (i32) to SPIR-V, which upstream does not lower
 /// (BitCounts.cpp).
 void populateBitCountToSPIRVPatterns(

@@ -25,6 +25,8 @@
 
 #include "GPUDerivatives.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "DerivativeRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +35,10 @@
 
 using namespace mlir;
 using gpu::AllReduceOperation;
+
+bool nabla::isBarrier(Operation *op) {
+  return isa<gpu::BarrierOp, SubgroupBarrierOp>(op);
+}
 
 bool nabla::isGPUCollective(Operation *op) {
   return isa<gpu::ShuffleOp, gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);

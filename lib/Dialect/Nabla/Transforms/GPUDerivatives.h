@@ -16,6 +16,12 @@
 
 namespace nabla {
 
+/// True for `gpu.barrier` and `nabla.subgroup_barrier`: synchronization that
+/// moves no data (recomputation skips them, a checkpointed loop may hold
+/// them). Proofs that need the whole block to synchronize ask for
+/// `gpu.barrier` alone.
+bool isBarrier(mlir::Operation *op);
+
 /// True for the collectives this file differentiates (and those it rejects
 /// with a diagnostic: other shuffle modes and reductions).
 bool isGPUCollective(mlir::Operation *op);

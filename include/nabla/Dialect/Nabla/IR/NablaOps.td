@@ -207,4 +207,33 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
   }];
 }
 
+def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
+  let summary = "Synchronizes the lanes of a subgroup (CUDA's __syncwarp)";
+  let description = [{
+    Waits until every active lane of the subgroup has reached this op, and
+    makes the memory accesses each lane made before it visible to the
+    others after it (workgroup and global memory). Unlike `gpu.barrier`, the
+    workgroup's other subgroups need not arrive: the op may sit in control
+    flow that only some subgroups take (`if (tid < 32) { ...; __syncwarp();
+    }`), but every active lane of the subgroup must execute it, as CUDA asks
+    of `__syncwarp()` with a full mask. The LLVM IR frontend raises
+    `llvm.nvvm.bar.warp.sync` with a full mask to it (a partial mask is a
+    located error).
+
+    Lowered per target: `nvvm.bar.warp.sync` with a full mask; on AMDGPU a
+    wavefront-scope release and acquire fence around the wave barrier; on
+    SPIR-V (and Metal) `OpControlBarrier` at Subgroup scope with
+    acquire-release semantics on workgroup and storage-buffer memory. Reverse
+    mode replays it at the mirrored point, as it does `gpu.barrier`: the
+    adjoints lanes accumulate before it are read by other lanes after it.
+
+    ```mlir
+    memref.store %v, %shared[%lane] : memref<32xf32, #gpu.address_space<workgroup>>
+    nabla.subgroup_barrier
+    %w = memref.load %shared[%partner] : memref<32xf32, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // NABLA_DIALECT_NABLA_IR_NABLAOPS_TD

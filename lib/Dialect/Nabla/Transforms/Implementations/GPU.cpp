@@ -13,7 +13,9 @@
 
 #include "../GPUDerivatives.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -38,6 +40,26 @@ struct BarrierReverse
                                                    gpu::BarrierOp> {
   LogicalResult emitReverseSweep(Operation *op, ReverseEmitter &emitter) const {
     hooks::replayBarrier(emitter, op->getLoc());
+    return success();
+  }
+};
+
+/// __syncwarp: the lanes' adjoint accumulations before the mirrored point
+/// are read by other lanes of the subgroup after it.
+struct SubgroupBarrierForward
+    : public ForwardModeOpInterface::ExternalModel<SubgroupBarrierForward,
+                                                   SubgroupBarrierOp> {
+  LogicalResult emitForwardMode(Operation *op, ForwardEmitter &emitter) const {
+    emitter.clonePrimal(op);
+    return success();
+  }
+};
+
+struct SubgroupBarrierReverse
+    : public ReverseModeOpInterface::ExternalModel<SubgroupBarrierReverse,
+                                                   SubgroupBarrierOp> {
+  LogicalResult emitReverseSweep(Operation *op, ReverseEmitter &emitter) const {
+    SubgroupBarrierOp::create(emitter.builder(), op->getLoc());
     return success();
   }
 };
@@ -91,5 +113,9 @@ void nabla::registerGPUDerivativeModels(DialectRegistry &registry) {
     attachCollective<gpu::ShuffleOp>(*context);
     attachCollective<gpu::SubgroupReduceOp>(*context);
     attachCollective<gpu::AllReduceOp>(*context);
+  });
+  registry.addExtension(+[](MLIRContext *context, NablaDialect *) {
+    SubgroupBarrierOp::attachInterface<SubgroupBarrierForward,
+                                       SubgroupBarrierReverse>(*context);
   });
 }

@@ -109,7 +109,7 @@ bool VJPEmitter::isStableIn(Value buffer, Operation *loop) {
 Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
   Operation *obstacle = nullptr;
   loop->walk([&](Operation *op) {
-    if (op == loop || isa<gpu::BarrierOp>(op) || isGPUCollective(op))
+    if (op == loop || isBarrier(op) || isGPUCollective(op))
       return WalkResult::advance();
     if (isa<CallOpInterface>(op) &&
         llvm::any_of(op->getOperandTypes(), llvm::IsaPred<BaseMemRefType>)) {
@@ -159,7 +159,7 @@ Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
 }
 
 bool VJPEmitter::isSkippedWrite(Operation *op) {
-  if (isa<gpu::BarrierOp>(op))
+  if (isBarrier(op))
     return true;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
