@@ -535,16 +535,52 @@ def test_syncwarp_exchange(tmp_path, opt, block):
     check(out[1], dx)
 
 
+def block_max_shift_model(x, block):
+    """cas_atomics.cu: y = x - max over x's block."""
+    y = np.empty_like(x)
+    for start in range(0, len(x), block):
+        part = x[start:start + block]
+        y[start:start + block] = part - part.max()
+    return y
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_compare_exchange_float_atomics(tmp_path, opt):
+    """atomicMax on floats and atomicAdd on doubles written as atomicCAS
+    loops run as the atomics they implement, and differentiate: the block
+    max's cotangent goes to its arg-max thread, the sum's to every term."""
+    ll = compile_cuda(tmp_path, "cas_atomics", opt)
+    n, block = 200, 128
+    x = RNG.uniform(-5, 5, n)
+    out = run(tmp_path, ll, "shift_kernel", 2, block,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], block_max_shift_model(x, block))
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_shift", 2, block,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w), f"i32:{n}"])
+    (dx,) = finite_differences(lambda v: [block_max_shift_model(v[0], block)],
+                               [x], [w])
+    check(out[1], dx)
+    xd = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "sum_squares_kernel", 2, block,
+              [xd, np.zeros(1), f"i32:{n}"])
+    np.testing.assert_allclose(out[1], [np.sum(xd * xd)], rtol=1e-12)
+    out = run(tmp_path, ll, "grad_sum_squares", 2, block,
+              [xd, np.zeros(n), np.zeros(1), np.full(1, 0.5), f"i32:{n}"])
+    np.testing.assert_allclose(out[1], 2 * xd * 0.5, rtol=1e-12)
+
+
 SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
            "half_precision", "local_arrays", "bool_parameter",
-           "memmove_rows", "warp_sync"]
+           "memmove_rows", "warp_sync", "cas_atomics"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
-F64_SOURCES = ["float_bits_f64"]
+F64_SOURCES = ["float_bits_f64", "cas_atomics"]
 
 
 @needs_cuda_headers

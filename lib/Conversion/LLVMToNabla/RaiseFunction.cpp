@@ -613,6 +613,15 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     return raiseTerminator(op);
   if (isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp>(op))
     return raiseMemoryOp(op);
+  // The float-atomic loops were rewritten to atomics before the raise
+  // (CompareExchangeLoops.cpp); what is left has no target-neutral form.
+  if (isa<LLVM::AtomicCmpXchgOp>(op))
+    return fail(op)
+           << "cannot raise this compare-exchange (atomicCAS): only a loop "
+              "that applies a float add, subtract, fmaxf or fminf to a "
+              "value's bits until the exchange succeeds (a float atomic "
+              "written with atomicCAS) is raised, as that atomic; a lock or "
+              "another use has no target-neutral form";
   if (isa<LLVM::MemsetOp, LLVM::MemcpyOp, LLVM::MemmoveOp>(op)) {
     FailureOr<bool> raised = raiseMemoryIntrinsic(op);
     return failure(failed(raised));

@@ -209,6 +209,7 @@ void RaiseLLVM::runOnOperation() {
   }
 
   rewriteKnownInlineAsm(module);
+  rewriteCompareExchangeLoops(module);
   if (failed(rewriteDevicePrintf(module)))
     return signalPassFailure();
   dropErrorPaths(module);

@@ -237,6 +237,12 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// Turns each compare-exchange loop that applies a float add, subtract,
+/// maxnum or minnum to a value's bits (CUDA's atomicMax on floats, the
+/// guide's atomicAdd on doubles) into the `llvm.atomicrmw` it implements
+/// (CompareExchangeLoops.cpp); other compare-exchanges are left to refuse.
+void rewriteCompareExchangeLoops(mlir::ModuleOp module);
+
 /// Turns CUDA device printf (`vprintf` with a format global and an argument
 /// buffer) into gpu.printf (DevicePrintf.cpp); false after a located error.
 mlir::LogicalResult rewriteDevicePrintf(mlir::ModuleOp module);
