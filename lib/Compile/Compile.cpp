@@ -17,6 +17,7 @@
 
 #include "nabla/Compile/Compile.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
@@ -83,10 +84,13 @@ static void describeMemRef(MemRefType memref, llvm::json::Object &entry) {
 
 /// The manifest entry of one kernel parameter, without its ABI.
 static llvm::json::Object describeParameter(unsigned index, Type type,
-                                            StringAttr relocKey) {
+                                            StringAttr relocKey,
+                                            IntegerAttr presenceOf) {
   llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
   if (relocKey)
     param["reloc"] = relocKey.getValue();
+  if (presenceOf)
+    param["presence_of"] = presenceOf.getInt();
   if (auto memref = dyn_cast<MemRefType>(type)) {
     param["kind"] = "buffer";
     describeMemRef(memref, param);
@@ -199,9 +203,12 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
     llvm::json::Array described;
     for (auto [index, type] : llvm::enumerate(params))
       described.push_back(
-          describeParameter(index, type,
-                            kernel.getArgAttrOfType<StringAttr>(
-                                index, reloc::kRecordKeyAttrName)));
+          describeParameter(
+              index, type,
+              kernel.getArgAttrOfType<StringAttr>(index,
+                                                  reloc::kRecordKeyAttrName),
+              kernel.getArgAttrOfType<IntegerAttr>(index,
+                                                   kPresenceAttrName)));
 
     llvm::json::Value workgroup = nullptr;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {

@@ -179,7 +179,9 @@ bool readParam(ManifestReader &reader, const json &p, const std::string &path,
       !reader.readString(p, "type", path, param.type) ||
       !reader.readString(p, "element", path, param.element) ||
       !reader.readShape(p, path, param.shape) ||
-      !reader.readString(p, "reloc", path, param.relocKey))
+      !reader.readString(p, "reloc", path, param.relocKey) ||
+      !reader.readInteger(p, "presence_of", path, 0, kMaxUnsigned,
+                          param.presenceOf))
     return false;
   if (!kind.empty() && kind != "buffer" && kind != "scalar")
     return reader.fail(ManifestReader::member(path, "kind"),
@@ -217,6 +219,21 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
                      param))
         return false;
       kernel.params.push_back(std::move(param));
+    }
+    // A presence flag is an i32 of the kernel's own naming one of its
+    // buffers.
+    for (size_t i = 0; i < kernel.params.size(); ++i) {
+      const ParamInfo &flag = kernel.params[i];
+      if (flag.presenceOf < 0)
+        continue;
+      size_t of = flag.presenceOf;
+      if (flag.isBuffer || flag.type != "i32" || !flag.relocKey.empty() ||
+          of >= kernel.params.size() || !kernel.params[of].isBuffer ||
+          !kernel.params[of].relocKey.empty())
+        return reader.fail(
+            ManifestReader::member(ManifestReader::element(at, i),
+                                   "presence_of"),
+            "a presence flag is an i32 parameter naming a buffer parameter");
     }
   }
 

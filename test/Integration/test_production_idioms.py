@@ -473,6 +473,24 @@ def test_bool_parameter(tmp_path, negate):
     check(out[1], -x if negate else x)
 
 
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_optional_buffer_null_test(tmp_path, opt, with_bias):
+    """`if (bias != NULL)` of a kernel parameter: the launch passes a buffer
+    or null (`--arg=null`), and the kernel takes the branch CUDA would."""
+    ll = compile_cuda(tmp_path, "optional_bias", opt)
+    rows, cols, outs = 37, 19, 6
+    inp = RNG.uniform(-1, 1, (rows, cols))
+    weight = RNG.uniform(-1, 1, (outs, cols))
+    bias = RNG.uniform(-1, 1, outs)
+    out = run(tmp_path, ll, "matmul_bias_forward", "3,2", "16,4",
+              [f32(np.zeros(rows * outs)), f32(inp.ravel()),
+               f32(weight.ravel()), f32(bias) if with_bias else "null",
+               f"i32:{rows}", f"i32:{cols}", f"i32:{outs}"])
+    expected = inp @ weight.T + (bias if with_bias else 0)
+    check(out[0], expected.ravel())
+
+
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
@@ -575,9 +593,10 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
            "half_precision", "local_arrays", "bool_parameter",
-           "memmove_rows", "warp_sync", "cas_atomics"]
+           "memmove_rows", "warp_sync", "cas_atomics", "optional_bias"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
-               "type_punning", "half_precision", "bool_parameter"]
+               "type_punning", "half_precision", "bool_parameter",
+               "optional_bias"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64", "cas_atomics"]

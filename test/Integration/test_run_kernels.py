@@ -221,6 +221,13 @@ def test_wrong_argument_count(tmp_path):
     assert "mul_kernel(memref<" in r.stderr and "TYPE:VALUE" in r.stderr
 
 
+def test_null_for_a_required_buffer(tmp_path):
+    # Only a buffer the kernel tests for null is optional.
+    r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
+               ["null", "index:16"], expect=1)
+    assert "parameter #0 (memref<?xf32>) cannot be null" in r.stderr
+
+
 def test_wrong_dtype(tmp_path):
     r = launch(tmp_path, "seed_primal.mlir", "mul_kernel", 1, 64,
                [np.zeros(4, np.float64), "index:4"], expect=1)

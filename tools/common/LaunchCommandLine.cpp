@@ -11,6 +11,7 @@
 
 #include "nabla/Support/Limits.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -56,7 +57,8 @@ const char *nabla::runtime::launchFlagsHelp() {
          "  --grid=X[,Y,Z]         number of workgroups (required)\n"
          "  --block=X[,Y,Z]        workgroup size (required)\n"
          "  --arg=SPEC             one per kernel parameter, in order: "
-         "PATH.npy, f32:V, f64:V, i8:V, i16:V, i32:V, i64:V or index:V\n"
+         "PATH.npy, f32:V, f64:V, i8:V, i16:V, i32:V, i64:V, index:V, or "
+         "null for a buffer the kernel tests for null\n"
          "  --reloc=KEY=FILE.npy   contents of a relocated host object\n"
          "  --target=vulkan|cuda|hip  back end (default $NABLA_TARGET, else "
          "vulkan)\n"
@@ -467,19 +469,30 @@ std::string collectRelocFiles(const Manifest &manifest,
 std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
                        const RelocFiles &relocFiles,
                        std::vector<HostParam> &params) {
-  size_t ownParams = 0;
-  for (const ParamInfo &param : kernel.params)
-    ownParams += param.relocKey.empty();
+  // The kernel's own parameters take one argument each; relocation tables
+  // come from --reloc, presence flags from the optional buffers' arguments.
+  auto isOwn = [](const ParamInfo &param) {
+    return param.relocKey.empty() && param.presenceOf < 0;
+  };
+  auto isOptional = [&](size_t k) {
+    return std::any_of(kernel.params.begin(), kernel.params.end(),
+                       [&](const ParamInfo &flag) {
+                         return flag.presenceOf == static_cast<int>(k);
+                       });
+  };
+  size_t ownParams =
+      std::count_if(kernel.params.begin(), kernel.params.end(), isOwn);
   if (options.args.size() != ownParams) {
     std::string signature;
     for (const ParamInfo &param : kernel.params)
-      if (param.relocKey.empty())
-        signature += (signature.empty() ? "" : ", ") + param.type;
+      if (isOwn(param))
+        signature += (signature.empty() ? "" : ", ") + param.type +
+                     (isOptional(param.index) ? " or null" : "");
     return "kernel '" + kernel.name + "' takes " + std::to_string(ownParams) +
            " arguments, got " + std::to_string(options.args.size()) + ": " +
            kernel.name + "(" + signature +
            ") (pass one --arg per parameter: a .npy file for a memref, "
-           "TYPE:VALUE for a scalar)";
+           "TYPE:VALUE for a scalar, null for an optional buffer)";
   }
   params.assign(kernel.params.size(), HostParam());
   size_t nextArg = 0;
@@ -487,6 +500,8 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
   for (size_t k = 0; k < params.size(); ++k) {
     const ParamInfo &info = kernel.params[k];
     params[k].info = &info;
+    if (info.presenceOf >= 0)
+      continue;
     if (!info.relocKey.empty()) {
       auto file = relocFiles.find(info.relocKey);
       if (file == relocFiles.end())
@@ -499,6 +514,18 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
     const std::string &spec = options.args[nextArg++];
     bool isScalarSpec = spec.find(':') != std::string::npos &&
                         scalarSize(spec.substr(0, spec.find(':'))) != 0;
+    if (spec == "null") {
+      if (!info.isBuffer || !isOptional(k))
+        return "parameter #" + std::to_string(k) + " (" + info.type +
+               ") cannot be null: only a buffer the kernel tests for null "
+               "(`if (p != NULL)`) is optional";
+      // A placeholder: no elements (the runtime binds a few bytes), of the
+      // parameter's rank.
+      params[k].null = true;
+      params[k].buffer.shape.assign(std::max<size_t>(info.shape.size(), 1),
+                                    0);
+      continue;
+    }
     if (info.isBuffer) {
       if (isScalarSpec)
         return "parameter #" + std::to_string(k) + " is a buffer (" +
@@ -513,6 +540,13 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
         return error;
     }
   }
+  // Each presence flag: 0 for a null buffer, else 1.
+  for (HostParam &flag : params)
+    if (flag.info->presenceOf >= 0) {
+      int32_t present = params[flag.info->presenceOf].null ? 0 : 1;
+      std::memcpy(flag.scalar, &present, sizeof(present));
+      flag.scalarBytes = sizeof(present);
+    }
   return "";
 }
 
@@ -571,7 +605,7 @@ std::string writeOutputs(const Manifest &manifest, const LaunchOptions &options,
     if (!patch.constant && !writeObject(patch.key, *patch.object))
       return error;
   for (HostParam &param : params) {
-    if (!param.info->isBuffer)
+    if (!param.info->isBuffer || param.null)
       continue;
     if (!param.info->relocKey.empty()) {
       if (!isConstantRecord(manifest, param.info->relocKey) &&

@@ -46,6 +46,9 @@ struct DeviceBuffer {
 struct HostParam {
   const ParamInfo *info = nullptr;
   NpyArray buffer;
+  /// An optional buffer the launch passes as null (`--arg=null`, Python
+  /// None): the kernel's presence flag says so, and a placeholder is bound.
+  bool null = false;
   uint8_t scalar[8] = {};
   unsigned scalarBytes = 0;
   bool onDevice = false;

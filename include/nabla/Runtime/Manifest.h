@@ -31,6 +31,10 @@ struct ParamInfo {
   /// The key of the relocation record this parameter carries (the table
   /// strategy adds one per record); empty for the kernel's own parameters.
   std::string relocKey;
+  /// For the i32 presence flag of an optional buffer (the kernel tests that
+  /// pointer for null): the buffer parameter's index; -1 otherwise. The
+  /// launch sets it (0 when the argument is null), the user passes none.
+  int presenceOf = -1;
 };
 
 /// A SPIR-V descriptor binding (spirv/metal).

@@ -96,6 +96,9 @@ private:
   DenseMap<Value, Value> offsets;
   DenseMap<Value, nabla::Activity> markers;
   SmallVector<Value> rootBases;
+  /// The presence flag (i32, 0: the launch passed null) of a kernel pointer
+  /// parameter's root, for its null tests.
+  DenseMap<unsigned, Value> presenceFlags;
   SmallVector<Value> slotValues;
   DenseMap<Block *, Block *> blocks;
   Value zero;

@@ -345,19 +345,37 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
         // The null pointer: its uses say what the source did with it (the
         // importer gives constants their first user's location).
         if (isa<LLVM::ZeroOp>(op)) {
-          bool compared = llvm::any_of(op->getUsers(), [](Operation *user) {
-            return isa<LLVM::ICmpOp>(user);
-          });
-          return emitError(plainLoc(op->getLoc()))
-                 << (compared ? "a null test of a pointer (`p != NULL`, an "
-                                "optional buffer) is not supported yet: "
-                                "Nabla's kernels receive buffers, which are "
-                                "never null; pass a buffer (an empty one for "
-                                "'none') and a flag instead"
-                              : "a null pointer cannot be raised (stored, "
-                                "passed or selected): every pointer must "
-                                "derive from a parameter, an alloca or a "
-                                "global");
+          // Compared with a kernel's pointer parameter: its presence flag
+          // answers. Another null test, or a null used otherwise, has no
+          // raised form.
+          Operation *unsupported = nullptr;
+          for (Operation *user : op->getUsers()) {
+            auto compare = dyn_cast<LLVM::ICmpOp>(user);
+            Value tested = compare ? getNullTestedPointer(compare) : nullptr;
+            auto arg = dyn_cast_or_null<BlockArgument>(tested);
+            bool answered =
+                arg && arg.getOwner()->isEntryBlock() &&
+                llvm::any_of(plan.params, [&](const Param &param) {
+                  return param.kind == Param::Presence &&
+                         param.llvmArgument == arg.getArgNumber();
+                });
+            if (!answered && !isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(user))
+              unsupported = user;
+          }
+          if (!unsupported)
+            return std::optional<unsigned>();
+          bool compared = isa<LLVM::ICmpOp>(unsupported);
+          return emitError(plainLoc(unsupported->getLoc()))
+                 << (compared
+                         ? "a null test of a pointer is raised only for a "
+                           "kernel's own pointer parameters (`if (bias != "
+                           "NULL)` in the kernel or code inlined into it), "
+                           "which the launch may pass as null; this pointer "
+                           "is a device function's parameter or derived "
+                           "from one"
+                         : "a null pointer cannot be raised (stored, passed "
+                           "or selected): every pointer must derive from a "
+                           "parameter, an alloca or a global");
         }
         return emitError(plainLoc(op->getLoc()))
                << "cannot raise a pointer produced by '" << op->getName()
@@ -567,8 +585,50 @@ LogicalResult FunctionPlanner::planFields(unsigned index, Type aggregate) {
   return success();
 }
 
+/// `value` without address-space casts and bitcasts.
+static Value stripPointerCasts(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
+Value nabla::raise::getNullTestedPointer(LLVM::ICmpOp compare) {
+  if (compare.getPredicate() != LLVM::ICmpPredicate::eq &&
+      compare.getPredicate() != LLVM::ICmpPredicate::ne)
+    return nullptr;
+  Value lhs = stripPointerCasts(compare.getLhs());
+  Value rhs = stripPointerCasts(compare.getRhs());
+  if (!isa<LLVM::LLVMPointerType>(lhs.getType()))
+    return nullptr;
+  if (lhs.getDefiningOp<LLVM::ZeroOp>())
+    std::swap(lhs, rhs);
+  if (!rhs.getDefiningOp<LLVM::ZeroOp>() || lhs.getDefiningOp<LLVM::ZeroOp>())
+    return nullptr;
+  return lhs;
+}
+
+/// True if the code compares `arg` (through casts) with null.
+static bool isNullTested(Value arg) {
+  SmallVector<Value> worklist = {arg};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto compare = dyn_cast<LLVM::ICmpOp>(user);
+          compare && getNullTestedPointer(compare) == arg)
+        return true;
+      if (isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(user))
+        worklist.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 LogicalResult FunctionPlanner::planParams() {
   LLVM::LLVMFuncOp func = plan.func;
+  SmallVector<Param> presence;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     // A byval struct, or an aggregate passed by value (Julia's device
     // arrays, read with extractvalue): its fields.
@@ -592,6 +652,15 @@ LogicalResult FunctionPlanner::planParams() {
       if (!plan.isKernel)
         plan.params.push_back(
             {Param::Offset, root, nullptr, static_cast<unsigned>(index)});
+      // `p != NULL` of a kernel parameter: the launch says whether it
+      // passed a buffer, in a flag after the kernel's own parameters (so
+      // that theirs keep their positions).
+      if (plan.isKernel && isNullTested(func.getArgument(index))) {
+        plan.presenceRoots.insert(root);
+        presence.push_back({Param::Presence, root,
+                            IntegerType::get(func.getContext(), 32),
+                            static_cast<unsigned>(index)});
+      }
       continue;
     }
     if (!type.isIntOrFloat())
@@ -600,6 +669,7 @@ LogicalResult FunctionPlanner::planParams() {
     plan.params.push_back(
         {Param::Scalar, 0, type, static_cast<unsigned>(index)});
   }
+  llvm::append_range(plan.params, presence);
   return success();
 }
 

@@ -11,6 +11,7 @@
 
 #include "FunctionRaiser.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -151,6 +152,9 @@ LogicalResult FunctionRaiser::createSignature() {
     case Param::Offset:
       inputs.push_back(builder.getIndexType());
       break;
+    case Param::Presence:
+      inputs.push_back(builder.getI32Type());
+      break;
     case Param::Scalar:
       // A kernel's `bool` is a byte at launch (C++'s bool in memory; SPIR-V
       // cannot pass an i1): the kernel takes an i8 and tests it.
@@ -192,6 +196,16 @@ LogicalResult FunctionRaiser::createSignature() {
     case Param::Offset:
       offsets[llvmArg] = arg;
       break;
+    case Param::Presence: {
+      presenceFlags[param.root] = arg;
+      auto buffer = llvm::find_if(plan.params, [&](const Param &other) {
+        return other.kind == Param::Buffer && other.root == param.root;
+      });
+      result.setArgAttr(
+          i, nabla::kPresenceAttrName,
+          builder.getI64IntegerAttr(buffer - plan.params.begin()));
+      break;
+    }
     case Param::Scalar:
       if (arg.getType() != param.type)
         arg = arith::CmpIOp::create(
@@ -626,6 +640,37 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
     FailureOr<bool> raised = raiseMemoryIntrinsic(op);
     return failure(failed(raised));
   }
+  // The null a kernel's pointer parameter is tested against: its presence
+  // flag answers the test (below); the constant itself has no raised form.
+  if (op->getNumResults() == 1 &&
+      isa<LLVM::LLVMPointerType>(op->getResult(0).getType()) &&
+      (isa<LLVM::ZeroOp>(op) ||
+       (isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(op) &&
+        !plan.rootOf.count(op->getResult(0)) &&
+        !plan.rootOf.count(op->getOperand(0)))))
+    return success();
+  if (auto compare = dyn_cast<LLVM::ICmpOp>(op))
+    if (Value tested = getNullTestedPointer(compare)) {
+      auto arg = dyn_cast<BlockArgument>(tested);
+      Value flag;
+      for (const Param &param : plan.params)
+        if (param.kind == Param::Presence && arg &&
+            arg.getOwner()->isEntryBlock() &&
+            param.llvmArgument == arg.getArgNumber())
+          flag = presenceFlags.lookup(param.root);
+      if (!flag)
+        return fail(op) << "cannot raise this null test of a pointer";
+      // p == NULL: the launch passed null (flag 0); p != NULL: it did not.
+      Value zeroFlag = arith::ConstantIntOp::create(builder, loc, 0, 32);
+      scalars.map(compare.getResult(),
+                  arith::CmpIOp::create(
+                      builder, loc,
+                      compare.getPredicate() == LLVM::ICmpPredicate::eq
+                          ? arith::CmpIPredicate::eq
+                          : arith::CmpIPredicate::ne,
+                      flag, zeroFlag));
+      return success();
+    }
   if (op->getNumResults() == 1 &&
       isa<LLVM::LLVMPointerType>(op->getResult(0).getType()))
     return raisePointerOp(op);

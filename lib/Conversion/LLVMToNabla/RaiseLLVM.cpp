@@ -138,6 +138,8 @@ static void makeKernel(func::FuncOp func, ArrayRef<Type> slots) {
                                        type, attributions);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   builder.getUnitAttr());
+  for (unsigned i = 0; i < numInputs; ++i)
+    kernel.setArgAttrs(i, func.getArgAttrDict(i));
   kernel.getBody().getBlocks().clear();
   kernel.getBody().takeBody(func.getBody());
   kernel.walk([&](func::ReturnOp ret) {

@@ -59,6 +59,10 @@ struct Param {
     Buffer, ///< memref of root `root`
     Offset, ///< element offset (index) of the preceding buffer (device fns)
     Scalar, ///< a scalar of type `type`: an LLVM parameter or a byval field
+    /// An i32 that is 0 when the kernel's pointer parameter of root `root`
+    /// is null (the runtime's `null` argument), else 1: the raised form of
+    /// `p != NULL` (kernels only).
+    Presence,
   };
   Kind kind;
   unsigned root = 0;
@@ -77,6 +81,11 @@ struct SharedSlot {
   }
 };
 
+/// The pointer `value` compares with, through address-space casts and
+/// bitcasts, when `compare` tests a pointer against null (the null constant
+/// on either side); null otherwise.
+mlir::Value getNullTestedPointer(mlir::LLVM::ICmpOp compare);
+
 /// Everything known about one LLVM function before it is rewritten.
 struct FunctionPlan {
   mlir::LLVM::LLVMFuncOp func;
@@ -89,6 +98,9 @@ struct FunctionPlan {
   llvm::DenseMap<mlir::Value, int64_t> byvalOffset;
   llvm::SmallVector<Param> params;
   llvm::SmallVector<SharedSlot> shared;
+  /// Roots of kernel pointer parameters the code tests for null: each has a
+  /// Presence parameter.
+  llvm::DenseSet<unsigned> presenceRoots;
 
   unsigned getOrAddRoot(const Root &root);
   /// The element type of `root`: the accessed one, or i8 when none is known.

@@ -13,4 +13,15 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h.inc"
 
+namespace nabla {
+
+/// On a kernel's i32 parameter: it is the presence flag of the buffer
+/// parameter whose index the attribute holds, 0 when the launch passed null
+/// for that buffer (the raised form of CUDA's `if (bias != NULL)`), else 1.
+/// The manifest calls the flag's parameter `"presence_of": <index>`, and the
+/// runtimes set it from the arguments.
+inline constexpr llvm::StringLiteral kPresenceAttrName = "nabla.presence";
+
+} // namespace nabla
+
 #endif // NABLA_DIALECT_NABLA_IR_NABLADIALECT_H

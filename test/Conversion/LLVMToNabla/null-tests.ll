@@ -1,0 +1,48 @@
+; `p != NULL` / `p == NULL` of a kernel's pointer parameter (through an
+; address-space cast too) reads an i32 presence flag the raise adds after
+; the kernel's own parameters, marked `nabla.presence` with the buffer's
+; index; the runtime sets it from a null argument. A null test of a device
+; function's parameter is a located error.
+; RUN: nabla-opt %s --nabla-raise-llvm | FileCheck %s
+; RUN: not nabla-opt %S/Inputs/null-test-device-function.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DEVICE
+
+target triple = "nvptx64-nvidia-cuda"
+
+; CHECK-LABEL: gpu.func @bias_add
+; CHECK-SAME: (%[[Y:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[N:.*]]: i32, %[[FLAG:.*]]: i32 {nabla.presence = 1 : i64})
+; CHECK: %[[ABSENT:.*]] = arith.cmpi eq, %[[FLAG]], %c0_i32
+; CHECK: scf.if %[[ABSENT]]
+; CHECK: } else {
+; CHECK: memref.load %[[B]]
+define ptx_kernel void @bias_add(ptr %y, ptr %b, i32 %n) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %in = icmp slt i32 %t, %n
+  br i1 %in, label %body, label %exit
+
+body:
+  %t64 = zext i32 %t to i64
+  %py = getelementptr inbounds float, ptr %y, i64 %t64
+  %v = load float, ptr %py, align 4
+  %global = addrspacecast ptr %b to ptr addrspace(1)
+  %none = icmp eq ptr addrspace(1) %global, null
+  br i1 %none, label %store, label %add
+
+add:
+  %pb = getelementptr inbounds float, ptr %b, i64 %t64
+  %bv = load float, ptr %pb, align 4
+  %sum = fadd float %v, %bv
+  br label %store
+
+store:
+  %r = phi float [ %v, %body ], [ %sum, %add ]
+  store float %r, ptr %py, align 4
+  br label %exit
+
+exit:
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+
+; DEVICE: null-test-device-function.ll:{{[0-9]+}}:{{[0-9]+}}: error: a null test of a pointer is raised only for a kernel's own pointer parameters
