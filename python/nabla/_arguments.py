@@ -54,7 +54,8 @@ VULKAN_INDEX_MAX = 2 ** 31 - 1
 
 
 class Parameter(collections.namedtuple(
-        "Parameter", "position name type kind element shape")):
+        "Parameter", "position name type kind element shape optional",
+        defaults=(False,))):
     """One kernel parameter as a caller passes it: its position in `args`,
     its name in the MLIR source (None when unknown), its MLIR type
     ("memref<?xf32>", "index"), kind ("buffer" or "scalar") and, for
@@ -71,11 +72,13 @@ def parameters(entry, names=None):
     strategy's relocation parameters are passed through `relocs`); `names`,
     one per parameter (None or "" where unknown), is ignored when its length
     differs."""
-    own = [p for p in entry["params"] if "reloc" not in p]
+    own = [p for p in entry["params"]
+           if "reloc" not in p and "presence_of" not in p]
+    optional = {p["presence_of"] for p in entry["params"] if "presence_of" in p}
     if names is None or len(names) != len(own):
         names = [None] * len(own)
     return [Parameter(k, name or None, p["type"], p["kind"], p.get("element"),
-                      tuple(p.get("shape") or ()))
+                      tuple(p.get("shape") or ()), p["index"] in optional)
             for k, (p, name) in enumerate(zip(own, names))]
 
 
@@ -83,6 +86,7 @@ def signature(kernel, params):
     """`kernel(A: memref<?xf32>, n: i32)`: how messages show a kernel's
     parameters (`#k` for a parameter without a name)."""
     listed = ", ".join(f"{p.name or '#' + str(p.position)}: {p.type}"
+                       + (" or None" if p.optional else "")
                        for p in params)
     return f"{kernel}({listed})"
 

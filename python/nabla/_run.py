@@ -15,8 +15,9 @@ import os
 import numpy as np
 
 from . import _nabla
-from ._arguments import (VULKAN_INDEX_MAX, DeviceArray, as_array, as_buffer,
-                         as_device_buffer, device_array_error,
+from ._arguments import (ELEMENT_DTYPES, VULKAN_INDEX_MAX, DeviceArray,
+                         as_array, as_buffer, as_device_buffer,
+                         device_array_error,
                          is_device_array, launch_shape, pack_scalar,
                          parameters as _parameters, signature)
 from ._compile import _shared_bytes, compile
@@ -101,7 +102,11 @@ def _convert_args(kernel, params, args, target):
     converted = []
     for param, arg in zip(params, args):
         what = param.label(kernel)
-        if param.kind != "buffer":
+        if arg is None and param.optional:
+            # The kernel tests this pointer for null: its presence flag
+            # says so, and a placeholder is bound.
+            converted.append(None)
+        elif param.kind != "buffer":
             converted.append(pack_scalar(param, arg, what, index_max))
         elif not is_device_array(arg):
             converted.append(as_buffer(param, arg, what))
@@ -144,8 +149,25 @@ def _interleave(kernel, converted, relocs):
     parameter k came from (None for scalars)."""
     packed, shapes, sources = [], [], []
     remaining = iter(converted)
+    own = {}
     for param in kernel["params"]:
+        if "presence_of" in param:
+            # 0 when the caller passed None for the buffer, else 1.
+            present = own[param["presence_of"]] is not None
+            packed.append(np.int32(present).tobytes())
+            shapes.append([])
+            sources.append(None)
+            continue
         value = relocs[param["reloc"]] if "reloc" in param else next(remaining)
+        own[param["index"]] = value
+        if value is None:
+            rank = len(param.get("shape") or [None])
+            placeholder = np.zeros((0,) * rank,
+                                   ELEMENT_DTYPES[param["element"]])
+            packed.append(placeholder)
+            shapes.append([0] * rank)
+            sources.append(None)
+            continue
         if isinstance(value, DeviceArray):
             packed.append((value.pointer, value.nbytes, value.stream))
             shapes.append(list(value.shape))
@@ -224,12 +246,17 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
+        if "presence_of" in param:
+            continue
         if "reloc" in param:
             if not records[param["reloc"]]["constant"]:
                 source[...] = _final(source, out)
             continue
         if isinstance(source, DeviceArray):
             results.append(source.source)  # updated in place
+            continue
+        if source is None and param["kind"] == "buffer":
+            results.append(None)  # passed as None (an optional buffer)
             continue
         results.append(None if out is None else _final(source, out))
     for key, out in patched.items():

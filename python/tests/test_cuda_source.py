@@ -304,6 +304,33 @@ def test_nd_arrays_for_1d_memrefs(source_module):
         fixed(np.zeros((2, 4), np.float32), grid=1, block=6)
 
 
+def test_optional_buffer_takes_none():
+    """A pointer the kernel tests for null (`if (bias != NULL)`) is an
+    optional parameter: None launches the kernel's null branch, an array
+    the other; its output is None. Other buffers still need an array."""
+    source = open(os.path.join(FRONTENDS, "optional_bias.cu")).read()
+    k = nabla.cuda.Kernel(source, "matmul_bias_forward")
+    params = {p.name: p for p in k.parameters}
+    assert params["bias"].optional and not params["weight"].optional
+    rng = np.random.default_rng(5)
+    rows, cols, outs = 9, 4, 3
+    inp = rng.uniform(-1, 1, (rows, cols)).astype(np.float32)
+    weight = rng.uniform(-1, 1, (outs, cols)).astype(np.float32)
+    bias = rng.uniform(-1, 1, outs).astype(np.float32)
+    for b in (bias, None):
+        out = k(np.zeros(rows * outs, np.float32), inp, weight, b, rows, cols,
+                outs, grid=(1, 1), block=(16, 4))
+        expected = inp @ weight.T + (0 if b is None else bias)
+        np.testing.assert_allclose(out[0].reshape(rows, outs), expected,
+                                   rtol=1e-5, atol=1e-6)
+        assert (out[3] is None) == (b is None)
+    with pytest.raises(TypeError, match="'weight'"):
+        k(np.zeros(rows * outs, np.float32), inp, None, bias, rows, cols, outs,
+          grid=(1, 1), block=(16, 4))
+    with pytest.raises(ValueError, match=r"bias: memref<\?xf32> or None"):
+        k(np.zeros(rows * outs, np.float32), grid=1, block=1)
+
+
 def test_version_and_namespace():
     assert re.fullmatch(r"\d+\.\d+\.\d+", nabla.__version__)
     tool = os.path.join(BIN, "nabla-opt")
