@@ -493,6 +493,37 @@ def test_optional_buffer_null_test(tmp_path, opt, with_bias):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("present", [(True, True), (True, False),
+                                     (False, True), (False, False)])
+def test_optional_buffers_in_a_device_function(tmp_path, opt, present):
+    """Null tests in a device function that a kernel and an Enzyme request
+    call: each passes whether its pointer is null, forward and gradient."""
+    ll = compile_cuda(tmp_path, "optional_bias", opt)
+    n = 150
+    x, scale, bias = (RNG.uniform(-1, 1, n) for _ in range(3))
+    has_scale, has_bias = present
+    s = scale if has_scale else np.ones(n)
+    b = bias if has_bias else np.zeros(n)
+    maybe = lambda a, there: f32(a) if there else "null"
+    out = run(tmp_path, ll, "affine_square_kernel", 3, 64,
+              [f32(x), maybe(scale, has_scale), maybe(bias, has_bias),
+               f32(np.zeros(n)), f"i32:{n}"])
+    check(out[3], x * x * s + b)
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_affine_square", 3, 64,
+              [f32(x), f32(np.zeros(n)), maybe(scale, has_scale),
+               maybe(np.zeros(n), has_scale), maybe(bias, has_bias),
+               maybe(np.zeros(n), has_bias), f32(np.zeros(n)), f32(dy),
+               f"i32:{n}"])
+    check(out[1], 2 * x * s * dy)
+    if has_scale:
+        check(out[3], x * x * dy)
+    if has_bias:
+        check(out[5], dy)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
     """llvm.memmove within one buffer, to a later and to an earlier place:
     the copy's direction keeps overlapping ranges right; the gradient goes
@@ -595,8 +626,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "half_precision", "local_arrays", "bool_parameter",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
-               "type_punning", "half_precision", "bool_parameter",
-               "optional_bias"]
+               "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
 DYNAMIC_SHARED = {"dynamic_shared": 256}
 F64_SOURCES = ["float_bits_f64", "cas_atomics"]

@@ -126,6 +126,12 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
   unsigned activeCount = 0;
   for (const Param &param : callee.params) {
     const RequestArgument &argument = arguments[param.llvmArgument];
+    if (param.kind == Param::Presence) {
+      // Whether the primal is null (its shadow is then too, as Enzyme
+      // expects).
+      addInput(getPresenceFlag(loc, argument.primal), nabla::Activity::Const);
+      continue;
+    }
     if (param.kind == Param::Scalar) {
       Value value = lookup(call, argument.primal);
       if (!value)

@@ -84,6 +84,9 @@ private:
   /// A load of `type` or a store of `value` at element `index` of `memref`,
   /// whose element type may be another (PunnedAccess.cpp).
   Value loadAs(Location loc, Value memref, Value index, mlir::Type type);
+  /// The presence flag (i32) a call passes for `pointer`: the flag of the
+  /// parameter it is (through casts), or 1.
+  Value getPresenceFlag(Location loc, Value pointer);
   void storeAs(Location loc, Value value, Value memref, Value index);
 
   ModulePlan &module;

@@ -368,11 +368,10 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
           return emitError(plainLoc(unsupported->getLoc()))
                  << (compared
                          ? "a null test of a pointer is raised only for a "
-                           "kernel's own pointer parameters (`if (bias != "
-                           "NULL)` in the kernel or code inlined into it), "
-                           "which the launch may pass as null; this pointer "
-                           "is a device function's parameter or derived "
-                           "from one"
+                           "function's pointer parameters (`if (bias != "
+                           "NULL)`), which the launch may pass as null; "
+                           "this pointer is derived from one (an offset "
+                           "into it) or from another object"
                          : "a null pointer cannot be raised (stored, passed "
                            "or selected): every pointer must derive from a "
                            "parameter, an alloca or a global");
@@ -610,6 +609,94 @@ Value nabla::raise::getNullTestedPointer(LLVM::ICmpOp compare) {
   return lhs;
 }
 
+/// The marker activity `value` loads (`enzyme_dup`, ...), if it is one.
+static std::optional<StringRef> getLoadedMarker(Value value) {
+  auto load = value.getDefiningOp<LLVM::LoadOp>();
+  if (!load)
+    return std::nullopt;
+  auto address = stripPointerCasts(load.getAddr()).getDefiningOp<LLVM::AddressOfOp>();
+  if (!address)
+    return std::nullopt;
+  return getMarkerActivity(address.getGlobalName());
+}
+
+/// The parameter of the function an Enzyme request differentiates that
+/// operand `operand` (an index into the call's arguments after the function)
+/// stands for, as the request's markers and defaults assign them: pointers
+/// (and dup scalars) take a shadow after them.
+static std::optional<unsigned> getEnzymeParam(LLVM::CallOp call,
+                                              LLVM::LLVMFuncOp callee,
+                                              bool reverse, unsigned operand) {
+  auto operands = call.getArgOperands().drop_front();
+  unsigned param = 0;
+  std::optional<StringRef> activity;
+  for (unsigned i = 0; i < operands.size(); ++i) {
+    if (std::optional<StringRef> marker = getLoadedMarker(operands[i])) {
+      activity = marker;
+      continue;
+    }
+    if (param >= callee.getNumArguments())
+      return std::nullopt;
+    Type type = callee.getArgumentTypes()[param];
+    bool hasShadow =
+        activity ? (*activity == "dup" || *activity == "dupnoneed")
+                 : (isa<LLVM::LLVMPointerType>(type) ||
+                    (!reverse && isa<FloatType>(type)));
+    if (i == operand || (hasShadow && i + 1 == operand))
+      return param;
+    i += hasShadow;
+    activity.reset();
+    ++param;
+  }
+  return std::nullopt;
+}
+
+/// True if `arg` (through casts) is passed, as itself or an Enzyme
+/// request's primal or shadow, to a parameter with a presence flag of a
+/// function already planned.
+static bool flowsToPresence(ModulePlan &module, Value arg) {
+  SmallVector<Value> worklist = {arg};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto call = dyn_cast<LLVM::CallOp>(user);
+      if (!call || !call.getCallee())
+        continue;
+      unsigned operand = use.getOperandNumber() - call.getArgOperands()
+                                                      .getBeginOperandIndex();
+      std::optional<unsigned> param = operand;
+      StringRef name = *call.getCallee();
+      if (std::optional<bool> reverse = getEnzymeMode(name)) {
+        if (call.getArgOperands().empty() || operand == 0)
+          continue;
+        auto function = stripPointerCasts(call.getArgOperands()[0])
+                            .getDefiningOp<LLVM::AddressOfOp>();
+        if (!function)
+          continue;
+        name = function.getGlobalName();
+        FunctionPlan *callee =
+            module.lookup(StringAttr::get(call.getContext(), name));
+        if (!callee)
+          continue;
+        param = getEnzymeParam(call, callee->func, *reverse, operand - 1);
+      }
+      FunctionPlan *callee =
+          module.lookup(StringAttr::get(call.getContext(), name));
+      if (callee && param &&
+          llvm::any_of(callee->params, [&](const Param &p) {
+            return p.kind == Param::Presence && p.llvmArgument == *param;
+          }))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// True if the code compares `arg` (through casts) with null.
 static bool isNullTested(Value arg) {
   SmallVector<Value> worklist = {arg};
@@ -652,10 +739,12 @@ LogicalResult FunctionPlanner::planParams() {
       if (!plan.isKernel)
         plan.params.push_back(
             {Param::Offset, root, nullptr, static_cast<unsigned>(index)});
-      // `p != NULL` of a kernel parameter: the launch says whether it
-      // passed a buffer, in a flag after the kernel's own parameters (so
-      // that theirs keep their positions).
-      if (plan.isKernel && isNullTested(func.getArgument(index))) {
+      // `p != NULL` of a parameter, here or in a function it is passed to:
+      // a flag after the function's own parameters (so that theirs keep
+      // their positions) says whether it is null; a kernel's comes from the
+      // launch, a device function's from its caller.
+      if (isNullTested(func.getArgument(index)) ||
+          flowsToPresence(module, func.getArgument(index))) {
         plan.presenceRoots.insert(root);
         presence.push_back({Param::Presence, root,
                             IntegerType::get(func.getContext(), 32),

@@ -40,6 +40,21 @@ Value FunctionRaiser::toIndex(Location loc, Value integer) {
                                     integer);
 }
 
+Value FunctionRaiser::getPresenceFlag(Location loc, Value pointer) {
+  while (Operation *def = pointer.getDefiningOp()) {
+    if (!isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
+      break;
+    pointer = def->getOperand(0);
+  }
+  if (auto arg = dyn_cast<BlockArgument>(pointer);
+      arg && arg.getOwner()->isEntryBlock())
+    for (const Param &param : plan.params)
+      if (param.kind == Param::Presence &&
+          param.llvmArgument == arg.getArgNumber())
+        return presenceFlags.lookup(param.root);
+  return arith::ConstantIntOp::create(builder, loc, 1, 32);
+}
+
 Value FunctionRaiser::lookup(Operation *user, Value value) {
   if (Value mapped = scalars.lookupOrNull(value))
     return mapped;
@@ -555,6 +570,10 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
     SmallVector<Value> operands;
     for (const Param &param : callee->params) {
       Value operand = call.getArgOperands()[param.llvmArgument];
+      if (param.kind == Param::Presence) {
+        operands.push_back(getPresenceFlag(loc, operand));
+        continue;
+      }
       if (param.kind == Param::Scalar) {
         Value value = lookup(call, operand);
         if (!value)

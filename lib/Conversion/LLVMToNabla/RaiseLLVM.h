@@ -59,9 +59,9 @@ struct Param {
     Buffer, ///< memref of root `root`
     Offset, ///< element offset (index) of the preceding buffer (device fns)
     Scalar, ///< a scalar of type `type`: an LLVM parameter or a byval field
-    /// An i32 that is 0 when the kernel's pointer parameter of root `root`
-    /// is null (the runtime's `null` argument), else 1: the raised form of
-    /// `p != NULL` (kernels only).
+    /// An i32 that is 0 when the pointer parameter of root `root` is null
+    /// (a kernel's: the runtime's `null` argument; a device function's: its
+    /// caller's flag, or 1), else 1: the raised form of `p != NULL`.
     Presence,
   };
   Kind kind;
@@ -98,8 +98,8 @@ struct FunctionPlan {
   llvm::DenseMap<mlir::Value, int64_t> byvalOffset;
   llvm::SmallVector<Param> params;
   llvm::SmallVector<SharedSlot> shared;
-  /// Roots of kernel pointer parameters the code tests for null: each has a
-  /// Presence parameter.
+  /// Roots of pointer parameters the code (or a callee) tests for null:
+  /// each has a Presence parameter.
   llvm::DenseSet<unsigned> presenceRoots;
 
   unsigned getOrAddRoot(const Root &root);

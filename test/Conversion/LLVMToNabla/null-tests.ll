@@ -1,10 +1,13 @@
 ; `p != NULL` / `p == NULL` of a kernel's pointer parameter (through an
 ; address-space cast too) reads an i32 presence flag the raise adds after
 ; the kernel's own parameters, marked `nabla.presence` with the buffer's
-; index; the runtime sets it from a null argument. A null test of a device
-; function's parameter is a located error.
+; index; the runtime sets it from a null argument. A device function's
+; tested parameter gets one too, which each call passes: the caller's flag
+; for a parameter it passes on (which makes the caller's optional), else 1.
+; A null test of a pointer derived from a parameter is a located error.
 ; RUN: nabla-opt %s --nabla-raise-llvm | FileCheck %s
-; RUN: not nabla-opt %S/Inputs/null-test-device-function.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DEVICE
+; RUN: nabla-opt %S/Inputs/null-test-device-function.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DEVICE
+; RUN: not nabla-opt %S/Inputs/null-test-derived.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DERIVED
 
 target triple = "nvptx64-nvidia-cuda"
 
@@ -45,4 +48,10 @@ exit:
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 
-; DEVICE: null-test-device-function.ll:{{[0-9]+}}:{{[0-9]+}}: error: a null test of a pointer is raised only for a kernel's own pointer parameters
+; DEVICE-LABEL: func.func @read_or_zero
+; DEVICE-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: index, %[[F:.*]]: i32 {nabla.presence = 0 : i64})
+; DEVICE: arith.cmpi eq, %[[F]]
+; DEVICE-LABEL: gpu.func @k
+; DEVICE-SAME: (%[[X:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[KF:.*]]: i32 {nabla.presence = 0 : i64})
+; DEVICE: func.call @read_or_zero(%[[X]], %{{.*}}, %[[KF]])
+; DERIVED: null-test-derived.ll:8:{{[0-9]+}}: error: a null test of a pointer is raised only for a function's pointer parameters

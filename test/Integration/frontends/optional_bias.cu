@@ -16,3 +16,33 @@ __global__ void matmul_bias_forward(float *out, const float *inp,
     out[row * outs + o] = acc;
   }
 }
+
+// Optional buffers tested in a device function, which the kernels and an
+// Enzyme request call: each call passes whether its pointer is null.
+#include "enzyme.h"
+
+__device__ __noinline__ void affine_square(const float *x, const float *scale,
+                                           const float *bias, float *y,
+                                           int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i] * x[i];
+    if (scale != nullptr)
+      v *= scale[i];
+    y[i] = bias ? v + bias[i] : v;
+  }
+}
+
+__global__ void affine_square_kernel(const float *x, const float *scale,
+                                     const float *bias, float *y, int n) {
+  affine_square(x, scale, bias, y, n);
+}
+
+__global__ void grad_affine_square(const float *x, float *dx,
+                                   const float *scale, float *dscale,
+                                   const float *bias, float *dbias, float *y,
+                                   float *dy, int n) {
+  __enzyme_autodiff<void>((void *)affine_square, enzyme_dup, x, dx,
+                          enzyme_dup, scale, dscale, enzyme_dup, bias, dbias,
+                          enzyme_dup, y, dy, enzyme_const, n);
+}

@@ -1,5 +1,5 @@
 ; A device function testing its own pointer parameter for null (not
-; inlined): null-tests.ll checks the located error.
+; inlined), called with a kernel parameter: null-tests.ll checks the flags.
 target triple = "nvptx64-nvidia-cuda"
 
 define internal float @read_or_zero(ptr %p) noinline {
