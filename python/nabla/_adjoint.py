@@ -74,7 +74,9 @@ def _generate(module, kernel, dup):
     if match is None:
         raise ValueError(f"no gpu.func kernel {kernel!r} in the module to "
                          f"differentiate")
-    count = len(primal.parameters)
+    # Every parameter of the gpu.func: the caller's, then the presence flags
+    # of optional buffers (constant).
+    count = len([p for p in primal._entry["params"] if "reloc" not in p])
     activity = ", ".join(
         f"#nabla.activity<{'dup' if k in dup else 'const'}>"
         for k in range(count))

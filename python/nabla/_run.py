@@ -327,6 +327,7 @@ class Kernel:
         self._devices = {}
         self._label = name
         self.name, entry = self._describe(name)
+        self._entry = entry
         self._names = module._argument_names.get(self.name)
         self.parameters = _parameters(entry, self._names)
 

@@ -331,6 +331,23 @@ def test_optional_buffer_takes_none():
         k(np.zeros(rows * outs, np.float32), grid=1, block=1)
 
 
+@needs_cuda_headers
+def test_optional_buffer_gradient_check():
+    """check_gradient (a generated kernel adjoint) with an optional buffer
+    left out and passed: the adjoint keeps the buffer's presence flag."""
+    source = open(os.path.join(FRONTENDS, "optional_bias.cu")).read()
+    k = nabla.cuda.Kernel(source, "affine_square_kernel")
+    rng = np.random.default_rng(6)
+    n = 100
+    x, scale, bias = (rng.uniform(0.5, 1.5, n).astype(np.float32)
+                      for _ in range(3))
+    for s, dup in ((None, [0, 2, 3]), (scale, [0, 1, 2, 3])):
+        report = nabla.check_gradient(
+            k, grid=2, block=64, args=[x, s, bias, np.zeros(n, np.float32), n],
+            dup=dup)
+        assert report["ok"], report
+
+
 def test_version_and_namespace():
     assert re.fullmatch(r"\d+\.\d+\.\d+", nabla.__version__)
     tool = os.path.join(BIN, "nabla-opt")

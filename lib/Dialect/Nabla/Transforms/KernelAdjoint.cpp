@@ -17,6 +17,8 @@
 
 #include "KernelAdjoint.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
+
 #include "DerivativeRules.h"
 #include "GPUDerivatives.h"
 
@@ -128,6 +130,20 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
                                         workgroup, privates);
   adjoint->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                    builder.getUnitAttr());
+  // An optional buffer's presence flag (a frontend's null test) keeps
+  // naming it, at its position among the adjoint's parameters.
+  SmallVector<unsigned> positions;
+  for (auto [index, activity] : llvm::enumerate(activities)) {
+    positions.push_back(index + llvm::count_if(
+                                    ArrayRef(activities).take_front(index),
+                                    hasShadow));
+  }
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    if (auto of = kernel.getArgAttrOfType<IntegerAttr>(i, kPresenceAttrName);
+        of && of.getInt() >= 0 &&
+        static_cast<uint64_t>(of.getInt()) < positions.size())
+      adjoint.setArgAttr(positions[i], kPresenceAttrName,
+                         builder.getI64IntegerAttr(positions[of.getInt()]));
   if (std::optional<DenseI32ArrayAttr> known = kernel.getKnownBlockSizeAttr())
     adjoint.setKnownBlockSizeAttr(*known);
   if (std::optional<DenseI32ArrayAttr> known = kernel.getKnownGridSizeAttr())
