@@ -20,7 +20,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from frontend_helpers import (BIN, check, compile_cuda, f32,
+from frontend_helpers import (BIN, check, compile_cuda, compile_hip, f32,
                               finite_differences, mangled, needs_cuda_headers,
                               run)
 
@@ -522,6 +522,118 @@ def test_optional_buffers_in_a_device_function(tmp_path, opt, present):
         check(out[5], dy)
 
 
+def square_and_apply_model(x, scale, period, table):
+    """struct_args.cu: y[i] = scale * (re + im of z^2) + table[i % period]."""
+    re, im = x[0::2], x[1::2]
+    n = len(re)
+    return scale * (re * re - im * im + 2 * re * im) + table[np.arange(n) % period]
+
+
+def compile_struct_args(tmp_path, language, opt):
+    """struct_args.cu through clang's CUDA (byval structs, NVPTX) or HIP
+    (first-class aggregates, sret, byref kernel parameters, AMDGPU)."""
+    if language == "hip":
+        return compile_hip(tmp_path, "struct_args", opt)
+    return compile_cuda(tmp_path, "struct_args", opt)
+
+
+STRUCT_LANGUAGES = [pytest.param("cuda", marks=needs_cuda_headers), "hip"]
+
+
+@pytest.mark.parametrize("language", STRUCT_LANGUAGES)
+@pytest.mark.parametrize("opt", OPTS)
+def test_structs_by_value_into_device_functions(tmp_path, language, opt):
+    """A complex struct passed to and returned from a noinline c_mul, and a
+    parameter set with a pointer field passed to a noinline device function,
+    from a kernel (its byval parameter) and from a function an Enzyme
+    request differentiates (built there from scalars)."""
+    ll = compile_struct_args(tmp_path, language, opt)
+    n, period, scale = 90, 7, 1.5
+    x = RNG.uniform(-1, 1, 2 * n)
+    table = RNG.uniform(-1, 1, period)
+    # The kernel's Params, a byval struct {f32 scale; i32 period; f32 *table}:
+    # nabla-run takes its fields as parameters.
+    out = run(tmp_path, ll, "square_and_apply_kernel", 2, 64,
+              [f32(x), f32(np.zeros(n)), f"f32:{scale}", f"i32:{period}",
+               f32(table), f"i32:{n}"])
+    check(out[1], square_and_apply_model(x, scale, period, table))
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_square_and_apply", 2, 64,
+              [f32(x), f32(np.zeros(2 * n)), f32(np.zeros(n)), f32(dy),
+               f"f32:{scale}", f"i32:{period}", f32(table), f"i32:{n}"])
+    (dx,) = finite_differences(
+        lambda v: [square_and_apply_model(v[0], scale, period, table)], [x],
+        [dy])
+    check(out[1], dx)
+
+
+def vec4_model(x, k, count):
+    """struct_args.cu: y[i] = <v, scaled(v, k)> + the first `count` powers of
+    v[0] (at most 4), v = x[4i:4i+4]."""
+    v = x.reshape(-1, 4)
+    y = (v * v * k * np.arange(1, 5)).sum(axis=1)
+    for j in range(min(count, 4)):
+        y = y + v[:, 0] ** (j + 1)
+    return y
+
+
+@pytest.mark.parametrize("language", STRUCT_LANGUAGES)
+@pytest.mark.parametrize("opt", OPTS)
+def test_structs_mutated_returned_and_of_buffers(tmp_path, language, opt):
+    """A struct with an array field mutated in the callee's own copy and
+    returned, a larger struct built in a loop and returned (a struct phi),
+    and a struct of buffers: primal and Enzyme-request gradient."""
+    ll = compile_struct_args(tmp_path, language, opt)
+    n, k = 70, 0.75
+    x = RNG.uniform(-1, 1, 4 * n)
+    for count in (0, 3, 6):
+        out = run(tmp_path, ll, "vec4_kernel", 2, 64,
+                  [f32(x), f32(np.zeros(n)), f"f32:{k}", f"i32:{count}",
+                   f"i32:{n}"])
+        check(out[1], vec4_model(x, k, count))
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_vec4", 2, 64,
+              [f32(x), f32(np.zeros(4 * n)), f32(np.zeros(n)), f32(dy),
+               f"f32:{k}", f"i32:3", f"i32:{n}"])
+    (dx,) = finite_differences(lambda v: [vec4_model(v[0], k, 3)], [x], [dy])
+    check(out[1], dx)
+    out = run(tmp_path, ll, "buffers_kernel", 2, 64,
+              [f32(x[:n]), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], 2 * x[:n] ** 2)
+
+
+def block_weighted_model(x, block):
+    """local_pointer_args.cu: y[i] = x[i] * (the block's sum of x^2) +
+    acc0 * acc3 - acc1 * acc2, acc_j = (j + 1) (x[i] + x[i]^2)."""
+    n = len(x)
+    padded = np.zeros(-(-n // block) * block)
+    padded[:n] = x
+    totals = np.repeat((padded.reshape(-1, block) ** 2).sum(axis=1), block)[:n]
+    a = x + x * x
+    return x * totals + (1 * a) * (4 * a) - (2 * a) * (3 * a)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_local_and_workgroup_pointers_into_device_functions(tmp_path, opt):
+    """A __shared__ tile and a thread's local array passed to noinline device
+    functions as pointers (the calls are inlined): primal and gradient, with
+    a partial last block."""
+    ll = compile_cuda(tmp_path, "local_pointer_args", opt)
+    n, block = 100, 64
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "block_weighted_kernel", 2, block,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], block_weighted_model(x, block))
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_block_weighted", 2, block,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(dy),
+               f"i32:{n}"])
+    (dx,) = finite_differences(lambda v: [block_weighted_model(v[0], block)],
+                               [x], [dy])
+    check(out[1], dx)
+
+
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
@@ -624,7 +736,8 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "causal_softmax_grad", "cache_hints", "warp_votes",
            "control_flow_shapes", "dynamic_shared", "type_punning",
            "half_precision", "local_arrays", "bool_parameter",
-           "memmove_rows", "warp_sync", "cas_atomics", "optional_bias"]
+           "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
+           "struct_args", "local_pointer_args"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

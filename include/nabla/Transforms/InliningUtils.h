@@ -15,7 +15,7 @@
 
 namespace nabla {
 
-/// Allows inlining everything; a `func.return` becomes a branch to the
+/// Allows inlining everything; a return becomes a branch to the
 /// continuation (multi-block callees) or replaces the call's results.
 struct InlineEverything : public mlir::InlinerInterface {
   using InlinerInterface::InlinerInterface;

@@ -72,9 +72,12 @@ Type FunctionPlan::getElementType(unsigned root) const {
 
 /// The byval struct type of argument `index`, if it is a byval pointer.
 static Type getByvalType(LLVM::LLVMFuncOp func, unsigned index) {
-  if (auto attr = func.getArgAttrOfType<TypeAttr>(
-          index, LLVM::LLVMDialect::getByValAttrName()))
-    return attr.getValue();
+  // AMDGPU passes a kernel's struct `byref` in constant (kernarg) memory:
+  // read the same way.
+  for (StringRef name : {LLVM::LLVMDialect::getByValAttrName(),
+                         LLVM::LLVMDialect::getByRefAttrName()})
+    if (auto attr = func.getArgAttrOfType<TypeAttr>(index, name))
+      return attr.getValue();
   return nullptr;
 }
 

@@ -249,6 +249,10 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// Inlines the calls of device functions that take or return structs
+/// (InlineAggregateCalls.cpp); a located error when one cannot be.
+mlir::LogicalResult inlineAggregateCalls(mlir::ModuleOp module);
+
 /// Turns each compare-exchange loop that applies a float add, subtract,
 /// maxnum or minnum to a value's bits (CUDA's atomicMax on floats, the
 /// guide's atomicAdd on doubles) into the `llvm.atomicrmw` it implements

@@ -8,13 +8,22 @@
 #include "nabla/Transforms/InliningUtils.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
 
 void nabla::InlineEverything::handleTerminator(Operation *op,
                                                Block *newDest) const {
+  // Every block's terminator comes here: only returns leave the callee.
+  if (!op->hasTrait<OpTrait::ReturnLike>())
+    return;
   OpBuilder builder(op);
-  cf::BranchOp::create(builder, op->getLoc(), newDest, op->getOperands());
+  // An LLVM function's return stays in the LLVM dialect (the raise reads
+  // LLVM control flow).
+  if (isa<LLVM::ReturnOp>(op))
+    LLVM::BrOp::create(builder, op->getLoc(), op->getOperands(), newDest);
+  else
+    cf::BranchOp::create(builder, op->getLoc(), newDest, op->getOperands());
   op->erase();
 }
 
