@@ -30,6 +30,11 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nabla_tools_dir, append_path=True)
 
+# The kernel cache is off unless a test turns it on (env -u NABLA_NO_CACHE
+# with its own NABLA_CACHE_DIR): tests neither write the user's cache nor
+# depend on what an earlier run left in it.
+config.environment["NABLA_NO_CACHE"] = "1"
+
 tool_dirs = [config.nabla_tools_dir, config.llvm_tools_dir]
 tools = ["nabla-opt", "nabla-test-opt", "nabla-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 
 using namespace llvm;
 
@@ -94,4 +96,22 @@ std::string nabla::checkTargetOptions(const TargetOptionValues &values) {
   if (error.empty() && values.target == "nvvm" && !values.chip.empty())
     error = checkPTXFeatures(values.chip, values.features);
   return error;
+}
+
+std::string nabla::findPtxas(StringRef toolkit) {
+  SmallVector<std::string> roots;
+  if (!toolkit.empty())
+    roots.push_back(toolkit.str());
+  if (const char *env = std::getenv("CUDA_PATH"))
+    roots.push_back(env);
+  roots.push_back("/usr/local/cuda");
+  for (const std::string &root : roots) {
+    SmallString<128> candidate(root);
+    sys::path::append(candidate, "bin", "ptxas");
+    if (sys::fs::can_execute(candidate))
+      return std::string(candidate);
+  }
+  if (ErrorOr<std::string> onPath = sys::findProgramByName("ptxas"))
+    return *onPath;
+  return "";
 }

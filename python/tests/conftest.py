@@ -12,6 +12,11 @@ import sys
 
 import pytest
 
+# The kernel cache is off unless a test turns it on (test_kernel_cache.py,
+# with its own NABLA_CACHE_DIR): tests neither write the user's cache nor
+# depend on what an earlier run left in it.
+os.environ["NABLA_NO_CACHE"] = "1"
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))), "test", "Pytest"))
 

@@ -2,13 +2,15 @@
 //
 // nabla-compile FILE.mlir --target=nvvm|rocdl|spirv|metal [--chip=..]
 //               [--abi=v1|v2] [--opt-level=N] [--workgroup-size=X[,Y,Z]]
-//               [--subgroup-size=N] -o DIR
-// writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json.
+//               [--subgroup-size=N] [--no-cache] -o DIR
+// writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json,
+// from the kernel cache ($NABLA_CACHE_DIR) when it holds them.
 // Exit status: 0 success, 1 compile error, 2 usage error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Compile/CompileCache.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/InitAll.h"
@@ -77,6 +79,11 @@ static cl::list<std::string> relocs(
              "the baked object's bytes, copied into the kernels), from a "
              ".npy file of its dtype and size; repeatable"),
     cl::value_desc("KEY=FILE.npy"), cl::cat(category));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile even when the kernel cache ($NABLA_CACHE_DIR) holds "
+             "the result, and store nothing there"),
+    cl::cat(category));
 static cl::opt<std::string>
     outputDir("o", cl::Required, cl::Prefix,
               cl::desc("Output directory, created if missing; required"),
@@ -85,6 +92,9 @@ static cl::opt<std::string>
 static cl::extrahelp examples(R"(
 Writes DIR/<gpu.module>.{ptx,cubin,hsaco,spv,metal} and DIR/manifest.json
 (kernels, parameter layout, relocation records), which nabla-launch runs.
+Results are kept in the kernel cache: $NABLA_CACHE_DIR (default
+$XDG_CACHE_HOME/nabla or ~/.cache/nabla), capped by $NABLA_CACHE_SIZE (default
+512M); --no-cache or NABLA_NO_CACHE=1 bypasses it.
 Exit status: 0 success, 1 compile error, 2 usage error.
 
 EXAMPLES:
@@ -154,6 +164,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  Expected<nabla::KernelCacheConfig> cacheConfig =
+      nabla::KernelCacheConfig::fromEnvironment(!noCache);
+  if (!cacheConfig) {
+    errs() << "nabla-compile: " << toString(cacheConfig.takeError()) << "\n";
+    return 2;
+  }
+
   mlir::DialectRegistry registry;
   nabla::registerUpstreamDialects(registry);
   nabla::registerAllDialects(registry);
@@ -215,8 +232,8 @@ int main(int argc, char **argv) {
     options.relocValues[reloc.substr(0, equals)] = {array.dtype,
                                                     std::move(array.data)};
   }
-  FailureOr<nabla::CompileResult> result =
-      nabla::compileModule(*module, options);
+  FailureOr<nabla::CompileResult> result = nabla::compileModuleCached(
+      *module, options, nabla::KernelCache(std::move(*cacheConfig)));
   if (failed(result))
     return 1;
 

@@ -116,6 +116,9 @@ int nabla::runHostProgram(int argc, char **argv) {
         return usage("malformed --device (expected an index >= 0)");
     } else if (arg == "--emulate-float-atomics") {
       options.emulateFloatAtomics = true;
+    } else if (arg == "--no-cache") {
+      // Accepted as for kernels; a host program is compiled in process on
+      // every run, without the kernel cache.
     } else if (arg.starts_with("-")) {
       return usage("unknown option '" + arg.str() +
                    "' (with --entry, kernel launch flags do not apply)");

@@ -22,6 +22,7 @@
 
 #include "LaunchCommandLine.h"
 #include "nabla/Compile/Compile.h"
+#include "nabla/Compile/CompileCache.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Dialect/Reloc/IR/RelocOps.h"
@@ -126,6 +127,10 @@ static void printHelp() {
          "materializes constant --reloc records)\n"
          "  --emulate-float-atomics  SPIR-V: float atomic adds as "
          "compare-exchange loops\n"
+         "  --no-cache             compile even when the kernel cache holds "
+         "the kernel ($NABLA_CACHE_DIR,\n"
+         "                         default ~/.cache/nabla; NABLA_NO_CACHE=1 "
+         "does the same)\n"
          "  --help                 print this help and exit\n"
          "  --version              print the version and exit\n"
          "\nFILE is MLIR, a frontend's LLVM IR (.ll, .bc) or CUDA/HIP source "
@@ -216,6 +221,7 @@ int main(int argc, char **argv) {
     return usage(error);
   std::string abi = "v2";
   bool emulateFloatAtomics = false;
+  bool useCache = true;
   std::vector<std::string> clangOptions;
   for (const std::string &flag : unknown) {
     if (flag.rfind("--clang-option=", 0) == 0) {
@@ -224,6 +230,10 @@ int main(int argc, char **argv) {
     }
     if (flag == "--emulate-float-atomics") {
       emulateFloatAtomics = true;
+      continue;
+    }
+    if (flag == "--no-cache") {
+      useCache = false;
       continue;
     }
     if (flag.rfind("--abi=", 0) == 0 &&
@@ -239,6 +249,11 @@ int main(int argc, char **argv) {
     return usage("expected one input file (.mlir, .ll, .bc, .cu or .hip)");
   if (options.kernel.empty() || !options.hasGrid || !options.hasBlock)
     return usage("--kernel, --grid and --block are required");
+
+  llvm::Expected<nabla::KernelCacheConfig> cacheConfig =
+      nabla::KernelCacheConfig::fromEnvironment(useCache);
+  if (!cacheConfig)
+    return usage(llvm::toString(cacheConfig.takeError()));
 
   std::string target = resolveTarget(options);
   std::unique_ptr<Device> device = openDevice(target, options.device, error);
@@ -307,8 +322,8 @@ int main(int argc, char **argv) {
                                       : nabla::CompileTarget::ROCDL;
     compile.chip = device->info().chip;
   }
-  mlir::FailureOr<nabla::CompileResult> result =
-      nabla::compileModule(*module, compile);
+  mlir::FailureOr<nabla::CompileResult> result = nabla::compileModuleCached(
+      *module, compile, nabla::KernelCache(std::move(*cacheConfig)));
   if (mlir::failed(result))
     return 1;
 

@@ -35,6 +35,11 @@ struct TargetOptionValues {
 /// message; empty when they can.
 std::string checkTargetOptions(const TargetOptionValues &values);
 
+/// The ptxas that nabla-assemble-cubin runs: `<toolkit>/bin/ptxas`, else
+/// `$CUDA_PATH/bin/ptxas`, else `/usr/local/cuda/bin/ptxas`, else the first
+/// on PATH; empty when there is none.
+std::string findPtxas(llvm::StringRef toolkit);
+
 } // namespace nabla
 
 #endif // NABLA_SUPPORT_TARGETOPTIONS_H

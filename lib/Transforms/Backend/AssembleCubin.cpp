@@ -9,6 +9,7 @@
 
 #include "nabla/Support/ChildProcess.h"
 #include "nabla/Support/OptionNames.h"
+#include "nabla/Support/TargetOptions.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -62,21 +63,9 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
 
   /// Locates ptxas in the toolkit option, $CUDA_PATH, /usr/local/cuda or PATH.
   FailureOr<std::string> findPtxas() {
-    SmallVector<std::string> roots;
-    if (!toolkitPath.empty())
-      roots.push_back(toolkitPath);
-    if (const char *env = std::getenv("CUDA_PATH"))
-      roots.push_back(env);
-    roots.push_back("/usr/local/cuda");
-    for (const std::string &root : roots) {
-      llvm::SmallString<128> candidate(root);
-      llvm::sys::path::append(candidate, "bin", "ptxas");
-      if (llvm::sys::fs::can_execute(candidate))
-        return std::string(candidate);
-    }
-    if (llvm::ErrorOr<std::string> onPath =
-            llvm::sys::findProgramByName("ptxas"))
-      return *onPath;
+    std::string ptxas = nabla::findPtxas(toolkitPath);
+    if (!ptxas.empty())
+      return ptxas;
     getOperation().emitError(
         "ptxas not found (looked in the 'toolkit' option, $CUDA_PATH, "
         "/usr/local/cuda/bin and PATH); it is needed to produce cubins");

@@ -9,6 +9,7 @@
 // CHECK-DAG: {{^  --chip=<CHIP> +- [A-Z].+}}
 // CHECK-DAG: {{^  --dynamic-shared-memory=<BYTES> +- [A-Z].+}}
 // CHECK-DAG: {{^  -o <DIR> +- [A-Z].+}}
+// CHECK-DAG: {{^  --no-cache +- [A-Z].+}}
 // CHECK-DAG: {{^  --opt-level=<N> +- [A-Z].+}}
 // CHECK-DAG: {{^  --subgroup-size=<N> +- [A-Z].+}}
 // CHECK-DAG: {{^  --target=<nvvm\|rocdl\|spirv\|metal> +- [A-Z].+}}

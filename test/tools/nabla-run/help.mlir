@@ -21,6 +21,7 @@
 // CHECK-DAG: {{^  --clang-option=ARG +[a-z].+}}
 // CHECK-DAG: {{^  --abi=v1\|v2 +[a-z].+}}
 // CHECK-DAG: {{^  --emulate-float-atomics +[A-Za-z].+}}
+// CHECK-DAG: {{^  --no-cache +[a-z].+}}
 // CHECK-DAG: {{^  --help +[a-z].+}}
 // CHECK-DAG: {{^  --version +[a-z].+}}
 // CHECK: FILE is MLIR, a frontend's LLVM IR (.ll, .bc) or CUDA/HIP source
