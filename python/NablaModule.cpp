@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Compile/Compile.h"
+#include "nabla/Compile/CompileCache.h"
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Conversion/Passes.h"
 #include "nabla/Frontend/GPUSource.h"
@@ -250,11 +251,16 @@ py::tuple compile(const Module &source, const std::string &target,
                   const std::string &chip, const std::string &abi,
                   std::vector<int64_t> workgroupSize, unsigned subgroupSize,
                   int optLevel, const std::string &onlyKernel,
-                  int64_t dynamicSharedMemory) {
+                  int64_t dynamicSharedMemory, bool cache) {
   std::optional<CompileTarget> parsed = parseCompileTarget(target);
   if (!parsed)
     throw py::value_error("unknown target '" + target +
                           "' (expected nvvm, rocdl, spirv or metal)");
+  llvm::Expected<KernelCacheConfig> cacheConfig =
+      KernelCacheConfig::fromEnvironment(cache);
+  if (!cacheConfig)
+    throw py::value_error(llvm::toString(cacheConfig.takeError()));
+  KernelCache kernelCache(std::move(*cacheConfig));
   Module module = source.clone();
   CompileOptions options;
   options.target = *parsed;
@@ -269,7 +275,7 @@ py::tuple compile(const Module &source, const std::string &target,
   mlir::FailureOr<CompileResult> result = mlir::failure();
   {
     py::gil_scoped_release release;
-    result = compileModule(*module.module, options);
+    result = compileModuleCached(*module.module, options, kernelCache);
   }
   if (mlir::failed(result))
     collector.raise("compilation for " + target + " failed");
@@ -601,7 +607,18 @@ PYBIND11_MODULE(_nabla, m) {
   m.def("compile", &compile, py::arg("module"), py::arg("target"),
         py::arg("chip"), py::arg("abi"), py::arg("workgroup_size"),
         py::arg("subgroup_size"), py::arg("opt_level"), py::arg("kernel"),
-        py::arg("dynamic_shared_memory") = -1);
+        py::arg("dynamic_shared_memory") = -1, py::arg("cache") = true);
+  // What the kernel caches of this process did (tests read it).
+  m.def("cache_statistics", [] {
+    KernelCacheStatistics statistics = getKernelCacheStatistics();
+    py::dict counts;
+    counts["hits"] = statistics.hits;
+    counts["misses"] = statistics.misses;
+    counts["stores"] = statistics.stores;
+    counts["corrupt"] = statistics.corrupt;
+    counts["evictions"] = statistics.evictions;
+    return counts;
+  });
   m.def("describe_kernels", &describeModuleKernels);
   m.def("device_info", &deviceInfo);
   m.def("launch", &launch, py::arg("manifest_text"), py::arg("artifacts"),

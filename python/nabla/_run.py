@@ -117,7 +117,7 @@ def _convert_args(kernel, params, args, target):
     return converted
 
 def _compile_for(module, target, block, device_info, kernel,
-                 shared_memory=None):
+                 shared_memory=None, cache=True):
     """The compilation `run` launches on `target`'s device: SPIR-V with the
     workgroup size (and dynamic shared memory) compiled in, or PTX/HSACO for
     the device's chip; only `kernel` and what it needs."""
@@ -125,9 +125,9 @@ def _compile_for(module, target, block, device_info, kernel,
     if target == "vulkan":
         return compile(module, "spirv", workgroup_size=block,
                        subgroup_size=subgroup, kernel=kernel,
-                       dynamic_shared_memory=shared_memory)
+                       dynamic_shared_memory=shared_memory, cache=cache)
     return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip,
-                   kernel=kernel)
+                   kernel=kernel, cache=cache)
 
 
 def _pack_args(kernel, args, relocs, names=None, target=None):
@@ -266,7 +266,7 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
 
 
 def run(module, kernel, grid, block, args, relocs=None, target=None,
-        timeout=60, repeat=1, times=False, shared_memory=None):
+        timeout=60, repeat=1, times=False, shared_memory=None, cache=True):
     """Compiles `module` for the device and launches `kernel` (`repeat`
     times, on the same device objects, each repeat from the same inputs).
 
@@ -286,7 +286,8 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     device-measured time in each repeat and the transfers' host times.
     Repeats do not change the outputs: every repeat starts from `args`.
     `shared_memory`: bytes of dynamic shared memory (`extern __shared__`,
-    `gpu.dynamic_shared_memory`; CUDA's third launch parameter)."""
+    `gpu.dynamic_shared_memory`; CUDA's third launch parameter).
+    `cache=False` compiles even when the kernel cache holds the kernel."""
     repeat = _repeat(repeat, times)
     shared_bytes = _shared_bytes(shared_memory)
     target = _target(target, args)
@@ -300,7 +301,7 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     converted = (_convert_args(label, _parameters(described, names), args,
                                target) if described else None)
     compiled = _compile_for(module, target, block, device(target), kernel,
-                            shared_memory)
+                            shared_memory, cache)
     return _launch(compiled, kernel, grid, block, args, relocs, target,
                    timeout, names, converted, repeat, times, shared_bytes)
 
@@ -352,7 +353,8 @@ class Kernel:
                 f"{signature(self._label, getattr(self, 'parameters', ()))}>")
 
     def __call__(self, *args, grid, block, target=None, relocs=None,
-                 timeout=60, repeat=1, times=False, shared_memory=None):
+                 timeout=60, repeat=1, times=False, shared_memory=None,
+                 cache=True):
         repeat = _repeat(repeat, times)
         shared_bytes = _shared_bytes(shared_memory)
         target = _target(target, args)
@@ -365,7 +367,8 @@ class Kernel:
                if target == "vulkan" else None)
         if key not in self._compiled:
             self._compiled[key] = _compile_for(self._module, target, block,
-                                               info, self.name, shared_memory)
+                                               info, self.name, shared_memory,
+                                               cache)
         return _launch(self._compiled[key], self.name, grid, block, args,
                        relocs, target, timeout, self._names, converted,
                        repeat, times, shared_bytes)
