@@ -85,12 +85,15 @@ static void describeMemRef(MemRefType memref, llvm::json::Object &entry) {
 /// The manifest entry of one kernel parameter, without its ABI.
 static llvm::json::Object describeParameter(unsigned index, Type type,
                                             StringAttr relocKey,
-                                            IntegerAttr presenceOf) {
+                                            IntegerAttr presenceOf,
+                                            bool dynamicSharedBytes) {
   llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
   if (relocKey)
     param["reloc"] = relocKey.getValue();
   if (presenceOf)
     param["presence_of"] = presenceOf.getInt();
+  if (dynamicSharedBytes)
+    param["dynamic_shared_memory_bytes"] = true;
   if (auto memref = dyn_cast<MemRefType>(type)) {
     param["kind"] = "buffer";
     describeMemRef(memref, param);
@@ -207,8 +210,9 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
               index, type,
               kernel.getArgAttrOfType<StringAttr>(index,
                                                   reloc::kRecordKeyAttrName),
-              kernel.getArgAttrOfType<IntegerAttr>(index,
-                                                   kPresenceAttrName)));
+              kernel.getArgAttrOfType<IntegerAttr>(index, kPresenceAttrName),
+              static_cast<bool>(
+                  kernel.getArgAttr(index, kDynamicSharedBytesAttrName))));
 
     llvm::json::Value workgroup = nullptr;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {

@@ -336,6 +336,16 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     if (Error e = checkBindings(kernel, abi, prints))
       return e;
   std::vector<ArgumentInfo> arguments = llvmArguments(kernel, abi);
+  // A gradient kernel keeping the shadow of dynamic shared memory after the
+  // primal's learns the launch's bytes, and gets twice as many.
+  bool shadowsDynamicShared = false;
+  for (HostParam &param : params)
+    if (param.info && param.info->dynamicSharedBytes) {
+      uint32_t bytes = spec.dynamicSharedMemory;
+      std::memcpy(param.scalar, &bytes, sizeof(bytes));
+      param.scalarBytes = sizeof(bytes);
+      shadowsDynamicShared = true;
+    }
 
   // SPIR-V read from disk is validated before a driver sees it.
   if (spec.imageKind == "spv") {
@@ -403,7 +413,8 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
   config.grid = spec.grid;
   config.block = spec.block;
   if (info.dynamicSharedMemoryAtLaunch)
-    config.sharedMemoryBytes = spec.dynamicSharedMemory;
+    config.sharedMemoryBytes =
+        spec.dynamicSharedMemory * (shadowsDynamicShared ? 2 : 1);
   std::vector<uint64_t> patchLocations;
   // Timed, the repeats follow a first launch whose time is reported apart:
   // the driver's work on a kernel's first use is not the kernel's.

@@ -181,7 +181,9 @@ bool readParam(ManifestReader &reader, const json &p, const std::string &path,
       !reader.readShape(p, path, param.shape) ||
       !reader.readString(p, "reloc", path, param.relocKey) ||
       !reader.readInteger(p, "presence_of", path, 0, kMaxUnsigned,
-                          param.presenceOf))
+                          param.presenceOf) ||
+      !reader.readBool(p, "dynamic_shared_memory_bytes", path,
+                       param.dynamicSharedBytes))
     return false;
   if (!kind.empty() && kind != "buffer" && kind != "scalar")
     return reader.fail(ManifestReader::member(path, "kind"),
@@ -234,6 +236,21 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
             ManifestReader::member(ManifestReader::element(at, i),
                                    "presence_of"),
             "a presence flag is an i32 parameter naming a buffer parameter");
+    }
+    // The launch's dynamic shared bytes: one i32 of the kernel's own, of a
+    // kernel that uses dynamic shared memory.
+    size_t sizes = 0;
+    for (size_t i = 0; i < kernel.params.size(); ++i) {
+      const ParamInfo &size = kernel.params[i];
+      if (!size.dynamicSharedBytes)
+        continue;
+      if (size.isBuffer || size.type != "i32" || !size.relocKey.empty() ||
+          size.presenceOf >= 0 || ++sizes > 1 || !kernel.dynamicSharedMemory)
+        return reader.fail(
+            ManifestReader::member(ManifestReader::element(at, i),
+                                   "dynamic_shared_memory_bytes"),
+            "the launch's dynamic shared memory size is one i32 parameter "
+            "of a kernel that uses dynamic shared memory");
     }
   }
 

@@ -67,13 +67,20 @@ class Parameter(collections.namedtuple(
         return f"{where}parameter #{self.position}{name} ({self.type})"
 
 
+def is_own(param):
+    """Whether the caller passes an argument for a manifest parameter (the
+    launch sets relocation tables, presence flags and the dynamic shared
+    memory size of a gradient kernel)."""
+    return not ("reloc" in param or "presence_of" in param
+                or param.get("dynamic_shared_memory_bytes"))
+
+
 def parameters(entry, names=None):
     """The caller-visible parameters of a manifest kernel entry (the table
     strategy's relocation parameters are passed through `relocs`); `names`,
     one per parameter (None or "" where unknown), is ignored when its length
     differs."""
-    own = [p for p in entry["params"]
-           if "reloc" not in p and "presence_of" not in p]
+    own = [p for p in entry["params"] if is_own(p)]
     optional = {p["presence_of"] for p in entry["params"] if "presence_of" in p}
     if names is None or len(names) != len(own):
         names = [None] * len(own)

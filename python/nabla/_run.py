@@ -151,6 +151,12 @@ def _interleave(kernel, converted, relocs):
     remaining = iter(converted)
     own = {}
     for param in kernel["params"]:
+        if param.get("dynamic_shared_memory_bytes"):
+            # The launch sets it (the launch's dynamic shared bytes).
+            packed.append(np.int32(0).tobytes())
+            shapes.append([])
+            sources.append(None)
+            continue
         if "presence_of" in param:
             # 0 when the caller passed None for the buffer, else 1.
             present = own[param["presence_of"]] is not None
@@ -246,7 +252,7 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
-        if "presence_of" in param:
+        if "presence_of" in param or param.get("dynamic_shared_memory_bytes"):
             continue
         if "reloc" in param:
             if not records[param["reloc"]]["constant"]:

@@ -19,6 +19,8 @@ import sys
 import numpy as np
 import pytest
 
+from frontend_helpers import compile_cuda, mangled, needs_cuda_headers
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
 BUILD = os.path.dirname(os.path.abspath(BIN))
@@ -234,6 +236,26 @@ def test_dynamic_shared_memory_is_a_launch_parameter(tmp_path, api):
                        env=env)
     assert r.returncode == 1
     assert "uses dynamic shared memory" in r.stderr
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("api", ["cuda", "hip"])
+def test_dynamic_shared_memory_gradient_reserves_the_shadow(tmp_path, api):
+    """A gradient request through extern __shared__ keeps the shadow after
+    the primal: the launch asks the driver for twice the bytes given."""
+    ll = compile_cuda(tmp_path, "dynamic_shared_grad", 2)
+    for name in ["x", "dx", "y", "dy"]:
+        np.save(tmp_path / f"{name}.npy", np.zeros(64, np.float32))
+    env = fake_env(api)
+    env["NABLA_FAKE_LOG_LAUNCHES"] = "1"
+    r = subprocess.run(
+        [os.path.join(BIN, "nabla-run"), str(ll), f"--target={api}",
+         f"--kernel={mangled(ll, 'grad_scaled_copy')}", "--grid=1",
+         "--block=64", "--dynamic-shared-memory=256", f"--out={tmp_path}"] +
+        [f"--arg={tmp_path / name}.npy" for name in ["x", "dx", "y", "dy"]],
+        capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "launch with 512 bytes of dynamic shared memory" in r.stderr
 
 
 

@@ -471,9 +471,7 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
                        std::vector<HostParam> &params) {
   // The kernel's own parameters take one argument each; relocation tables
   // come from --reloc, presence flags from the optional buffers' arguments.
-  auto isOwn = [](const ParamInfo &param) {
-    return param.relocKey.empty() && param.presenceOf < 0;
-  };
+  auto isOwn = [](const ParamInfo &param) { return param.isOwn(); };
   auto isOptional = [&](size_t k) {
     return std::any_of(kernel.params.begin(), kernel.params.end(),
                        [&](const ParamInfo &flag) {
@@ -500,8 +498,8 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
   for (size_t k = 0; k < params.size(); ++k) {
     const ParamInfo &info = kernel.params[k];
     params[k].info = &info;
-    if (info.presenceOf >= 0)
-      continue;
+    if (info.presenceOf >= 0 || info.dynamicSharedBytes)
+      continue; // set below, or by the launch
     if (!info.relocKey.empty()) {
       auto file = relocFiles.find(info.relocKey);
       if (file == relocFiles.end())

@@ -35,6 +35,16 @@ struct ParamInfo {
   /// pointer for null): the buffer parameter's index; -1 otherwise. The
   /// launch sets it (0 when the argument is null), the user passes none.
   int presenceOf = -1;
+  /// For the i32 parameter of a gradient kernel that keeps the shadow of
+  /// dynamic shared memory after the primal's: the launch sets it to the
+  /// launch's bytes (and reserves twice as many), the user passes none.
+  bool dynamicSharedBytes = false;
+
+  /// Whether the user passes an argument for this parameter (the launch
+  /// sets relocation tables, presence flags and the dynamic shared size).
+  bool isOwn() const {
+    return relocKey.empty() && presenceOf < 0 && !dynamicSharedBytes;
+  }
 };
 
 /// A SPIR-V descriptor binding (spirv/metal).

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,6 +21,22 @@
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
+
+/// Whether `shift` is the launch's dynamic shared bytes (the parameter a
+/// gradient kernel gets, marked nabla.dynamic_shared_memory_bytes): the
+/// view is the shadow region after the primal's, which becomes an array of
+/// its own like the primal's.
+static bool isShadowShift(Value shift) {
+  if (auto cast = shift.getDefiningOp<arith::IndexCastUIOp>())
+    shift = cast.getIn();
+  auto argument = dyn_cast<BlockArgument>(shift);
+  if (!argument)
+    return false;
+  auto func = dyn_cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
+  return func && argument.getOwner()->isEntryBlock() &&
+         func.getArgAttr(argument.getArgNumber(),
+                         nabla::kDynamicSharedBytesAttrName);
+}
 
 LogicalResult nabla::materializeDynamicSharedMemory(gpu::GPUModuleOp module,
                                                     int64_t bytes,
@@ -39,8 +56,9 @@ LogicalResult nabla::materializeDynamicSharedMemory(gpu::GPUModuleOp module,
       auto view = dyn_cast<memref::ViewOp>(user);
       APInt offset;
       if (!view || view.getType().getRank() != 1 ||
-          !matchPattern(view.getByteShift(), m_ConstantInt(&offset)) ||
-          !offset.isZero())
+          !((matchPattern(view.getByteShift(), m_ConstantInt(&offset)) &&
+             offset.isZero()) ||
+            isShadowShift(view.getByteShift())))
         return user->emitOpError(
             "uses dynamic shared memory other than as one typed array from "
             "its start, which SPIR-V and Metal cannot express");

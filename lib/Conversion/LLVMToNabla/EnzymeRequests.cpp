@@ -47,7 +47,10 @@ void FunctionRaiser::zeroSlot(Location loc, Value slot) {
   Value dz = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::z);
   Value threads = arith::MulIOp::create(
       builder, loc, dx, arith::MulIOp::create(builder, loc, dy, dz));
-  Value size = indexConstant(loc, type.getDimSize(0));
+  // Dynamic shared memory's shadow: as many elements as the launch gave.
+  Value size = type.isDynamicDim(0)
+                   ? memref::DimOp::create(builder, loc, slot, 0).getResult()
+                   : indexConstant(loc, type.getDimSize(0));
   Value zeroValue = arith::ConstantOp::create(
       builder, loc, builder.getZeroAttr(type.getElementType()));
   scf::ForOp::create(builder, loc, linear, size, threads, ValueRange{},
@@ -173,14 +176,6 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
     inputs.push_back(castToDynamic(loc, shadow->first));
   }
   for (const SharedSlot &slot : callee.shared) {
-    Type element = module.globalElementTypes.lookup(slot.global);
-    if (!slot.shadow && element && isa<FloatType>(element) &&
-        isDynamicSharedGlobal(module.lookupGlobal(slot.global)))
-      return fail(call) << "cannot differentiate through dynamic shared "
-                           "memory (`extern __shared__` @"
-                        << slot.global.getValue()
-                        << ") yet: its shadow would need a second dynamic "
-                           "region; use a fixed-size __shared__ array";
     Value value =
         slotValues[llvm::find(plan.shared, slot) - plan.shared.begin()];
     const SharedSlot shadowSlot{slot.global, true};

@@ -861,10 +861,9 @@ static void planSharedSlots(ModulePlan &module, FunctionPlan &plan) {
       for (const SharedSlot &slot : callee->shared) {
         add(slot);
         Type element = module.globalElementTypes.lookup(slot.global);
-        // Dynamic shared memory gets no shadow slot: the request is refused
-        // (EnzymeRequests.cpp).
-        if (!slot.shadow && element && isa<FloatType>(element) &&
-            !isDynamicSharedGlobal(module.lookupGlobal(slot.global)))
+        // Dynamic shared memory's shadow is a second region after the
+        // primal's, at the launch's size (makeKernel).
+        if (!slot.shadow && element && isa<FloatType>(element))
           add({slot.global, true});
       }
       return;

@@ -98,12 +98,31 @@ static constexpr int64_t kDynamicSharedViewBytes = int64_t(1) << 30;
 /// name whose workgroup attributions are the function's workgroup slots;
 /// a dynamically sized slot (`extern __shared__`) is a typed view of
 /// gpu.dynamic_shared_memory instead.
-static void makeKernel(func::FuncOp func, ArrayRef<Type> slots) {
+static void makeKernel(func::FuncOp func, ArrayRef<Type> slots,
+                       ArrayRef<bool> shadows) {
   OpBuilder builder(func);
   unsigned firstSlot = func.getNumArguments() - slots.size();
   SmallVector<Type> attributions;
   Block &entry = func.getBody().front();
   builder.setInsertionPointToStart(&entry);
+  // A gradient's shadow of dynamic shared memory follows the primal's
+  // region: the launch's bytes, a parameter after the kernel's own (the
+  // runtimes set it and reserve twice the bytes).
+  Value launchBytes;
+  for (auto [k, type] : llvm::enumerate(slots)) {
+    if (!shadows[k] || cast<MemRefType>(type).hasStaticShape())
+      continue;
+    (void)func.insertArgument(
+        firstSlot, builder.getI32Type(),
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            nabla::kDynamicSharedBytesAttrName, builder.getUnitAttr())),
+        func.getLoc());
+    launchBytes = arith::IndexCastUIOp::create(
+        builder, func.getLoc(), builder.getIndexType(),
+        entry.getArgument(firstSlot));
+    ++firstSlot;
+    break;
+  }
   llvm::BitVector dynamicSlots(func.getNumArguments());
   for (auto [k, type] : llvm::enumerate(slots)) {
     auto memref = cast<MemRefType>(type);
@@ -121,10 +140,18 @@ static void makeKernel(func::FuncOp func, ArrayRef<Type> slots) {
                         MemRefLayoutAttrInterface(), memref.getMemorySpace()));
     int64_t elementBytes =
         std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8);
-    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value offset = arith::ConstantIndexOp::create(builder, loc, 0);
     Value count = arith::ConstantIndexOp::create(
         builder, loc, kDynamicSharedViewBytes / elementBytes);
-    Value view = memref::ViewOp::create(builder, loc, memref, raw, zero,
+    if (shadows[k]) {
+      // The shadow: the launch's bytes after the primal, as many elements
+      // (its zeroing loop runs over them).
+      offset = launchBytes;
+      count = arith::DivUIOp::create(
+          builder, loc, launchBytes,
+          arith::ConstantIndexOp::create(builder, loc, elementBytes));
+    }
+    Value view = memref::ViewOp::create(builder, loc, memref, raw, offset,
                                         ValueRange{count});
     slot.replaceAllUsesWith(view);
     dynamicSlots.set(firstSlot + k);
@@ -223,10 +250,13 @@ void RaiseLLVM::runOnOperation() {
   // Workgroup slots of kernels become attributions (typed now, while the
   // LLVM globals still exist).
   DenseMap<StringAttr, SmallVector<Type>> attributions;
+  DenseMap<StringAttr, SmallVector<bool>> shadows;
   for (auto &[name, fp] : plan.functions)
     if (fp.isKernel)
-      for (const SharedSlot &slot : fp.shared)
+      for (const SharedSlot &slot : fp.shared) {
         attributions[name].push_back(getSlotType(plan, slot));
+        shadows[name].push_back(slot.shadow);
+      }
 
   OpBuilder builder(module.getContext());
   builder.setInsertionPointToEnd(module.getBody());
@@ -264,7 +294,7 @@ void RaiseLLVM::runOnOperation() {
   for (auto &[name, fp] : plan.functions)
     if (fp.isKernel)
       makeKernel(gpuModule.lookupSymbol<func::FuncOp>(name),
-                 attributions.lookup(name));
+                 attributions.lookup(name), shadows.lookup(name));
 
   // Host objects the frontend named (v2 declarations, v1 baked addresses)
   // become relocation records, as reloc-raise makes them for MLIR input.

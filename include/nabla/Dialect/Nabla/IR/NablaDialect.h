@@ -22,6 +22,14 @@ namespace nabla {
 /// runtimes set it from the arguments.
 inline constexpr llvm::StringLiteral kPresenceAttrName = "nabla.presence";
 
+/// Marks the `i32` parameter a gradient kernel reading dynamic shared memory
+/// (`extern __shared__`) gets: the bytes of dynamic shared memory the launch
+/// asked for. The shadow region follows the primal's at that offset, so the
+/// launch reserves twice the bytes. The manifest calls the parameter
+/// `"dynamic_shared_memory_bytes": true`, and the runtimes set it.
+inline constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
+    "nabla.dynamic_shared_memory_bytes";
+
 } // namespace nabla
 
 #endif // NABLA_DIALECT_NABLA_IR_NABLADIALECT_H
