@@ -3,12 +3,15 @@
 // The entry format (all integers little-endian):
 //   "NABLAKC1"            8 bytes of magic (the 1 is the format's version)
 //   payload size          u64
-//   SHA-256 of payload    32 bytes
+//   XXH3-128 of payload   u64 low half, u64 high half
 //   payload:              key (u32 size, bytes), file count (u32), then per
 //                         file its name (u32 size, bytes) and contents (u64
 //                         size, bytes)
-// A reader accepts an entry only when the magic, the size, the digest and
-// the key all match and the payload parses to its last byte; anything else
+// The checksum guards against damage, not forgery (the key is SHA-256; the
+// directory's permissions are the cache's security), so it is the fast one:
+// a hit of a 3 MB cubin+PTX entry spends little time hashing. A reader
+// accepts an entry only when the magic, the size, the checksum and the key
+// all match and the payload parses to its last byte; anything else
 // is a corrupt entry, removed and reported as a miss. Nothing here takes a
 // lock: writers publish with rename, readers verify what they read.
 //
@@ -25,6 +28,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <atomic>
@@ -35,7 +39,7 @@ using namespace llvm;
 using namespace nabla;
 
 static constexpr StringLiteral kMagic = "NABLAKC1";
-static constexpr size_t kHeaderSize = 8 + 8 + 32;
+static constexpr size_t kHeaderSize = 8 + 8 + 16;
 static constexpr StringLiteral kEntrySuffix = ".nkc";
 static constexpr StringLiteral kTemporarySuffix = ".tmp";
 /// A temporary file older than this was left by a writer that died; it is
@@ -214,10 +218,11 @@ static std::string encodeEntry(StringRef key, ArrayRef<CachedFile> files) {
     appendU64(payload, file.contents.size());
     payload.append(file.contents);
   }
-  std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(payload));
+  XXH128_hash_t checksum = xxh3_128bits(arrayRefFromStringRef(payload));
   std::string entry(kMagic);
   appendU64(entry, payload.size());
-  entry.append(reinterpret_cast<const char *>(digest.data()), digest.size());
+  appendU64(entry, checksum.low64);
+  appendU64(entry, checksum.high64);
   entry += payload;
   return entry;
 }
@@ -264,13 +269,11 @@ static std::optional<std::vector<CachedFile>> decodeEntry(StringRef key,
   if (entry.size() < kHeaderSize || !entry.starts_with(kMagic))
     return std::nullopt;
   uint64_t payloadSize = support::endian::read64le(entry.data() + 8);
-  StringRef digest = entry.substr(16, 32);
+  XXH128_hash_t stored{support::endian::read64le(entry.data() + 16),
+                       support::endian::read64le(entry.data() + 24)};
   StringRef payload = entry.drop_front(kHeaderSize);
-  if (payload.size() != payloadSize)
-    return std::nullopt;
-  std::array<uint8_t, 32> actual = SHA256::hash(arrayRefFromStringRef(payload));
-  if (digest !=
-      StringRef(reinterpret_cast<const char *>(actual.data()), actual.size()))
+  if (payload.size() != payloadSize ||
+      !(xxh3_128bits(arrayRefFromStringRef(payload)) == stored))
     return std::nullopt;
   PayloadReader reader(payload);
   uint32_t keySize, count;

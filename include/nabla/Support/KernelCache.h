@@ -9,10 +9,10 @@
 // ~/.cache/nabla; its size is capped by $NABLA_CACHE_SIZE (bytes, or with a
 // K/M/G suffix; default 512M), and $NABLA_NO_CACHE (any value but "" and
 // "0") turns it off. An entry is `<key>.nkc`: a header with the payload's
-// size and SHA-256 followed by the payload, written to a unique temporary
-// name in the same directory and renamed into place, so that concurrent
-// writers (also on NFS, where rename is atomic but locks are not to be
-// trusted) never expose a partial entry. Every read checks the header: a
+// size and checksum (XXH3-128) followed by the payload, written to a unique
+// temporary name in the same directory and renamed into place, so that
+// concurrent writers (also on NFS, where rename is atomic but locks are not
+// to be trusted) never expose a partial entry. Every read checks the header: a
 // truncated or corrupt entry is removed and reported as a miss. A hit sets
 // the entry's modification time; after each store the oldest entries are
 // removed until the directory is under its cap (least recently used first).
