@@ -606,7 +606,8 @@ def test_structs_by_value_into_device_functions(tmp_path, language, opt):
     """A complex struct passed to and returned from a noinline c_mul, and a
     parameter set with a pointer field passed to a noinline device function,
     from a kernel (its byval parameter) and from a function an Enzyme
-    request differentiates (built there from scalars)."""
+    request differentiates (built there from scalars), and the parameter
+    set passed by value, enzyme_const, to the differentiated function."""
     ll = compile_struct_args(tmp_path, language, opt)
     n, period, scale = 90, 7, 1.5
     x = RNG.uniform(-1, 1, 2 * n)
@@ -624,6 +625,11 @@ def test_structs_by_value_into_device_functions(tmp_path, language, opt):
     (dx,) = finite_differences(
         lambda v: [square_and_apply_model(v[0], scale, period, table)], [x],
         [dy])
+    check(out[1], dx)
+    # The struct passed by value to the differentiated function itself.
+    out = run(tmp_path, ll, "grad_square_and_apply_params", 2, 64,
+              [f32(x), f32(np.zeros(2 * n)), f32(np.zeros(n)), f32(dy),
+               f"f32:{scale}", f"i32:{period}", f32(table), f"i32:{n}"])
     check(out[1], dx)
 
 

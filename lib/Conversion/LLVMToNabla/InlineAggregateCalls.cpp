@@ -166,7 +166,8 @@ bool mustInline(LLVM::CallOp call, LLVM::LLVMFuncOp callee, ModuleOp module) {
 }
 
 /// The constant byte offset `pointer` is at from `base`, through
-/// constant-index GEPs (of i8 or any type) and casts; nullopt otherwise.
+/// constant-index GEPs (of i8 or any type, into struct fields and array
+/// elements) and casts; nullopt otherwise.
 std::optional<int64_t> getByteOffset(Value pointer, Value base,
                                      const DataLayout &layout) {
   int64_t offset = 0;
@@ -177,16 +178,25 @@ std::optional<int64_t> getByteOffset(Value pointer, Value base,
       continue;
     }
     auto gep = dyn_cast_or_null<LLVM::GEPOp>(def);
-    if (!gep || gep.getIndices().size() != 1)
+    if (!gep || gep.getIndices().empty())
       return std::nullopt;
-    APInt constant;
-    auto index = gep.getIndices()[0];
-    if (auto attr = index.dyn_cast<IntegerAttr>())
-      constant = attr.getValue();
-    else if (!matchPattern(cast<Value>(index), m_ConstantInt(&constant)))
+    SmallVector<int64_t> indices;
+    for (auto index : gep.getIndices()) {
+      APInt constant;
+      if (auto attr = index.dyn_cast<IntegerAttr>())
+        constant = attr.getValue();
+      else if (!matchPattern(cast<Value>(index), m_ConstantInt(&constant)))
+        return std::nullopt;
+      indices.push_back(constant.getSExtValue());
+    }
+    std::optional<std::pair<int64_t, Type>> inner =
+        nabla::raise::getAggregateLeaf(layout, gep.getElemType(),
+                                       ArrayRef(indices).drop_front());
+    if (!inner)
       return std::nullopt;
-    offset += constant.getSExtValue() *
-              static_cast<int64_t>(layout.getTypeSize(gep.getElemType()));
+    offset += indices[0] * static_cast<int64_t>(
+                               layout.getTypeSize(gep.getElemType())) +
+              inner->first;
     pointer = gep.getBase();
   }
   return offset;
@@ -365,6 +375,38 @@ bool isStableSource(Value source, LLVM::MemcpyOp copy, LLVM::LLVMFuncOp func,
   });
 }
 
+/// clang copies a small struct as one integer (`load i64` from the source,
+/// `store i64` into a local struct): such a copy of a whole local struct,
+/// the store right after the load, becomes the memcpy it is, which
+/// forwardCopies then sees through.
+void integerCopiesToMemcpy(LLVM::LLVMFuncOp func, const DataLayout &layout) {
+  SmallVector<LLVM::StoreOp> stores;
+  func.walk([&](LLVM::StoreOp store) { stores.push_back(store); });
+  for (LLVM::StoreOp store : stores) {
+    auto load = store.getValue().getDefiningOp<LLVM::LoadOp>();
+    auto alloca = store.getAddr().getDefiningOp<LLVM::AllocaOp>();
+    if (!load || !alloca || !load->hasOneUse() ||
+        !isa<IntegerType>(load.getType()) ||
+        !isa<LLVM::LLVMStructType>(alloca.getElemType()) ||
+        load->getNextNode() != store.getOperation() || load.getVolatile_() ||
+        store.getVolatile_() ||
+        load.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
+        store.getOrdering() != LLVM::AtomicOrdering::not_atomic)
+      continue;
+    std::optional<uint64_t> size = getAllocaSize(alloca, layout);
+    if (!size || layout.getTypeSize(load.getType()) != *size)
+      continue;
+    OpBuilder builder(store);
+    Value length = LLVM::ConstantOp::create(
+        builder, store.getLoc(), builder.getI64Type(),
+        builder.getI64IntegerAttr(static_cast<int64_t>(*size)));
+    LLVM::MemcpyOp::create(builder, store.getLoc(), store.getAddr(),
+                           load.getAddr(), length, /*isVolatile=*/false);
+    store.erase();
+    load.erase();
+  }
+}
+
 /// Copies of a whole struct into a local that is only read afterwards:
 /// clang copies a by-value struct it passes on, and the inliner copies a
 /// by-value argument into the callee's own. The local's reads read the
@@ -525,6 +567,7 @@ LogicalResult nabla::raise::inlineAggregateCalls(ModuleOp module) {
   for (LLVM::LLVMFuncOp func : module.getOps<LLVM::LLVMFuncOp>()) {
     if (func.isExternal())
       continue;
+    integerCopiesToMemcpy(func, layout);
     forwardCopies(func, layout);
     forwardLocalStores(func, layout);
   }

@@ -242,7 +242,8 @@ void RaiseLLVM::runOnOperation() {
   if (failed(rewriteDevicePrintf(module)))
     return signalPassFailure();
   dropErrorPaths(module);
-  if (failed(inlineAggregateCalls(module)))
+  if (failed(flattenRequestStructs(module)) ||
+      failed(inlineAggregateCalls(module)))
     return signalPassFailure();
   ModulePlan plan;
   if (failed(planModule(module, plan, kernel)))

@@ -249,9 +249,16 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
-/// Inlines the calls of device functions that take or return structs
+/// Inlines the calls of device functions that take or return structs, or
+/// are given pointers into local or workgroup memory
 /// (InlineAggregateCalls.cpp); a located error when one cannot be.
 mlir::LogicalResult inlineAggregateCalls(mlir::ModuleOp module);
+
+/// Rewrites gradient requests of functions that take structs by value to
+/// differentiate a wrapper taking the fields, each enzyme_const
+/// (FlattenRequestStructs.cpp); a located error for a struct of another
+/// activity.
+mlir::LogicalResult flattenRequestStructs(mlir::ModuleOp module);
 
 /// Turns each compare-exchange loop that applies a float add, subtract,
 /// maxnum or minnum to a value's bits (CUDA's atomicMax on floats, the

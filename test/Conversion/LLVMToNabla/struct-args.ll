@@ -8,6 +8,24 @@
 ; too (the raise passes device functions global buffers only).
 ; RUN: nabla-opt %s --nabla-raise-llvm | FileCheck %s
 ; RUN: nabla-opt %S/Inputs/local-pointer-call.ll --nabla-raise-llvm | FileCheck %s --check-prefix=LOCAL
+; A gradient request of a function taking a struct by value (enzyme_const)
+; differentiates a wrapper taking its fields; the kernel's copy of its own
+; byval struct (one i64 load and store) reads the parameter's fields. A
+; struct of another activity is a located error.
+; RUN: nabla-opt %S/Inputs/request-struct.ll --nabla-raise-llvm | FileCheck %s --check-prefix=REQUEST
+; RUN: not nabla-opt %S/Inputs/request-struct-dup.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DUP
+
+; REQUEST-NOT: func.func @_Z1fPKfPf6Params(
+; REQUEST-LABEL: func.func @_Z1fPKfPf6Params.fields
+; REQUEST-SAME: %[[SCALE:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32)
+; REQUEST: arith.cmpi slt, %{{.*}}, %[[N]]
+; REQUEST: arith.mulf %[[SCALE]]
+; REQUEST-LABEL: gpu.func @_Z1gPKfPfS1_S1_6Params
+; REQUEST-SAME: %[[KSCALE:[a-z0-9]+]]: f32, %[[KN:[a-z0-9]+]]: i32) kernel
+; REQUEST: nabla.autodiff @_Z1fPKfPf6Params.fields({{.*}}, %[[KSCALE]], %[[KN]])
+; REQUEST-SAME: #nabla.activity<const>, #nabla.activity<const>]
+
+; DUP: request-struct-dup.ll:31:3: error: argument #2 of @_Z1fPKfPf6Params is a struct passed by value: a gradient request takes it marked enzyme_const
 
 ; LOCAL-NOT: @sum2
 ; LOCAL-NOT: @twice

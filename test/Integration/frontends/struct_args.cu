@@ -54,6 +54,16 @@ __global__ void grad_square_and_apply(const float *x, float *dx, float *y,
                           enzyme_const, n);
 }
 
+// The parameter set passed by value to the function the request
+// differentiates, marked enzyme_const.
+__global__ void grad_square_and_apply_params(const float *x, float *dx,
+                                             float *y, float *dy, Params p,
+                                             int n) {
+  __enzyme_autodiff<void>((void *)square_and_apply, enzyme_dup, x, dx,
+                          enzyme_dup, y, dy, enzyme_const, p, enzyme_const,
+                          n);
+}
+
 // A struct with an array field, mutated in the callee's own copy and
 // returned; a multi-block callee returning a larger struct; a struct of
 // buffers.
