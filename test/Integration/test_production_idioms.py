@@ -700,6 +700,45 @@ def test_local_and_workgroup_pointers_into_device_functions(tmp_path, opt):
     check(out[1], dx)
 
 
+def pick_model(a, b, n, block):
+    """object_select.cu: y1/y2 (chosen by i % 3) = src[i]^2 + src[i-1],
+    src = a in odd blocks, b in even ones; the other output keeps 0."""
+    i = np.arange(n)
+    src = np.where((i // block) % 2 == 1, 1, 0)
+    pick_src = lambda k: np.where(src == 1, a[k], b[k])
+    value = pick_src(i) ** 2 + np.where(i > 0, pick_src(np.maximum(i - 1, 0)),
+                                        0.0)
+    y1 = np.where(i % 3 == 0, value, 0.0)
+    y2 = np.where(i % 3 == 0, 0.0, value)
+    return y1, y2
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_pointer_selecting_between_buffers(tmp_path, opt):
+    """`cond ? a : b` between two buffers, read and written through: each
+    access becomes a branch with the access on each side (nothing is
+    speculated); primal and gradient."""
+    ll = compile_cuda(tmp_path, "object_select", opt)
+    n, block = 100, 32
+    a, b = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "pick_kernel", 4, block,
+              [f32(a), f32(b), f32(np.zeros(n)), f32(np.zeros(n)),
+               f"i32:{n}"])
+    y1, y2 = pick_model(a, b, n, block)
+    check(out[2], y1)
+    check(out[3], y2)
+    dy1, dy2 = RNG.standard_normal(n), RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_pick", 4, block,
+              [f32(a), f32(np.zeros(n)), f32(b), f32(np.zeros(n)),
+               f32(np.zeros(n)), f32(dy1), f32(np.zeros(n)), f32(dy2),
+               f"i32:{n}"])
+    da, db = finite_differences(
+        lambda v: list(pick_model(v[0], v[1], n, block)), [a, b], [dy1, dy2])
+    check(out[1], da)
+    check(out[3], db)
+
+
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
@@ -803,11 +842,12 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "control_flow_shapes", "dynamic_shared", "type_punning",
            "half_precision", "local_arrays", "bool_parameter",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
-           "struct_args", "local_pointer_args"]
+           "struct_args", "local_pointer_args", "object_select",
+           "dynamic_shared_grad"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
-DYNAMIC_SHARED = {"dynamic_shared": 256}
+DYNAMIC_SHARED = {"dynamic_shared": 256, "dynamic_shared_grad": 256}
 F64_SOURCES = ["float_bits_f64", "cas_atomics"]
 
 

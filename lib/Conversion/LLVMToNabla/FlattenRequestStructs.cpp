@@ -93,7 +93,7 @@ std::optional<StringRef> getLoadedMarker(Value value) {
 /// once per function).
 LLVM::LLVMFuncOp getOrMakeWrapper(LLVM::LLVMFuncOp func,
                                   SymbolTable &symbols) {
-  std::string name = (func.getName() + ".fields").str();
+  std::string name = (func.getName() + "_fields").str();
   if (auto existing = symbols.lookup<LLVM::LLVMFuncOp>(name))
     return existing;
   SmallVector<Type> params;
@@ -294,7 +294,7 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
     OpBuilder atModule = OpBuilder::atBlockEnd(module.getBody());
     auto declaration = LLVM::LLVMFuncOp::create(
         atModule, loc,
-        (*call.getCallee() + ".fields" + Twine(renamed++)).str(),
+        (*call.getCallee() + "_fields" + Twine(renamed++)).str(),
         LLVM::LLVMFunctionType::get(result, types));
     symbols.insert(declaration);
     auto replacement =

@@ -245,6 +245,7 @@ void RaiseLLVM::runOnOperation() {
   if (failed(flattenRequestStructs(module)) ||
       failed(inlineAggregateCalls(module)))
     return signalPassFailure();
+  splitObjectSelects(module);
   ModulePlan plan;
   if (failed(planModule(module, plan, kernel)))
     return signalPassFailure();

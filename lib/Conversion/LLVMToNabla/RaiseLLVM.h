@@ -260,6 +260,11 @@ mlir::LogicalResult inlineAggregateCalls(mlir::ModuleOp module);
 /// activity.
 mlir::LogicalResult flattenRequestStructs(mlir::ModuleOp module);
 
+/// Splits each load, store and atomic through a pointer that selects between
+/// two objects into a branch with the access on each side
+/// (SplitObjectSelects.cpp).
+void splitObjectSelects(mlir::ModuleOp module);
+
 /// Turns each compare-exchange loop that applies a float add, subtract,
 /// maxnum or minnum to a value's bits (CUDA's atomicMax on floats, the
 /// guide's atomicAdd on doubles) into the `llvm.atomicrmw` it implements

@@ -16,13 +16,13 @@
 ; RUN: not nabla-opt %S/Inputs/request-struct-dup.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DUP
 
 ; REQUEST-NOT: func.func @_Z1fPKfPf6Params(
-; REQUEST-LABEL: func.func @_Z1fPKfPf6Params.fields
+; REQUEST-LABEL: func.func @_Z1fPKfPf6Params_fields
 ; REQUEST-SAME: %[[SCALE:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32)
 ; REQUEST: arith.cmpi slt, %{{.*}}, %[[N]]
 ; REQUEST: arith.mulf %[[SCALE]]
 ; REQUEST-LABEL: gpu.func @_Z1gPKfPfS1_S1_6Params
 ; REQUEST-SAME: %[[KSCALE:[a-z0-9]+]]: f32, %[[KN:[a-z0-9]+]]: i32) kernel
-; REQUEST: nabla.autodiff @_Z1fPKfPf6Params.fields({{.*}}, %[[KSCALE]], %[[KN]])
+; REQUEST: nabla.autodiff @_Z1fPKfPf6Params_fields({{.*}}, %[[KSCALE]], %[[KN]])
 ; REQUEST-SAME: #nabla.activity<const>, #nabla.activity<const>]
 
 ; DUP: request-struct-dup.ll:31:3: error: argument #2 of @_Z1fPKfPf6Params is a struct passed by value: a gradient request takes it marked enzyme_const
