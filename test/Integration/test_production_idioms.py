@@ -16,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -369,13 +370,25 @@ def test_dynamic_shared_memory_gradient(tmp_path, opt):
     check(out[2], np.bincount(np.arange(n) // block, x ** 2, blocks))
     check(out[1], 2 * x * dtotals[np.arange(n) // block])
     # Python passes the launch's bytes too (the caller gives none).
-    import nabla
-    kernel = nabla.Kernel(nabla.Module.parse_llvm_ir(ll.read_text()),
-                          mangled(ll, "grad_block_totals"))
-    dx, totals = kernel(f32(x), f32(np.zeros(n)), f32(np.zeros(blocks)),
-                        f32(dtotals), n, grid=blocks, block=block,
-                        shared_memory=4 * block)[1:3]
-    check(dx, 2 * x * dtotals[np.arange(n) // block])
+    program = f"""
+import numpy as np, nabla
+x = np.load({str(tmp_path / 'x.npy')!r})
+dtotals = np.load({str(tmp_path / 'dtotals.npy')!r})
+ll = open({str(ll)!r}).read()
+kernel = nabla.Kernel(nabla.Module.parse_llvm_ir(ll),
+                      {mangled(ll, "grad_block_totals")!r})
+out = kernel(x, np.zeros_like(x), np.zeros(3, np.float32), dtotals,
+             {n}, grid=3, block=64, shared_memory=256)
+np.save({str(tmp_path / 'dx.npy')!r}, out[1])
+"""
+    np.save(tmp_path / "x.npy", f32(x))
+    np.save(tmp_path / "dtotals.npy", f32(dtotals))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(BIN), "python")
+    r = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    check(np.load(tmp_path / "dx.npy"), 2 * x * dtotals[np.arange(n) // block])
     for target in ["nvvm", "rocdl", "spirv"]:
         out_dir = tmp_path / f"compiled-{target}"
         r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(ll),
@@ -843,7 +856,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "half_precision", "local_arrays", "bool_parameter",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
-           "dynamic_shared_grad"]
+           "dynamic_shared_grad", "llm_kernels"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
