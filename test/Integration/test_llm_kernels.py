@@ -131,3 +131,22 @@ def test_tiled_matmul_float4(tmp_path, opt):
                f"i32:{M}", f"i32:{N}"])
     check(out[3], (dC @ B.T).ravel())
     check(out[5], (A.T @ dC).ravel())
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("K", [0, 16, 48, 160])
+def test_tiled_matmul_runtime_k_gradient(tmp_path, opt, K):
+    """The tiled matmul's gradient with a run-time K: the loop overwrites
+    the shared tiles it reads, so its checkpoints hold the tiles (zero trips,
+    one, three, and ten: more steps than snapshots)."""
+    ll = compile_cuda(tmp_path, "llm_kernels", opt)
+    M, N = 20, 32
+    A = RNG.uniform(-1, 1, (M, K))
+    B = RNG.uniform(-1, 1, (K, N))
+    dC = RNG.standard_normal((M, N))
+    out = run(tmp_path, ll, "grad_matmul", f"{N // 16},{-(-M // 16)}", 64,
+              [f32(np.zeros(M * N)), f32(dC.ravel()), f32(A.ravel()),
+               f32(np.zeros(M * K)), f32(B.ravel()), f32(np.zeros(K * N)),
+               f"i32:{M}", f"i32:{N}", f"i32:{K}"])
+    check(out[3], (dC @ B.T).ravel())
+    check(out[5], (A.T @ dC).ravel())

@@ -856,7 +856,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "half_precision", "local_arrays", "bool_parameter",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
-           "dynamic_shared_grad", "llm_kernels"]
+           "dynamic_shared_grad", "llm_kernels", "loop_buffers"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

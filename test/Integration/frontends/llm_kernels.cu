@@ -122,9 +122,9 @@ __global__ void grad_online_softmax(float *out, float *dout, const float *inp,
 // C[M, N] = A[M, K] B[K, N], 16x16 tiles, K and N multiples of 16; each of
 // the 64 threads of a block loads one float4 of each tile. K is a template
 // parameter when positive (as templated production kernels fix it), else
-// the run-time `k`. The gradient is requested for a fixed K: the tile loop
-// rewrites shared memory it reads, which the AD reverses by taping a loop
-// of known trip count (a run-time K needs tapes in global memory).
+// the run-time `k`. The tile loop rewrites shared memory it reads: with a
+// fixed K the AD tapes the loop; with a run-time K it checkpoints it, the
+// tiles held in the snapshots.
 #define TILE 16
 template <int KT>
 __device__ void matmul(float *Cm, const float *A, const float *B, int M, int N,
@@ -171,4 +171,11 @@ __global__ void grad_matmul_k48(float *Cm, float *dC, const float *A,
   __enzyme_autodiff<void>((void *)matmul<48>, enzyme_dup, Cm, dC, enzyme_dup,
                           A, dA, enzyme_dup, B, dB, enzyme_const, M,
                           enzyme_const, N, enzyme_const, 48);
+}
+
+__global__ void grad_matmul(float *Cm, float *dC, const float *A, float *dA,
+                            const float *B, float *dB, int M, int N, int K) {
+  __enzyme_autodiff<void>((void *)matmul<0>, enzyme_dup, Cm, dC, enzyme_dup, A,
+                          dA, enzyme_dup, B, dB, enzyme_const, M, enzyme_const,
+                          N, enzyme_const, K);
 }

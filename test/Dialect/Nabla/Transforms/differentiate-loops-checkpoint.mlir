@@ -104,3 +104,59 @@ func.func @g(%X: memref<?xf32>, %dX: memref<?xf32>, %m: index, %init: f32, %s: f
   nabla.autodiff @reads_memory(%X, %dX, %m, %init, %s) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (memref<?xf32>, memref<?xf32>, index, f32, f32) -> ()
   return
 }
+
+// -----
+// A tile in workgroup memory overwritten and read by every iteration of a
+// loop with a run-time trip count (a tiled matmul's shared tiles): the
+// snapshots hold the tile too. The forward sweep saves it before the loop
+// (each thread its share, after a barrier); the reverse sweep restores it
+// with the state (between barriers), and recomputation writes it and keeps
+// the loop's barriers. 16 floats of tile + the f32 state and its position:
+// 8 snapshots, (64 + 4 + 8) * 8 = 608 bytes per thread.
+// CHECK-LABEL: func.func private @__nabla_vjp_tile_dddc
+// CHECK: memref.alloca() : memref<128xi32>
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
+// CHECK: memref.load %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}} : memref<128xi32>
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK: gpu.barrier
+// CHECK: memref.load %{{.*}} : memref<128xi32>
+// CHECK: memref.store %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// Recomputation writes the tile and keeps the barriers.
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK: return
+func.func @tile(%A: memref<?xf32>, %Y: memref<?xf32>, %T: memref<16xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %t = gpu.thread_id x
+  %init = arith.constant 0.0 : f32
+  // expected-remark @below {{loop reversed by binomial checkpointing with 8 snapshots of its state and of the 1 buffer(s) it overwrites and reads: 608 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%acc = %init) -> (f32) {
+    %i = arith.muli %k, %c16 : index
+    %j = arith.addi %i, %t : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%j] : memref<?xf32>
+    memref.store %a, %T[%t] : memref<16xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %o = arith.subi %c16, %c1 : index
+    %u = arith.subi %o, %t : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %b = memref.load %T[%u] : memref<16xf32, #gpu.address_space<workgroup>>
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    gpu.barrier
+    scf.yield %s : f32
+  }
+  memref.store %r, %Y[%t] : memref<?xf32>
+  return
+}
+func.func @gtile(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>, %T: memref<16xf32, #gpu.address_space<workgroup>>, %dT: memref<16xf32, #gpu.address_space<workgroup>>, %m: index) {
+  nabla.autodiff @tile(%A, %dA, %Y, %dY, %T, %dT, %m) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<16xf32, #gpu.address_space<workgroup>>, memref<16xf32, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}

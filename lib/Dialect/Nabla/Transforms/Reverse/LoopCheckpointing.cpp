@@ -26,6 +26,8 @@
 
 #include "ReverseEmitter.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace mlir;
 using namespace nabla;
 
@@ -100,12 +102,19 @@ SmallVector<Value> VJPEmitter::advanceSteps(SteppedLoop &loop, Value from,
 }
 
 LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
-                                              int64_t snapshots,
+                                              const CheckpointStrategy &strategy,
                                               ValueRange adjoints,
                                               ArrayRef<Value> outside,
                                               AdjointScope &outer) {
   Location loc = loop.op->getLoc();
   Type index = b.getIndexType();
+  int64_t snapshots = strategy.snapshots;
+  // Recomputation writes the snapshotted buffers (restored with the state).
+  llvm::DenseSet<Value> savedMemories = std::move(snapshotMemories);
+  snapshotMemories = llvm::DenseSet<Value>(strategy.memories.begin(),
+                                           strategy.memories.end());
+  auto restoreMemories =
+      llvm::make_scope_exit([&] { snapshotMemories = std::move(savedMemories); });
   SmallVector<Type> stateTypes =
       llvm::map_to_vector(loop.inits, [](Value v) { return v.getType(); });
   // Snapshot slots: a position and one slot per state value each.
@@ -131,6 +140,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
     for (auto [v, memref] : llvm::zip(state, slots))
       storePrivateSlot(b, loc, v, memref, slot);
   };
+  // Snapshot 0's buffers were saved by the forward sweep, before the loop
+  // ran.
   saveSnapshot(zero, zero, loop.inits);
 
   // while (end > 0): reverse step end - 1. Carried: end, the top snapshot,
@@ -165,6 +176,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
         loadPrivateSlot(b, loc, positions, top, index), top};
     for (auto [memref, type] : llvm::zip(slots, stateTypes))
       restored.push_back(loadPrivateSlot(b, loc, memref, top, type));
+    if (!strategy.memories.empty())
+      copyMemorySnapshot(strategy, top, /*save=*/false, loc);
     SmallVector<Type> advanceTypes =
         llvm::map_to_vector(restored, [](Value v) { return v.getType(); });
     SmallVector<Location> advanceLocs(advanceTypes.size(), loc);
@@ -200,6 +213,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
         OpBuilder::InsertionGuard branch(b);
         b.setInsertionPointToStart(take.thenBlock());
         saveSnapshot(nextUsed, next, state);
+        if (!strategy.memories.empty())
+          copyMemorySnapshot(strategy, nextUsed, /*save=*/true, loc);
       }
       SmallVector<Value> yields = {next, nextUsed};
       llvm::append_range(yields, state);
@@ -243,7 +258,27 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
 }
 
 LogicalResult CheckpointStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
+  emitter.beginMemorySnapshots(*this, op.getLoc());
   return emitter.forwardCheckpointedFor(op);
+}
+
+void VJPEmitter::beginMemorySnapshots(CheckpointStrategy &strategy,
+                                      Location loc) {
+  if (strategy.memories.empty() || !strategy.memorySlots.empty())
+    return;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    for (Value m : strategy.memories) {
+      auto type = cast<MemRefType>(m.getType());
+      strategy.memorySlots.push_back(
+          createPrivateSlots(b, loc, type.getElementType(),
+                             strategy.snapshots * type.getDimSize(0)));
+    }
+  }
+  // Snapshot 0: the buffers as the loop finds them.
+  copyMemorySnapshot(strategy, arith::ConstantIndexOp::create(b, loc, 0),
+                     /*save=*/true, loc);
 }
 
 LogicalResult CheckpointStrategy::reverse(VJPEmitter &emitter, scf::ForOp op,
@@ -305,8 +340,8 @@ VJPEmitter::reverseCheckpointedFor(scf::ForOp op,
     Value d = outer.get(op.getResult(i));
     adjoints.push_back(d ? d : createZero(b, loc, op.getResult(i).getType()));
   }
-  return reverseCheckpointed(loop, strategy.snapshots, adjoints,
-                             usedFromOutside(op), outer);
+  return reverseCheckpointed(loop, strategy, adjoints, usedFromOutside(op),
+                             outer);
 }
 
 //===----------------------------------------------------------------------===//
@@ -332,6 +367,7 @@ LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
   std::unique_ptr<LoopStrategy> strategy = planLoop(op);
   if (!strategy)
     return failure();
+  beginMemorySnapshots(cast<CheckpointStrategy>(*strategy), op.getLoc());
   loopPlans[op] = std::move(strategy);
   // The primal while again, counting the executions of its after region.
   Location loc = op.getLoc();
@@ -472,7 +508,6 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
   for (unsigned i : loop.carried)
     adjoints.push_back(
         createZero(b, loc, op.getBeforeArguments()[i].getType()));
-  return reverseCheckpointed(loop,
-                             cast<CheckpointStrategy>(*loopPlans[op]).snapshots,
+  return reverseCheckpointed(loop, cast<CheckpointStrategy>(*loopPlans[op]),
                              adjoints, outside, outer);
 }

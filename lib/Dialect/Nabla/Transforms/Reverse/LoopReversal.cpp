@@ -106,7 +106,9 @@ bool VJPEmitter::isStableIn(Value buffer, Operation *loop) {
   return true;
 }
 
-Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
+Operation *
+VJPEmitter::findCheckpointObstacle(Operation *loop,
+                                   const llvm::DenseSet<Value> &snapshotted) {
   Operation *obstacle = nullptr;
   loop->walk([&](Operation *op) {
     if (op == loop || isBarrier(op) || isGPUCollective(op))
@@ -148,7 +150,8 @@ Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
         break;
       }
       Value base = getViewSource(read);
-      if (!isDefinedInside(base, loop) && !isStableIn(base, loop)) {
+      if (!isDefinedInside(base, loop) && !isStableIn(base, loop) &&
+          !snapshotted.contains(base)) {
         obstacle = op;
         break;
       }
@@ -158,9 +161,97 @@ Operation *VJPEmitter::findCheckpointObstacle(Operation *loop) {
   return obstacle;
 }
 
+/// The most bytes per thread the snapshots of a loop's buffers may take.
+static constexpr int64_t kMemorySnapshotBudget = 16384;
+
+SmallVector<Value> VJPEmitter::findSnapshotMemories(Operation *loop) {
+  // Only a loop no other loop recomputes: its buffers' contents at its start
+  // are those of the primal.
+  if (recomputeRoot || !forwardIterations.empty())
+    return {};
+  bool hasBarrier = loop->walk([](Operation *op) {
+                          return isBarrier(op) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+                        })
+                        .wasInterrupted();
+  llvm::SetVector<Value> found;
+  loop->walk([&](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return;
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (auto &effect : list) {
+      Value v = effect.getValue();
+      if (!isa<MemoryEffects::Write>(effect.getEffect()) || !v ||
+          !isa<BaseMemRefType>(v.getType()))
+        continue;
+      Value base = getViewSource(v);
+      auto type = dyn_cast<MemRefType>(base.getType());
+      if (isDefinedInside(base, loop) || !type)
+        continue;
+      auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+      bool workgroup =
+          space && space.getValue() == gpu::AddressSpace::Workgroup;
+      bool local = (space && space.getValue() == gpu::AddressSpace::Private) ||
+                   (!type.getMemorySpace() &&
+                    base.getDefiningOp<memref::AllocaOp>());
+      if (!type || !type.hasStaticShape() || type.getRank() != 1 ||
+          privateSlotBytes(type.getElementType()) == 0 ||
+          !(local || (workgroup && hasBarrier))) {
+        // Memory the loop writes that no snapshot can hold (global
+        // buffers): only other reads make the loop recomputable.
+        continue;
+      }
+      found.insert(base);
+    }
+  });
+  return found.takeVector();
+}
+
+void VJPEmitter::copyMemorySnapshot(const CheckpointStrategy &strategy,
+                                    Value slot, bool save, Location loc) {
+  for (auto [src, slots] :
+       llvm::zip(strategy.memories, strategy.memorySlots)) {
+    Value memory = fwd.lookup(src);
+    auto type = cast<MemRefType>(memory.getType());
+    auto space =
+        dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+    bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
+    int64_t size = type.getDimSize(0);
+    Value first = arith::ConstantIndexOp::create(b, loc, 0);
+    Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+    if (workgroup) {
+      // Each thread its share, after every thread's last access.
+      gpu::BarrierOp::create(b, loc);
+      std::tie(first, stride) = emitLinearIdAndCount(b, loc);
+    }
+    Value base = arith::MulIOp::create(
+        b, loc, slot, arith::ConstantIndexOp::create(b, loc, size));
+    scf::ForOp::create(
+        b, loc, first, arith::ConstantIndexOp::create(b, loc, size), stride,
+        ValueRange{}, [&](OpBuilder &nested, Location l, Value i, ValueRange) {
+          Value at = arith::AddIOp::create(nested, l, base, i);
+          if (save) {
+            Value v = memref::LoadOp::create(nested, l, memory, i);
+            storePrivateSlot(nested, l, v, slots, at);
+          } else {
+            Value v = loadPrivateSlot(nested, l, slots, at,
+                                      type.getElementType());
+            memref::StoreOp::create(nested, l, v, memory, i);
+          }
+          scf::YieldOp::create(nested, l);
+        });
+    if (workgroup && !save)
+      gpu::BarrierOp::create(b, loc);
+  }
+}
+
 bool VJPEmitter::isSkippedWrite(Operation *op) {
+  // Recomputing a loop that writes snapshotted buffers keeps its barriers.
   if (isBarrier(op))
-    return true;
+    return snapshotMemories.empty();
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return false;
@@ -170,7 +261,8 @@ bool VJPEmitter::isSkippedWrite(Operation *op) {
     Value v = effect.getValue();
     return isa<MemoryEffects::Write>(effect.getEffect()) && v &&
            isa<BaseMemRefType>(v.getType()) &&
-           !isDefinedInside(getViewSource(v), recomputeRoot);
+           !isDefinedInside(getViewSource(v), recomputeRoot) &&
+           !snapshotMemories.contains(getViewSource(v));
   });
 }
 
@@ -303,9 +395,13 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
 }
 
 void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
-  loop->emitRemark() << "loop reversed by binomial checkpointing with "
-                     << snapshots << " snapshots: " << bytes
-                     << " bytes per thread";
+  InFlightDiagnostic diag = loop->emitRemark()
+                            << "loop reversed by binomial checkpointing with "
+                            << snapshots << " snapshots";
+  if (!memories.empty())
+    diag << " of its state and of the " << memories.size()
+         << " buffer(s) it overwrites and reads";
+  diag << ": " << bytes << " bytes per thread";
 }
 
 std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
@@ -372,6 +468,29 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
       tape->bound = *bound;
       tape->hinted = hinted;
       return chosen(std::move(tape), bytes);
+    }
+  }
+  // Memory the loop overwrites and reads, small enough to snapshot with the
+  // state: checkpointing with those buffers in the snapshots.
+  SmallVector<Value> memories;
+  int64_t memoryBytes = 0;
+  if (obstacle) {
+    memories = findSnapshotMemories(loop);
+    for (Value m : memories) {
+      auto type = cast<MemRefType>(m.getType());
+      memoryBytes +=
+          type.getDimSize(0) * privateSlotBytes(type.getElementType());
+    }
+    llvm::DenseSet<Value> snapshotted(memories.begin(), memories.end());
+    if (!memories.empty() && memoryBytes <= kMemorySnapshotBudget &&
+        !findCheckpointObstacle(loop, snapshotted)) {
+      if (!loop->hasAttr(kCheckpointsAttrName))
+        snapshots = std::clamp<int64_t>(kMemorySnapshotBudget / memoryBytes,
+                                        1, snapshots);
+      auto strategy = std::make_unique<CheckpointStrategy>(snapshots);
+      strategy->memories = std::move(memories);
+      return chosen(std::move(strategy),
+                    (stateBytes + memoryBytes) * snapshots);
     }
   }
   if (obstacle) {

@@ -82,7 +82,11 @@ public:
 /// Binomial checkpointing (revolve) of the loop state with `snapshots`
 /// snapshots; iterations are recomputed with writes to memory from outside
 /// the loop skipped (the reads it recomputes are checked to be stable).
-/// Also the strategy of every scf.while.
+/// Also the strategy of every scf.while. A top-level loop that overwrites
+/// and reads small buffers of its own (shared-memory tiles, a block
+/// reduction's partial sums, a thread's local array) keeps them in its
+/// snapshots too: the buffers are restored with the state, and the
+/// recomputation writes them.
 class CheckpointStrategy final : public LoopStrategy {
 public:
   explicit CheckpointStrategy(int64_t snapshots)
@@ -98,6 +102,13 @@ public:
   void remark(mlir::Operation *loop, int64_t bytes) const override;
 
   int64_t snapshots;
+  /// The snapshotted buffers (src view sources: static rank-1 workgroup or
+  /// private memrefs defined outside the loop) and, once the forward sweep
+  /// made them, their slots: `snapshots` copies of each, per thread (a
+  /// workgroup buffer's copy holds the elements the thread saves, strided
+  /// by the block's thread count).
+  llvm::SmallVector<mlir::Value> memories;
+  llvm::SmallVector<mlir::Value> memorySlots;
 };
 
 /// The forward loop also carries the Jacobian of its state (forward mode

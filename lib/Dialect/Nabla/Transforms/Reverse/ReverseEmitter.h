@@ -171,7 +171,25 @@ public:
   /// would differ from the primal (a read of memory the loop or later code
   /// overwrites, an atomic whose result is used, a call passing memory), or
   /// null when the loop can be checkpointed.
-  Operation *findCheckpointObstacle(Operation *loop);
+  Operation *findCheckpointObstacle(Operation *loop,
+                                    const llvm::DenseSet<Value> &snapshotted =
+                                        {});
+
+  /// The buffers a top-level `loop` overwrites and reads that its
+  /// checkpoints can hold (static rank-1 workgroup or private memrefs defined
+  /// outside it; workgroup ones only in a loop with a barrier, whose trip
+  /// count is then uniform).
+  llvm::SmallVector<Value> findSnapshotMemories(Operation *loop);
+
+  /// Copies the snapshotted buffers into (`save`) or out of their copy
+  /// `slot` of `strategy`'s slots, each thread its share of a workgroup
+  /// buffer between barriers.
+  void copyMemorySnapshot(const CheckpointStrategy &strategy, Value slot,
+                          bool save, Location loc);
+
+  /// Makes the slots of `strategy`'s buffers and saves snapshot 0 (the
+  /// forward sweep, before the loop runs).
+  void beginMemorySnapshots(CheckpointStrategy &strategy, Location loc);
 
   /// True if src `buffer` (a view source) holds, for every read inside
   /// `loop`, the value the primal read, also when the reverse sweep reads
@@ -183,6 +201,9 @@ public:
   /// src loop: writes to memory defined outside it are skipped (the primal
   /// already made them) and barriers are not repeated.
   Operation *recomputeRoot = nullptr;
+  /// The src buffers the loop being reversed snapshots: recomputation
+  /// writes them (and keeps its barriers) instead of skipping the writes.
+  llvm::DenseSet<Value> snapshotMemories;
 
   /// True if `op` is skipped while recomputing (see recomputeRoot).
   bool isSkippedWrite(Operation *op);
@@ -301,7 +322,8 @@ public:
   /// snapshots: `adjoints` are those of the carried entries of the final
   /// state; adds those of the initial state (to its varied src values) and
   /// the contributions to the src values `outside` into `outer`.
-  LogicalResult reverseCheckpointed(SteppedLoop &loop, int64_t snapshots,
+  LogicalResult reverseCheckpointed(SteppedLoop &loop,
+                                    const CheckpointStrategy &strategy,
                                     ValueRange adjoints,
                                     ArrayRef<Value> outside,
                                     AdjointScope &outer);
