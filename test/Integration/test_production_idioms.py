@@ -752,6 +752,49 @@ def test_pointer_selecting_between_buffers(tmp_path, opt):
     check(out[3], db)
 
 
+def halo_model(left, mid, right, n):
+    """object_select.cu's halo: y (interior) or edges (i = 0, n - 1) get
+    src[j]^2 + mid[i], src/j chosen by control flow."""
+    y, edges = np.zeros(n), np.zeros(n)
+    for i in range(n):
+        if i == 0:
+            v, dst = left[i + 3], edges
+        elif i == n - 1:
+            v, dst = right[i % 4], edges
+        else:
+            v, dst = mid[i - 1], y
+        dst[i] = v * v + mid[i]
+    return y, edges
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_pointer_phi_between_buffers(tmp_path, opt):
+    """Control flow choosing among three buffers (pointer phis) to read and
+    between two to write: each access branches on which buffer was chosen;
+    primal and gradient."""
+    ll = compile_cuda(tmp_path, "object_select", opt)
+    n = 70
+    left, mid, right = (RNG.uniform(-1, 1, n) for _ in range(3))
+    out = run(tmp_path, ll, "halo_kernel", 3, 32,
+              [f32(left), f32(mid), f32(right), f32(np.zeros(n)),
+               f32(np.zeros(n)), f"i32:{n}"])
+    y, edges = halo_model(left, mid, right, n)
+    check(out[3], y)
+    check(out[4], edges)
+    dy, dedges = RNG.standard_normal(n), RNG.standard_normal(n)
+    zeros = f32(np.zeros(n))
+    out = run(tmp_path, ll, "grad_halo", 3, 32,
+              [f32(left), zeros, f32(mid), zeros, f32(right), zeros, zeros,
+               f32(dy), zeros, f32(dedges), f"i32:{n}"])
+    grads = finite_differences(
+        lambda v: list(halo_model(v[0], v[1], v[2], n)), [left, mid, right],
+        [dy, dedges])
+    check(out[1], grads[0])
+    check(out[3], grads[1])
+    check(out[5], grads[2])
+
+
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):

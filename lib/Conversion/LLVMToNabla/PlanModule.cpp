@@ -188,8 +188,10 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
         continue;
       if (result && *result != **root)
         return emitError(plainLoc(at->getLoc()))
-               << "a pointer that selects between two different objects "
-                  "cannot be raised (each pointer must point into one buffer)";
+               << "a pointer that chooses between two different objects (a "
+                  "select or a phi) cannot be raised here: only loads, stores "
+                  "and atomics through one are (each becomes a branch), and "
+                  "only between parameters, local arrays and globals";
       result = *root;
       if (plan.byvalOffset.count(in)) {
         if (byval && *byval != plan.byvalOffset[in])
@@ -227,7 +229,10 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
                << "unsupported pointer phi";
       incoming.push_back(in);
     }
-    return merge(incoming, block->getParentOp());
+    // Located at the phi's first use (the block has no line of its own).
+    Operation *at = arg.use_empty() ? block->getParentOp()
+                                    : *arg.getUsers().begin();
+    return merge(incoming, at);
   }
 
   Operation *def = value.getDefiningOp();

@@ -45,3 +45,37 @@ define ptx_kernel void @pick(ptr %a, ptr %b, ptr %y, ptr %z, i32 %c) {
 }
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+
+; A phi of pointers into three objects: one phi per object, a phi of which
+; was chosen, and selects on it, each access then a branch per object.
+; CHECK-LABEL: gpu.func @three
+; CHECK-SAME: (%[[L:.*]]: memref<?xf32>, %[[M:.*]]: memref<?xf32>, %[[R:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?xf32>, %[[C:.*]]: i32)
+; CHECK: %[[OFF:.*]]:2 = scf.if
+; CHECK: %[[T:.*]] = arith.index_cast
+; CHECK: %[[ROFF:.*]] = arith.addi %[[OFF]]#0, %[[T]]
+; CHECK: scf.if
+; CHECK-DAG: memref.load %[[L]][%[[T]]]
+; CHECK-DAG: memref.load %[[M]][%[[T]]]
+; CHECK-DAG: memref.load %[[R]][%[[ROFF]]]
+; CHECK: memref.store
+define ptx_kernel void @three(ptr %l, ptr %m, ptr %r, ptr %y, i32 %c) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t64 = zext i32 %t to i64
+  switch i32 %c, label %mid [ i32 0, label %left
+                              i32 1, label %right ]
+left:
+  br label %join
+right:
+  %r1 = getelementptr inbounds float, ptr %r, i64 1
+  br label %join
+mid:
+  br label %join
+join:
+  %src = phi ptr [ %l, %left ], [ %r1, %right ], [ %m, %mid ]
+  %p = getelementptr inbounds float, ptr %src, i64 %t64
+  %v = load float, ptr %p, align 4
+  %q = getelementptr inbounds float, ptr %y, i64 %t64
+  store float %v, ptr %q, align 4
+  ret void
+}
