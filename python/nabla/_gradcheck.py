@@ -109,7 +109,7 @@ def _rss(values):
 def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
                    block=None, args=None, dup=None, tangent_kernel=None,
                    eps=None, rtol=None, atol=None, seed=0, *, relocs=None,
-                   elements=10):
+                   elements=10, shared_memory=None):
     """Checks a reverse-mode kernel against finite differences of the primal
     kernel, one dup buffer at a time; returns a `GradientReport` (a dict)
     whose `ok` says whether every check passed.
@@ -130,7 +130,10 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
     `relocs` gives the relocated objects the kernels read ({key: array}, as
     for `run`; held fixed, a fresh copy for every launch). When a buffer
     fails, up to `elements` of its elements whose gradients differ most are
-    located (bisection) and reported with their indices."""
+    located (bisection) and reported with their indices. `shared_memory`:
+    the launches' dynamic shared memory in bytes (`extern __shared__`), as
+    for `run`. An output that does not move (-inf in both launches: a causal
+    mask) contributes no change."""
     if isinstance(module, Kernel):
         if kernel is not None and kernel not in (module.name, module._label):
             raise ValueError(f"a nabla.Kernel for {module._label!r} was given "
@@ -168,7 +171,8 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
     atol = 0.0 if atol is None else float(atol)
 
     def launch(which, values):
-        return which(*values, grid=grid, block=block, relocs=_fresh(relocs))
+        return which(*values, grid=grid, block=block, relocs=_fresh(relocs),
+                     shared_memory=shared_memory)
 
     def with_shadows(shadows):
         extended, position = [], {}
@@ -217,8 +221,11 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
             for i in dup:
                 high = np.asarray(out_plus[i], np.float64)
                 low = np.asarray(out_minus[i], np.float64)
-                change += float(np.dot((high - low).ravel(), w[i].ravel())) / 2
                 moved = high != low
+                # Equal infinities (a masked output) did not move.
+                moved_by = np.subtract(high, low, out=np.zeros_like(high),
+                                       where=moved)
+                change += float(np.dot(moved_by.ravel(), w[i].ravel())) / 2
                 errors.append(_unit(dtypes[i]) * np.abs(w[i][moved])
                               * np.maximum(np.abs(high[moved]), np.abs(low[moved])))
             errors.append(_unit(dtypes[k]) * np.abs(delta).ravel()

@@ -14,6 +14,7 @@ import pathlib
 import re
 import signal
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -362,3 +363,55 @@ def test_version_and_namespace():
     assert public <= set(nabla.__all__)
     assert {"Kernel", "Module", "run", "cuda", "Parameter"} <= public
     assert nabla.cuda.Kernel.__module__ == "nabla.cuda"
+
+
+DYNAMIC_SHARED = r"""
+// A block's sum of squares staged in extern __shared__, read back by
+// thread 0; a causal-mask-like output of -INFINITY on every third entry.
+__global__ void block_totals(const float *x, float *totals, int n) {
+  extern __shared__ float partial[];
+  unsigned t = threadIdx.x;
+  unsigned i = blockIdx.x * blockDim.x + t;
+  partial[t] = i < n ? x[i] * x[i] : 0.0f;
+  __syncthreads();
+  if (t == 0) {
+    float s = 0;
+    for (unsigned k = 0; k < blockDim.x; ++k)
+      s += partial[k];
+    totals[blockIdx.x] = s;
+  }
+}
+
+__global__ void masked(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = (i % 3 == 0) ? -INFINITY : x[i] * x[i];
+}
+"""
+
+
+@needs_cuda_headers
+def test_check_gradient_through_dynamic_shared_memory():
+    """The generated adjoint of a kernel using extern __shared__ keeps the
+    shadow after the primal in the launch's region; check_gradient takes
+    shared_memory= like run."""
+    kernel = nabla.cuda.Kernel(DYNAMIC_SHARED, "block_totals")
+    x = np.random.default_rng(5).uniform(-1, 1, 50).astype(np.float32)
+    report = nabla.check_gradient(kernel, grid=2, block=32,
+                                  args=[x, np.zeros(2, np.float32), 50],
+                                  dup=[0, 1], shared_memory=128)
+    assert report["ok"], report
+
+
+@needs_cuda_headers
+def test_check_gradient_ignores_outputs_that_stay_infinite():
+    """-INFINITY in both finite-difference launches (a mask) did not move:
+    no nan, no warning."""
+    kernel = nabla.cuda.Kernel(DYNAMIC_SHARED, "masked")
+    x = np.random.default_rng(6).uniform(-1, 1, 30).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = nabla.check_gradient(kernel, grid=1, block=32,
+                                      args=[x, np.zeros(30, np.float32), 30],
+                                      dup=[0, 1])
+    assert report["ok"], report

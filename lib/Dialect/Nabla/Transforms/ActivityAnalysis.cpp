@@ -250,6 +250,22 @@ LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
     diag.attachNote(alloc.getLoc()) << "allocated here";
     return diag;
   }
+  // Dynamic shared memory the function views itself is the function's own
+  // scratch, not the caller's to mark: nothing gives it a shadow here.
+  if (auto region = getViewSource(buffer)
+                        .getDefiningOp<gpu::DynamicSharedMemoryOp>()) {
+    InFlightDiagnostic diag =
+        op->emitOpError(isa<memref::AtomicRMWOp>(op) ? "accumulates"
+                                                     : "stores")
+        << " a differentiated value into dynamic shared memory "
+           "(gpu.dynamic_shared_memory) that the differentiated function "
+           "views itself, which AD gives no shadow: pass the view in as a "
+           "parameter with a shadow (as the LLVM IR frontend's gradient "
+           "requests do: the shadow follows the primal in the launch's "
+           "region); nabla.kernel_adjoint cannot shadow it yet";
+    diag.attachNote(region.getLoc()) << "the dynamic shared memory";
+    return diag;
+  }
   // Enzyme's rule: memory the request marks constant (`const`,
   // `enzyme_const`) is inactive, also where differentiated values are written
   // into it; what flows through it carries no derivative. Said, not hidden.

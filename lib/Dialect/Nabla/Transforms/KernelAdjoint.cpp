@@ -27,13 +27,65 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace nabla;
 
 namespace {
+
+/// The attribute of a body function listing the views of dynamic shared
+/// memory made into its trailing parameters: their types and element counts.
+constexpr StringLiteral kDynamicViewsAttrName = "nabla.dynamic_shared_views";
+
+/// Makes each typed view of dynamic shared memory in `body` (memref.view of
+/// gpu.dynamic_shared_memory from byte 0, a constant count) a trailing
+/// parameter, so that the adjoint can pass it with a shadow; records them
+/// in kDynamicViewsAttrName. Views of other shapes stay (the AD refuses
+/// differentiated stores into them).
+void extractDynamicSharedViews(func::FuncOp body) {
+  SmallVector<memref::ViewOp> views;
+  body.walk([&](gpu::DynamicSharedMemoryOp region) {
+    for (Operation *user : region->getUsers()) {
+      auto view = dyn_cast<memref::ViewOp>(user);
+      if (!view || view->getParentOp() != body.getOperation() ||
+          view.getType().getRank() != 1 ||
+          !matchPattern(view.getByteShift(), m_Zero()) ||
+          (view.getType().isDynamicDim(0) &&
+           !matchPattern(view.getSizes().front(), m_Constant())))
+        return;
+    }
+    for (Operation *user : region->getUsers())
+      views.push_back(cast<memref::ViewOp>(user));
+  });
+  if (views.empty())
+    return;
+  Builder builder(body.getContext());
+  SmallVector<Attribute> recorded;
+  Block &entry = body.getBody().front();
+  for (memref::ViewOp view : views) {
+    int64_t count = view.getType().getDimSize(0);
+    if (view.getType().isDynamicDim(0))
+      count = *getConstantIntValue(view.getSizes().front());
+    BlockArgument parameter =
+        entry.addArgument(view.getType(), view.getLoc());
+    view.getResult().replaceAllUsesWith(parameter);
+    recorded.push_back(builder.getArrayAttr(
+        {TypeAttr::get(view.getType()), builder.getI64IntegerAttr(count)}));
+  }
+  for (memref::ViewOp view : views)
+    view.erase();
+  body.walk([](gpu::DynamicSharedMemoryOp region) {
+    if (region->use_empty())
+      region.erase();
+  });
+  body.setFunctionType(FunctionType::get(
+      body.getContext(), llvm::to_vector(entry.getArgumentTypes()), {}));
+  body->setAttr(kDynamicViewsAttrName, builder.getArrayAttr(recorded));
+}
 
 /// The body of `kernel` as a private device function (created once).
 func::FuncOp getBodyFunction(gpu::GPUFuncOp kernel, SymbolTable &symbols) {
@@ -53,6 +105,7 @@ func::FuncOp getBodyFunction(gpu::GPUFuncOp kernel, SymbolTable &symbols) {
     func::ReturnOp::create(at, ret.getLoc());
     ret.erase();
   });
+  extractDynamicSharedViews(body);
   symbols.insert(body);
   return body;
 }
@@ -112,6 +165,12 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
   if (deterministic)
     inputs.push_back(
         MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 32)));
+  // Dynamic shared memory the body views: its shadow follows the primal in
+  // the launch's region, at the launch's bytes (a parameter the runtimes
+  // set, reserving twice the bytes).
+  auto dynamicViews = body->getAttrOfType<ArrayAttr>(kDynamicViewsAttrName);
+  if (dynamicViews)
+    inputs.push_back(IntegerType::get(context, 32));
   auto withShadows = [](ArrayRef<BlockArgument> attributions) {
     SmallVector<Type> types;
     for (BlockArgument attribution : attributions) {
@@ -130,6 +189,9 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
                                         workgroup, privates);
   adjoint->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                    builder.getUnitAttr());
+  if (dynamicViews)
+    adjoint.setArgAttr(inputs.size() - 1, kDynamicSharedBytesAttrName,
+                       builder.getUnitAttr());
   // An optional buffer's presence flag (a frontend's null test) keeps
   // naming it, at its position among the adjoint's parameters.
   SmallVector<unsigned> positions;
@@ -189,6 +251,54 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
   };
   passAttributions(adjoint.getWorkgroupAttributions(), /*isWorkgroup=*/true);
   passAttributions(adjoint.getPrivateAttributions(), /*isWorkgroup=*/false);
+  if (dynamicViews) {
+    Value bytes = arith::IndexCastUIOp::create(
+        builder, loc, builder.getIndexType(),
+        entry.getArgument(adjoint.getNumArguments() - 1));
+    auto rawType = MemRefType::get(
+        {ShapedType::kDynamic}, builder.getI8Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    Value raw = gpu::DynamicSharedMemoryOp::create(builder, loc, rawType);
+    for (Attribute recorded : dynamicViews) {
+      auto pair = cast<ArrayAttr>(recorded);
+      auto type = cast<MemRefType>(cast<TypeAttr>(pair[0]).getValue());
+      int64_t count = cast<IntegerAttr>(pair[1]).getInt();
+      SmallVector<Value> sizes;
+      if (type.isDynamicDim(0))
+        sizes.push_back(arith::ConstantIndexOp::create(builder, loc, count));
+      operands.push_back(
+          memref::ViewOp::create(builder, loc, type, raw, zero, sizes));
+      if (!needsShadow(type)) {
+        bodyActivities.push_back(activityAttr(Activity::Const));
+        continue;
+      }
+      // The shadow: as many elements as the launch's bytes hold, zeroed by
+      // the block's threads together.
+      int64_t elementBytes =
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      Value shadowCount = arith::DivUIOp::create(
+          builder, loc, bytes,
+          arith::ConstantIndexOp::create(builder, loc, elementBytes));
+      auto shadowType = MemRefType::get({ShapedType::kDynamic},
+                                        type.getElementType(),
+                                        MemRefLayoutAttrInterface(),
+                                        type.getMemorySpace());
+      Value shadow = memref::ViewOp::create(builder, loc, shadowType, raw,
+                                            bytes, ValueRange{shadowCount});
+      scf::ForOp::create(
+          builder, loc, linear, shadowCount, threads, ValueRange{},
+          [&](OpBuilder &b, Location l, Value i, ValueRange) {
+            memref::StoreOp::create(
+                b, l, createZero(b, l, type.getElementType()), shadow, i);
+            scf::YieldOp::create(b, l);
+          });
+      if (shadowType != type)
+        shadow = memref::CastOp::create(builder, loc, type, shadow);
+      operands.push_back(shadow);
+      bodyActivities.push_back(activityAttr(Activity::Dup));
+      zeroedWorkgroup = true;
+    }
+  }
   if (zeroedWorkgroup)
     gpu::BarrierOp::create(builder, loc);
   auto autodiff = AutodiffOp::create(

@@ -416,3 +416,24 @@ func.func @g(%x: f32, %s: f32) {
   %d = nabla.autodiff @f(%x, %s) {activity = [#nabla.activity<active>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, f32) -> f32
   return
 }
+
+// -----
+
+// Dynamic shared memory the differentiated function views itself has no
+// shadow: a differentiated store into it is an error, not a lost derivative
+// (kernel adjoints and the LLVM IR frontend pass it in with a shadow).
+func.func @f(%x: f32, %i: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // expected-note @below {{the dynamic shared memory}}
+  %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %s = memref.view %raw[%c0][%c64] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xf32, #gpu.address_space<workgroup>>
+  // expected-error @below {{'memref.store' op stores a differentiated value into dynamic shared memory (gpu.dynamic_shared_memory) that the differentiated function views itself}}
+  memref.store %x, %s[%i] : memref<?xf32, #gpu.address_space<workgroup>>
+  %y = memref.load %s[%i] : memref<?xf32, #gpu.address_space<workgroup>>
+  return %y : f32
+}
+func.func @g(%x: f32, %i: index, %seed: f32) -> f32 {
+  %d:2 = nabla.autodiff @f(%x, %i, %seed) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
+  return %d#1 : f32
+}
