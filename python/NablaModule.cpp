@@ -211,6 +211,16 @@ public:
     return text;
   }
 
+  /// The text with every op's location, so that a module parsed from it
+  /// reports errors at the original lines (a .cu file's, a .ll's).
+  std::string strWithLocations() const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, mlir::OpPrintingFlags().enableDebugInfo(
+                          /*enable=*/true, /*prettyForm=*/false));
+    return text;
+  }
+
   Module clone() const {
     return Module(context, mlir::OwningOpRef<mlir::ModuleOp>(module->clone()));
   }
@@ -602,6 +612,7 @@ PYBIND11_MODULE(_nabla, m) {
                   py::arg("data"), py::arg("module_name"),
                   py::arg("kernel") = "")
       .def("__str__", &Module::str)
+      .def("str_with_locations", &Module::strWithLocations)
       .def("clone", &Module::clone)
       .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"));
   m.def("compile", &compile, py::arg("module"), py::arg("target"),

@@ -2,9 +2,10 @@
 //
 // A kernel launched only with constant sizes, the same at every launch, can
 // be compiled for them: SPIR-V needs its workgroup size at compile time, and
-// every target folds gpu.block_dim / gpu.grid_dim into constants. Kernels
-// launched with run-time or differing sizes, and kernels nothing launches,
-// keep what they have.
+// every target folds gpu.block_dim / gpu.grid_dim into constants. The same
+// for the dynamic shared memory size (`nabla.dynamic_shared_memory`), which
+// SPIR-V and Metal compile in. Kernels launched with run-time or differing
+// sizes, and kernels nothing launches, keep what they have.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +27,17 @@ using namespace mlir;
 
 namespace {
 
+/// The bytes of dynamic shared memory every launch of the kernel passes.
+constexpr StringLiteral kDynamicSharedAttrName = "nabla.dynamic_shared_memory";
+
 /// What the launches of one kernel agree on.
 struct LaunchSizes {
   /// Unset until the first launch; cleared on a run-time or differing size.
   std::optional<SmallVector<int32_t, 3>> block, grid;
   bool blockVaries = false, gridVaries = false;
+  /// The dynamic shared memory bytes (0 when a launch passes none).
+  std::optional<int64_t> dynamicShared;
+  bool dynamicSharedVaries = false;
   /// A launch with a constant block size, for diagnostics.
   gpu::LaunchFuncOp constantLaunch;
 };
@@ -84,6 +91,22 @@ struct AnnotateLaunchSizes
       merge(block, sizes.block, sizes.blockVaries, first);
       merge(constantSizes(launch.getGridSizeOperandValues()), sizes.grid,
             sizes.gridVaries, first);
+      std::optional<int64_t> bytes = 0;
+      if (Value size = launch.getDynamicSharedMemorySize()) {
+        APInt constant;
+        bytes = matchPattern(size, m_ConstantInt(&constant)) &&
+                        !constant.isNegative()
+                    ? std::optional<int64_t>(constant.getSExtValue())
+                    : std::nullopt;
+      }
+      if (!sizes.dynamicSharedVaries) {
+        if (!bytes || (!first && sizes.dynamicShared != bytes)) {
+          sizes.dynamicSharedVaries = true;
+          sizes.dynamicShared.reset();
+        } else {
+          sizes.dynamicShared = bytes;
+        }
+      }
     });
 
     for (auto &[op, sizes] : kernels) {
@@ -109,6 +132,18 @@ struct AnnotateLaunchSizes
       if (sizes.grid && !kernel.getKnownGridSize())
         kernel.setKnownGridSizeAttr(
             DenseI32ArrayAttr::get(&getContext(), *sizes.grid));
+      // Only for a kernel that views dynamic shared memory itself.
+      bool viewsDynamicShared =
+          kernel
+              .walk([](gpu::DynamicSharedMemoryOp) {
+                return WalkResult::interrupt();
+              })
+              .wasInterrupted();
+      if (sizes.dynamicShared && viewsDynamicShared)
+        kernel->setAttr(
+            kDynamicSharedAttrName,
+            IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                             *sizes.dynamicShared));
     }
   }
 };

@@ -65,7 +65,9 @@ def _generate(module, kernel, dup):
     # name, `mul_kernel` for `_Z10mul_kernelPfi`).
     kernel = primal.name
     adjoint = f"__nabla_adjoint_{kernel}"
-    text = str(module)
+    # With locations: errors of the adjoint's generation point at the
+    # primal's source lines (a .cu file's), not at the printed text.
+    text = module._native.str_with_locations()
     # The printer writes `gpu.func @k(` or `gpu.func @"k"(` at the start of
     # a line; the request goes just before it (symbol order does not matter).
     pattern = re.compile(r'^([ \t]*)gpu\.func @(?:' + re.escape(kernel) + '|"'

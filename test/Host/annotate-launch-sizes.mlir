@@ -63,3 +63,26 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A kernel viewing dynamic shared memory gets the bytes its launches agree
+// on (SPIR-V and Metal compile them in).
+// CHECK-LABEL: gpu.module @shared
+// CHECK: gpu.func @k() kernel attributes {known_block_size = array<i32: 4, 1, 1>, known_grid_size = array<i32: 1, 1, 1>, nabla.dynamic_shared_memory = 16 : i64}
+module attributes {gpu.container_module} {
+  gpu.module @shared {
+    gpu.func @k() kernel {
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+  func.func @main() {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %bytes = arith.constant 16 : i32
+    gpu.launch_func @shared::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) dynamic_shared_memory_size %bytes
+    gpu.launch_func @shared::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) dynamic_shared_memory_size %bytes
+    return
+  }
+}

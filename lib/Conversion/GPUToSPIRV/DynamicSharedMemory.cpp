@@ -39,11 +39,24 @@ static bool isShadowShift(Value shift) {
 }
 
 LogicalResult nabla::materializeDynamicSharedMemory(gpu::GPUModuleOp module,
-                                                    int64_t bytes,
+                                                    int64_t optionBytes,
                                                     StringRef optionName) {
   SmallVector<gpu::DynamicSharedMemoryOp> regions;
   module.walk([&](gpu::DynamicSharedMemoryOp op) { regions.push_back(op); });
   for (gpu::DynamicSharedMemoryOp region : regions) {
+    // A host program's launches that agree on a constant size give it
+    // (nabla-annotate-launch-sizes); it must match the option when both are.
+    int64_t bytes = optionBytes;
+    if (auto kernel = region->getParentOfType<gpu::GPUFuncOp>())
+      if (auto launched = kernel->getAttrOfType<IntegerAttr>(
+              "nabla.dynamic_shared_memory")) {
+        if (optionBytes >= 0 && launched.getInt() != optionBytes)
+          return region.emitOpError("is compiled for ")
+                 << optionBytes << " bytes of dynamic shared memory ("
+                 << optionName << "), but every launch of @"
+                 << kernel.getName() << " passes " << launched.getInt();
+        bytes = launched.getInt();
+      }
     if (bytes < 0)
       return region.emitOpError(
                  "uses dynamic shared memory (`extern __shared__`), whose "

@@ -328,11 +328,9 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
                      "' cannot be launched: its module carries no launch "
                      "description (compile the host program with a "
                      "nabla-to-spirv pipeline)");
-  if (config.sharedMemoryBytes)
-    return makeError("kernel '" + function->name +
-                     "' launched with dynamic shared memory, which Vulkan "
-                     "kernels cannot receive (its size is compiled in: "
-                     "nabla-to-spirv's dynamic-shared-memory option)");
+  // Dynamic shared memory (config.sharedMemoryBytes) is compiled into a
+  // Vulkan kernel: the size its host program's launches agree on, or the
+  // pipelines' dynamic-shared-memory option (compilation checks they match).
   if (config.kernelNs && !timestamps)
     return makeError("Vulkan device '" + info_.name +
                      "' cannot time kernels: " + info_.timingProblem);

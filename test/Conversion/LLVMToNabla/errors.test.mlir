@@ -35,7 +35,7 @@
 // NULLTEST: arith.cmpi eq, %[[FLAG]]
 // LOADED: loaded.ll:2:3: error: a pointer loaded from memory cannot be raised
 // BAKED: baked.ll:2:3: error: cannot raise the baked address 4096: list it with its key and size in !nabla.address_map
-// PHI: error: a pointer that selects between two different objects cannot be raised
+// PHI: phi.ll:13:3: error: a pointer that chooses between two different objects (a select or a phi) cannot be raised here: only loads, stores and atomics through one are
 // ENZYME: enzyme.ll:6:3: error: this Enzyme request passes 1 arguments, @f takes 2
 // SYNTAX: syntax.ll:3:11: error: invalid LLVM IR: expected value token
 // VERIFIER: error: invalid LLVM IR (verifier): Instruction does not dominate all uses!
@@ -122,6 +122,10 @@ define ptx_kernel void @k() {
   ret void
 }
 //--- phi.ll
+define void @g(ptr %q) noinline {
+  store float 1.0, ptr %q
+  ret void
+}
 define ptx_kernel void @k(ptr %a, ptr %b, i1 %c) {
 entry:
   br i1 %c, label %l, label %r
@@ -131,7 +135,7 @@ r:
   br label %m
 m:
   %p = phi ptr [ %a, %l ], [ %b, %r ]
-  store float 1.0, ptr %p
+  call void @g(ptr %p)
   ret void
 }
 //--- enzyme.ll
