@@ -797,6 +797,29 @@ def test_pointer_phi_between_buffers(tmp_path, opt):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+def test_rounding_mode_conversions(tmp_path, opt):
+    """__float2int_rd/ru/rn/rz (libdevice's __nv_float2int_*) round as named,
+    ties to even included; the float path through them differentiates (the
+    rounded value's derivative is zero)."""
+    ll = compile_cuda(tmp_path, "rounding_conversions", opt)
+    x = np.array([2.5, -2.5, 3.5, -0.4, 7.0, 1.2, -1.7, 0.5] * 8)
+    n = len(x)
+    out = run(tmp_path, ll, "quantize_kernel", 1, 64,
+              [f32(x), np.zeros(4 * n, np.int32), f32(np.zeros(n)),
+               f"i32:{n}"])
+    expected = np.stack([np.floor(x), np.ceil(x), np.round(x), np.trunc(x)],
+                        axis=1).ravel()
+    np.testing.assert_array_equal(out[1], expected.astype(np.int32))
+    check(out[2], x * x + np.floor(x))
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_quantize", 1, 64,
+              [f32(x), f32(np.zeros(n)), np.zeros(4 * n, np.int32),
+               f32(np.zeros(n)), f32(dy), f"i32:{n}"])
+    check(out[1], 2 * x * dy)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
     """llvm.memmove within one buffer, to a later and to an earlier place:
     the copy's direction keeps overlapping ranges right; the gradient goes
@@ -899,7 +922,8 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "half_precision", "local_arrays", "bool_parameter",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
-           "dynamic_shared_grad", "llm_kernels", "loop_buffers"]
+           "dynamic_shared_grad", "llm_kernels", "loop_buffers",
+           "rounding_conversions"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

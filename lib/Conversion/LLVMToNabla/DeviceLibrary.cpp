@@ -389,9 +389,78 @@ static Value buildLibdeviceExtra(OpBuilder &b, Location loc, StringRef name,
   return nullptr;
 }
 
+/// libdevice's conversions with a rounding mode (`__nv_int2float_ru`,
+/// `__nv_float2int_rd`, `__nv_double2float_rz`, ...): `<from>2<to>_r<mode>`
+/// with from/to among int, uint, ll, ull, float, double. A float-to-integer
+/// conversion rounds first as the mode says (n: to even, z: toward zero, u:
+/// up, d: down); conversions to a float round to nearest whatever the mode
+/// (every target has one rounding mode; the last bit may differ), as the
+/// other rounding-mode variants do.
+static Value buildConversion(OpBuilder &b, Location loc, StringRef name,
+                             ValueRange operands) {
+  if (!name.consume_front("__nv_") || operands.size() != 1)
+    return nullptr;
+  auto [from, rest] = name.split('2');
+  auto [to, mode] = rest.split("_r");
+  if (mode.size() != 1 || !StringRef("nzud").contains(mode[0]))
+    return nullptr;
+  struct Kind {
+    Type type;
+    bool isFloat, isSigned;
+  };
+  auto kindOf = [&](StringRef spelled) -> std::optional<Kind> {
+    return llvm::StringSwitch<std::optional<Kind>>(spelled)
+        .Case("int", Kind{b.getI32Type(), false, true})
+        .Case("uint", Kind{b.getI32Type(), false, false})
+        .Case("ll", Kind{b.getI64Type(), false, true})
+        .Case("ull", Kind{b.getI64Type(), false, false})
+        .Case("float", Kind{b.getF32Type(), true, true})
+        .Case("double", Kind{b.getF64Type(), true, true})
+        .Default(std::nullopt);
+  };
+  std::optional<Kind> source = kindOf(from), target = kindOf(to);
+  Value x = operands[0];
+  if (!source || !target || x.getType() != source->type ||
+      source->type == target->type)
+    return nullptr;
+  if (source->isFloat && target->isFloat)
+    return source->type.getIntOrFloatBitWidth() >
+                   target->type.getIntOrFloatBitWidth()
+               ? arith::TruncFOp::create(b, loc, target->type, x).getResult()
+               : arith::ExtFOp::create(b, loc, target->type, x).getResult();
+  if (!source->isFloat && target->isFloat)
+    return source->isSigned
+               ? arith::SIToFPOp::create(b, loc, target->type, x).getResult()
+               : arith::UIToFPOp::create(b, loc, target->type, x).getResult();
+  if (source->isFloat && !target->isFloat) {
+    Value rounded = x;
+    switch (mode[0]) {
+    case 'n':
+      rounded = math::RoundEvenOp::create(b, loc, x);
+      break;
+    case 'u':
+      rounded = math::CeilOp::create(b, loc, x);
+      break;
+    case 'd':
+      rounded = math::FloorOp::create(b, loc, x);
+      break;
+    default:
+      break; // toward zero: the conversion truncates
+    }
+    return target->isSigned
+               ? arith::FPToSIOp::create(b, loc, target->type, rounded)
+                     .getResult()
+               : arith::FPToUIOp::create(b, loc, target->type, rounded)
+                     .getResult();
+  }
+  return nullptr;
+}
+
 Value nabla::raise::buildDeviceLibraryCall(OpBuilder &builder, Location loc,
                                            StringRef name,
                                            ValueRange operands) {
+  if (Value converted = buildConversion(builder, loc, name, operands))
+    return converted;
   if (Value bits = buildReinterpretation(builder, loc, name, operands))
     return bits;
   if (Value extra = buildLibdeviceExtra(builder, loc, name, operands))

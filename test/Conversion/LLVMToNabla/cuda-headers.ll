@@ -87,3 +87,50 @@ define ptx_kernel void @library(ptr %x, ptr %n) {
   store float %sum, ptr %p
   ret void
 }
+
+; Conversions with a rounding mode: float to integer rounds as the mode says
+; first (rd: floor, ru: ceil, rn: to even, rz: the truncating conversion);
+; to a float rounds to nearest whatever the mode.
+; CHECK-LABEL: gpu.func @conversions
+; CHECK: %[[FL:.*]] = math.floor %{{.*}} : f32
+; CHECK: arith.fptosi %[[FL]] : f32 to i32
+; CHECK: %[[CE:.*]] = math.ceil %{{.*}} : f32
+; CHECK: arith.fptoui %[[CE]] : f32 to i32
+; CHECK: %[[RE:.*]] = math.roundeven %{{.*}} : f64
+; CHECK: arith.fptosi %[[RE]] : f64 to i64
+; CHECK: arith.fptosi %{{.*}} : f32 to i32
+; CHECK: arith.sitofp %{{.*}} : i32 to f32
+; The unsigned i64 to double to float pair folds into one conversion.
+; CHECK: arith.uitofp %{{.*}} : i64 to f32
+define ptx_kernel void @conversions(ptr %x, ptr %d, ptr %i, ptr %l, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t64 = zext i32 %t to i64
+  %px = getelementptr inbounds float, ptr %x, i64 %t64
+  %v = load float, ptr %px, align 4
+  %pd = getelementptr inbounds double, ptr %d, i64 %t64
+  %w = load double, ptr %pd, align 8
+  %a = call i32 @__nv_float2int_rd(float %v)
+  %b = call i32 @__nv_float2uint_ru(float %v)
+  %c = call i64 @__nv_double2ll_rn(double %w)
+  %e = call i32 @__nv_float2int_rz(float %v)
+  %s1 = add i32 %a, %b
+  %s2 = add i32 %s1, %e
+  %pi = getelementptr inbounds i32, ptr %i, i64 %t64
+  store i32 %s2, ptr %pi, align 4
+  %pl = getelementptr inbounds i64, ptr %l, i64 %t64
+  store i64 %c, ptr %pl, align 8
+  %f = call float @__nv_int2float_ru(i32 %s2)
+  %g = call double @__nv_ull2double_rd(i64 %c)
+  %h = call float @__nv_double2float_rz(double %g)
+  %sum = fadd float %f, %h
+  %py = getelementptr inbounds float, ptr %y, i64 %t64
+  store float %sum, ptr %py, align 4
+  ret void
+}
+declare i32 @__nv_float2int_rd(float)
+declare i32 @__nv_float2uint_ru(float)
+declare i64 @__nv_double2ll_rn(double)
+declare i32 @__nv_float2int_rz(float)
+declare float @__nv_int2float_ru(i32)
+declare double @__nv_ull2double_rd(i64)
+declare float @__nv_double2float_rz(double)
