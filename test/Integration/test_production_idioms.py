@@ -820,6 +820,44 @@ def test_rounding_mode_conversions(tmp_path, opt):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+def test_wrapping_atomic_counters_and_compaction(tmp_path, opt):
+    """atomicInc/atomicDec wrap at their bound (every ticket taken once per
+    lap); stream compaction by atomicInc slots, whose gradient reads each
+    element's slot from the forward sweep."""
+    ll = compile_cuda(tmp_path, "atomic_counters", opt)
+    threads, bound = 128, 9
+    out = run(tmp_path, ll, "tickets", 2, 64,
+              [np.array([0, 0], np.uint32), np.zeros(threads, np.uint32),
+               np.zeros(threads, np.uint32), f"i32:{bound}"])
+    laps = np.arange(threads) % (bound + 1)
+    np.testing.assert_array_equal(np.sort(out[1]), np.sort(laps))
+    # atomicDec from 0: bound, bound - 1, ..., 0, bound, ...
+    np.testing.assert_array_equal(np.sort(out[2]),
+                                  np.sort((-np.arange(threads)) % (bound + 1)))
+    np.testing.assert_array_equal(out[0], [threads % (bound + 1),
+                                           (-threads) % (bound + 1)])
+    n = 100
+    x = RNG.uniform(-1, 1, n)
+    kept = x > 0
+    out = run(tmp_path, ll, "compact_kernel", 2, 64,
+              [f32(x), f32(np.zeros(n)), np.zeros(1, np.uint32), f"i32:{n}"])
+    assert out[2][0] == kept.sum()
+    check(np.sort(out[1][:kept.sum()]), np.sort(x[kept] ** 2))
+    dout = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_compact", 2, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(dout),
+               np.zeros(1, np.uint32), f"i32:{n}"])
+    # Each kept element's slot is where its value landed in the output.
+    written = out[2][:kept.sum()]
+    expected = np.zeros(n)
+    for i in np.flatnonzero(kept):
+        slot = np.argmin(np.abs(written - x[i] ** 2))
+        expected[i] = 2 * x[i] * dout[slot]
+    check(out[1], expected)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 def test_overlapping_memmove(tmp_path, opt):
     """llvm.memmove within one buffer, to a later and to an earlier place:
     the copy's direction keeps overlapping ranges right; the gradient goes
@@ -923,7 +961,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
            "dynamic_shared_grad", "llm_kernels", "loop_buffers",
-           "rounding_conversions"]
+           "rounding_conversions", "atomic_counters"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -449,6 +449,56 @@ getAtomicKind(LLVM::AtomicBinOp op) {
   }
 }
 
+/// CUDA's atomicInc/atomicDec (atomicrmw uinc_wrap/udec_wrap: a counter
+/// that wraps at a bound) as a memref.generic_atomic_rmw computing the new
+/// value from the old one: inc: old >= bound ? 0 : old + 1; dec: old == 0
+/// || old > bound ? bound : old - 1.
+LogicalResult FunctionRaiser::raiseWrappingAtomic(LLVM::AtomicRMWOp rmw) {
+  Location loc = plainLoc(rmw.getLoc());
+  Value bound = lookup(rmw, rmw.getVal());
+  FailureOr<std::pair<Value, Value>> ptr = lookupPointer(rmw, rmw.getPtr());
+  if (!bound || failed(ptr))
+    return failure();
+  if (cast<MemRefType>(ptr->first.getType()).getElementType() !=
+      bound.getType())
+    return fail(rmw) << "cannot raise an atomic of " << bound.getType()
+                     << " on an object also accessed as another type";
+  bool increment = rmw.getBinOp() == LLVM::AtomicBinOp::uinc_wrap;
+  auto generic = memref::GenericAtomicRMWOp::create(
+      builder, loc, ptr->first, ValueRange{ptr->second});
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(generic.getBody());
+    Value old = generic.getCurrentValue();
+    Type type = old.getType();
+    Value zero = arith::ConstantOp::create(builder, loc,
+                                           builder.getIntegerAttr(type, 0));
+    Value one = arith::ConstantOp::create(builder, loc,
+                                          builder.getIntegerAttr(type, 1));
+    Value next;
+    if (increment) {
+      Value wraps = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::uge, old, bound);
+      next = arith::SelectOp::create(
+          builder, loc, wraps, zero,
+          arith::AddIOp::create(builder, loc, old, one));
+    } else {
+      Value wraps = arith::OrIOp::create(
+          builder, loc,
+          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, old,
+                                zero),
+          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt, old,
+                                bound));
+      next = arith::SelectOp::create(
+          builder, loc, wraps, bound,
+          arith::SubIOp::create(builder, loc, old, one));
+    }
+    memref::AtomicYieldOp::create(builder, loc, next);
+  }
+  scalars.map(rmw.getResult(), generic.getResult());
+  return success();
+}
+
 LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
   Location loc = plainLoc(op->getLoc());
   if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
@@ -505,6 +555,9 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
     return success();
   }
   auto rmw = cast<LLVM::AtomicRMWOp>(op);
+  if (rmw.getBinOp() == LLVM::AtomicBinOp::uinc_wrap ||
+      rmw.getBinOp() == LLVM::AtomicBinOp::udec_wrap)
+    return raiseWrappingAtomic(rmw);
   auto kind = getAtomicKind(rmw.getBinOp());
   if (!kind)
     return fail(rmw) << "cannot raise atomicrmw "
