@@ -82,10 +82,12 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
 
-  GpuModuleToBinaryPassOptions binary;
+  // Upstream's gpu-module-to-binary, with heavily used libdevice functions
+  // kept out of line (the PTX of a long gradient stays bounded).
+  nabla::ModuleToBinaryOptions binary;
   binary.toolkitPath = toolkit;
   binary.compilationTarget = "isa";
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(nabla::createModuleToBinary(binary));
 
   if (options.cubin)
     pm.addPass(createAssembleCubin({toolkit, options.optLevel.getValue()}));

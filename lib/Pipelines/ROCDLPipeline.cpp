@@ -66,10 +66,12 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
   attach.wave64Flag = options.wave64.getValue();
   pm.addPass(createGpuROCDLAttachTarget(attach));
 
-  GpuModuleToBinaryPassOptions binary;
+  // Upstream's gpu-module-to-binary, with heavily used OCML functions kept
+  // out of line.
+  nabla::ModuleToBinaryOptions binary;
   binary.toolkitPath = options.toolkit.empty() ? getDefaultROCmToolkit()
                                                : options.toolkit.getValue();
   binary.compilationTarget = "bin";
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(nabla::createModuleToBinary(binary));
   addHostPasses(pm, "rocdl", options.hostLowering);
 }

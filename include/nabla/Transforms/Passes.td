@@ -134,6 +134,31 @@ def AssembleCubin : Pass<"nabla-assemble-cubin", "mlir::ModuleOp"> {
     Option<"toolkitPath", "toolkit", "std::string", [{""}],
            "CUDA toolkit holding bin/ptxas (default: $CUDA_PATH or /usr/local/cuda)">,
     Option<"optLevel", "opt-level", "int", "2", "ptxas optimization level">,
+    Option<"largePtxLines", "large-ptx-lines", "int64_t", "40000",
+           "Assemble PTX longer than this many lines with ptxas -O0 (0: never)">,
+  ];
+}
+
+def ModuleToBinary : Pass<"nabla-module-to-binary", "mlir::ModuleOp"> {
+  let summary = "gpu-module-to-binary, keeping heavily used device-library functions out of line";
+  let description = [{
+    Serializes every `gpu.module` with its target attribute, as upstream's
+    `gpu-module-to-binary` does, with one difference: after the device
+    library (libdevice, OCML) is linked, a library function called from more
+    than `outline-calls` places is kept as one function the kernels call
+    (`noinline`) instead of being inlined at each call (libdevice marks its
+    functions `alwaysinline`). A gradient of a long computation calls `sinf`
+    and `cosf` thousands of times: inlined, each call adds the function's
+    whole body (with its slow path) to the PTX, and the assembler's time and
+    memory grow with it. 0 inlines every call, as upstream does.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", [{""}],
+           "Toolkit path (CUDA for NVVM, ROCm for ROCDL)">,
+    Option<"compilationTarget", "format", "std::string", [{"isa"}],
+           "What to produce: llvm, isa, bin or fatbin">,
+    Option<"outlineCalls", "outline-calls", "int64_t", "16",
+           "Keep a device-library function out of line once this many calls use it (0: never)">,
   ];
 }
 

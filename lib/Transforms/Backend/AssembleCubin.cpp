@@ -89,7 +89,21 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
       os << ptx;
     }
     std::string arch = ("-arch=" + chip).str();
-    std::string opt = "-O" + std::to_string(optLevel);
+    // ptxas's optimizer grows much faster than the PTX: beyond
+    // `large-ptx-lines` (a gradient of thousands of ops) it would take
+    // minutes and gigabytes, so such a module is assembled without it.
+    int level = optLevel;
+    int64_t lines = llvm::count(ptx, '\n');
+    if (largePtxLines > 0 && lines > largePtxLines && level > 0) {
+      binary.emitWarning() << "PTX of " << lines
+                           << " lines: assembled with ptxas -O0 (its "
+                              "optimizer's time grows superlinearly beyond "
+                           << largePtxLines
+                           << " lines; the large-ptx-lines option moves the "
+                              "limit, 0 removes it)";
+      level = 0;
+    }
+    std::string opt = "-O" + std::to_string(level);
     SmallVector<StringRef> args = {ptxas,        arch, opt,
                                    input.path(), "-o", output.path()};
     std::optional<StringRef> redirects[] = {std::nullopt, log.path(),
