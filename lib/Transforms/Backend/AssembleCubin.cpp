@@ -98,7 +98,7 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
       binary.emitWarning() << "PTX of " << lines
                            << " lines: assembled with ptxas -O0 (its "
                               "optimizer's time grows superlinearly beyond "
-                           << largePtxLines
+                           << largePtxLines.getValue()
                            << " lines; the large-ptx-lines option moves the "
                               "limit, 0 removes it)";
       level = 0;
