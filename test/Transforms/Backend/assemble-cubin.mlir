@@ -5,7 +5,7 @@
 // RUN: nabla-opt %s --split-input-file --nabla-assemble-cubin -verify-diagnostics | FileCheck %s
 // PTX longer than large-ptx-lines is assembled with ptxas -O0, with a warning
 // (ptxas's optimizer takes minutes on a gradient of thousands of ops).
-// RUN: nabla-opt %s --split-input-file --nabla-assemble-cubin="large-ptx-lines=5" 2>&1 >/dev/null | FileCheck %s --check-prefix=LARGE
+// RUN: not nabla-opt %s --split-input-file --nabla-assemble-cubin="large-ptx-lines=5" 2>&1 >/dev/null | FileCheck %s --check-prefix=LARGE
 // LARGE: warning: PTX of 9 lines: assembled with ptxas -O0 (its optimizer{{.*}} beyond 5 lines
 
 // CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_80">, assembly = "
