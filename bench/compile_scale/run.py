@@ -48,10 +48,10 @@ def measure(path, target, out):
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-    _, _, usage = os.wait4(child.pid, 0)
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - start
-    if child.returncode not in (0, None) and usage is None:
-        sys.exit(f"{' '.join(command)} failed")
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(command)} failed: {child.stderr.read()}")
     # ru_maxrss of the child (nabla-compile; ptxas and ld.lld are its
     # children and are not counted: see REPORT.md).
     return seconds, usage.ru_maxrss / 1024
