@@ -57,7 +57,7 @@ private:
   LogicalResult raiseOp(Operation *op);
   LogicalResult raisePointerOp(Operation *op);
   LogicalResult raiseMemoryOp(Operation *op);
-  LogicalResult raiseWrappingAtomic(LLVM::AtomicRMWOp rmw);
+  LogicalResult raiseComputedAtomic(LLVM::AtomicRMWOp rmw);
   LogicalResult raiseCall(LLVM::CallOp call);
   LogicalResult raiseEnzymeRequest(LLVM::CallOp call, FunctionPlan &callee,
                                    bool reverse);

@@ -449,50 +449,79 @@ getAtomicKind(LLVM::AtomicBinOp op) {
   }
 }
 
-/// CUDA's atomicInc/atomicDec (atomicrmw uinc_wrap/udec_wrap: a counter
-/// that wraps at a bound) as a memref.generic_atomic_rmw computing the new
-/// value from the old one: inc: old >= bound ? 0 : old + 1; dec: old == 0
-/// || old > bound ? bound : old - 1.
-LogicalResult FunctionRaiser::raiseWrappingAtomic(LLVM::AtomicRMWOp rmw) {
+/// The value a wrapping atomicrmw (uinc_wrap, udec_wrap) stores given the
+/// old value and its bound; null for other kinds.
+static Value computeAtomicUpdate(OpBuilder &b, Location loc,
+                                 LLVM::AtomicBinOp kind, Value old,
+                                 Value operand) {
+  Type type = old.getType();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+  };
+  using K = LLVM::AtomicBinOp;
+  switch (kind) {
+  case K::uinc_wrap: {
+    // old >= bound ? 0 : old + 1 (CUDA's atomicInc).
+    Value wraps =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, old, operand);
+    return arith::SelectOp::create(
+        b, loc, wraps, constant(0),
+        arith::AddIOp::create(b, loc, old, constant(1)));
+  }
+  case K::udec_wrap: {
+    // old == 0 || old > bound ? bound : old - 1 (CUDA's atomicDec).
+    Value wraps = arith::OrIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, old,
+                              constant(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, old,
+                              operand));
+    return arith::SelectOp::create(
+        b, loc, wraps, operand,
+        arith::SubIOp::create(b, loc, old, constant(1)));
+  }
+  default:
+    return nullptr;
+  }
+}
+
+/// An atomicrmw memref.atomic_rmw cannot express, as a
+/// memref.generic_atomic_rmw computing the new value from the old one:
+/// CUDA's atomicInc/atomicDec (uinc_wrap/udec_wrap: counters wrapping at a
+/// bound). (An int counter kept in a float buffer would need the element
+/// reinterpreted inside the update, which the targets' compare-and-swap
+/// lowerings do not take: a located error, as is workgroup memory.)
+LogicalResult FunctionRaiser::raiseComputedAtomic(LLVM::AtomicRMWOp rmw) {
   Location loc = plainLoc(rmw.getLoc());
-  Value bound = lookup(rmw, rmw.getVal());
+  Value operand = lookup(rmw, rmw.getVal());
   FailureOr<std::pair<Value, Value>> ptr = lookupPointer(rmw, rmw.getPtr());
-  if (!bound || failed(ptr))
+  if (!operand || failed(ptr))
     return failure();
-  if (cast<MemRefType>(ptr->first.getType()).getElementType() !=
-      bound.getType())
-    return fail(rmw) << "cannot raise an atomic of " << bound.getType()
+  auto memref = cast<MemRefType>(ptr->first.getType());
+  Type element = memref.getElementType();
+  Type type = operand.getType();
+  // The targets' lowerings of memref.generic_atomic_rmw take global memory
+  // only.
+  if (memref.getMemorySpace())
+    return fail(rmw) << "cannot raise this atomicrmw "
+                     << LLVM::stringifyAtomicBinOp(rmw.getBinOp()) << " of "
+                     << type << " on workgroup memory"
+                     << ": its update is computed (a compare-and-swap loop), "
+                        "which the targets lower for global memory only";
+  if (element != type)
+    return fail(rmw) << "cannot raise an atomic of " << type
                      << " on an object also accessed as another type";
-  bool increment = rmw.getBinOp() == LLVM::AtomicBinOp::uinc_wrap;
   auto generic = memref::GenericAtomicRMWOp::create(
       builder, loc, ptr->first, ValueRange{ptr->second});
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(generic.getBody());
     Value old = generic.getCurrentValue();
-    Type type = old.getType();
-    Value zero = arith::ConstantOp::create(builder, loc,
-                                           builder.getIntegerAttr(type, 0));
-    Value one = arith::ConstantOp::create(builder, loc,
-                                          builder.getIntegerAttr(type, 1));
-    Value next;
-    if (increment) {
-      Value wraps = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::uge, old, bound);
-      next = arith::SelectOp::create(
-          builder, loc, wraps, zero,
-          arith::AddIOp::create(builder, loc, old, one));
-    } else {
-      Value wraps = arith::OrIOp::create(
-          builder, loc,
-          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, old,
-                                zero),
-          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt, old,
-                                bound));
-      next = arith::SelectOp::create(
-          builder, loc, wraps, bound,
-          arith::SubIOp::create(builder, loc, old, one));
-    }
+    Value next =
+        computeAtomicUpdate(builder, loc, rmw.getBinOp(), old, operand);
+    if (!next)
+      return fail(rmw) << "cannot raise atomicrmw "
+                       << LLVM::stringifyAtomicBinOp(rmw.getBinOp());
     memref::AtomicYieldOp::create(builder, loc, next);
   }
   scalars.map(rmw.getResult(), generic.getResult());
@@ -557,7 +586,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
   auto rmw = cast<LLVM::AtomicRMWOp>(op);
   if (rmw.getBinOp() == LLVM::AtomicBinOp::uinc_wrap ||
       rmw.getBinOp() == LLVM::AtomicBinOp::udec_wrap)
-    return raiseWrappingAtomic(rmw);
+    return raiseComputedAtomic(rmw);
   auto kind = getAtomicKind(rmw.getBinOp());
   if (!kind)
     return fail(rmw) << "cannot raise atomicrmw "
