@@ -57,7 +57,7 @@ private:
   LogicalResult raiseOp(Operation *op);
   LogicalResult raisePointerOp(Operation *op);
   LogicalResult raiseMemoryOp(Operation *op);
-  LogicalResult raiseComputedAtomic(LLVM::AtomicRMWOp rmw);
+  LogicalResult raiseAtomic(LLVM::AtomicRMWOp rmw);
   LogicalResult raiseCall(LLVM::CallOp call);
   LogicalResult raiseEnzymeRequest(LLVM::CallOp call, FunctionPlan &callee,
                                    bool reverse);
