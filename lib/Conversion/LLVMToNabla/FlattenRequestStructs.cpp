@@ -73,22 +73,6 @@ SmallVector<LLVM::GEPArg> fieldIndices(ArrayRef<int64_t> position) {
   return indices;
 }
 
-/// The activity marker `value` loads (`enzyme_const`, ...), if it is one.
-std::optional<StringRef> getLoadedMarker(Value value) {
-  auto load = value.getDefiningOp<LLVM::LoadOp>();
-  if (!load)
-    return std::nullopt;
-  Value address = load.getAddr();
-  while (Operation *def = address.getDefiningOp()) {
-    if (auto global = dyn_cast<LLVM::AddressOfOp>(def))
-      return nabla::raise::getMarkerActivity(global.getGlobalName());
-    if (!isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
-      return std::nullopt;
-    address = def->getOperand(0);
-  }
-  return std::nullopt;
-}
-
 /// The wrapper of `func` taking each struct parameter as its fields (made
 /// once per function).
 LLVM::LLVMFuncOp getOrMakeWrapper(LLVM::LLVMFuncOp func,
@@ -175,11 +159,8 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
   unsigned renamed = 0;
   for (LLVM::CallOp call : requests) {
     bool reverse = *getEnzymeMode(*call.getCallee());
-    Value fn = call.getArgOperands()[0];
-    while (fn.getDefiningOp() &&
-           isa<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(fn.getDefiningOp()))
-      fn = fn.getDefiningOp()->getOperand(0);
-    auto address = fn.getDefiningOp<LLVM::AddressOfOp>();
+    auto address = stripPointerCasts(call.getArgOperands()[0])
+                       .getDefiningOp<LLVM::AddressOfOp>();
     auto func = address ? symbols.lookup<LLVM::LLVMFuncOp>(
                               address.getGlobalName())
                         : LLVM::LLVMFuncOp();

@@ -86,6 +86,15 @@ struct SharedSlot {
 /// on either side); null otherwise.
 mlir::Value getNullTestedPointer(mlir::LLVM::ICmpOp compare);
 
+/// `value` without address-space casts and bitcasts.
+mlir::Value stripPointerCasts(mlir::Value value);
+
+/// The activity marker `value` loads (`enzyme_dup`, ...), if it is one.
+std::optional<llvm::StringRef> getLoadedMarker(mlir::Value value);
+
+/// True if parameter `arg` is tested for null in its function (NullTests.cpp).
+bool isNullTested(mlir::Value arg);
+
 /// Everything known about one LLVM function before it is rewritten.
 struct FunctionPlan {
   mlir::LLVM::LLVMFuncOp func;
@@ -176,6 +185,11 @@ struct DispatchField {
 /// arguments of code object v5, 1: the HSA dispatch packet) loaded as `type`.
 std::optional<DispatchField> getDispatchField(unsigned table, int64_t offset,
                                               mlir::Type type);
+
+/// True if `arg` (through casts) is passed, as itself or an Enzyme
+/// request's primal or shadow, to a parameter with a presence flag of a
+/// function already planned (NullTests.cpp).
+bool flowsToPresence(ModulePlan &module, mlir::Value arg);
 
 /// Builds the plan: kernels, call order, roots, element types, parameters,
 /// workgroup slots. Emits located errors for what cannot be raised.
