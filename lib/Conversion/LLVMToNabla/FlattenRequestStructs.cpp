@@ -21,6 +21,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
+using namespace nabla::raise;
 
 namespace {
 
@@ -33,36 +34,6 @@ Type getStructByValue(LLVM::LLVMFuncOp func, unsigned index) {
       return attr.getValue();
   Type type = func.getArgumentTypes()[index];
   return isa<LLVM::LLVMStructType, LLVM::LLVMArrayType>(type) ? type : Type();
-}
-
-/// The scalar leaves of an aggregate type with their positions.
-void collectFields(Type type, SmallVectorImpl<int64_t> &prefix,
-                   SmallVectorImpl<std::pair<SmallVector<int64_t>, Type>> &out) {
-  auto recurse = [&](int64_t i, Type element) {
-    prefix.push_back(i);
-    collectFields(element, prefix, out);
-    prefix.pop_back();
-  };
-  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
-    for (auto [i, field] : llvm::enumerate(structType.getBody()))
-      recurse(i, field);
-    return;
-  }
-  if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
-    for (unsigned i = 0; i < arrayType.getNumElements(); ++i)
-      recurse(i, arrayType.getElementType());
-    return;
-  }
-  out.push_back({SmallVector<int64_t>(prefix.begin(), prefix.end()), type});
-}
-
-using Fields = SmallVector<std::pair<SmallVector<int64_t>, Type>>;
-
-Fields getFields(Type type) {
-  SmallVector<int64_t> prefix;
-  Fields fields;
-  collectFields(type, prefix, fields);
-  return fields;
 }
 
 /// The GEP indices of field `position` of a struct in memory.
@@ -83,7 +54,7 @@ LLVM::LLVMFuncOp getOrMakeWrapper(LLVM::LLVMFuncOp func,
   SmallVector<Type> params;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     if (Type structType = getStructByValue(func, i)) {
-      for (auto &[position, type] : getFields(structType))
+      for (auto &[position, type] : getAggregateFields(structType))
         params.push_back(type);
       continue;
     }
@@ -107,7 +78,7 @@ LLVM::LLVMFuncOp getOrMakeWrapper(LLVM::LLVMFuncOp func,
       operands.push_back(entry->getArgument(next++));
       continue;
     }
-    Fields fields = getFields(structType);
+    AggregateFields fields = getAggregateFields(structType);
     if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i])) {
       // A first-class aggregate: rebuilt with insertvalue.
       Value rebuilt = LLVM::PoisonOp::create(builder, loc, structType);
@@ -208,7 +179,7 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
       if (siteStruct) {
         // Expanded by the ABI: the function's next parameters must be the
         // fields.
-        Fields fields = getFields(siteStruct);
+        AggregateFields fields = getAggregateFields(siteStruct);
         bool expanded = param + fields.size() <= func.getNumArguments();
         for (unsigned k = 0; expanded && k < fields.size(); ++k)
           expanded = func.getArgumentTypes()[param + k] == fields[k].second;
@@ -227,7 +198,7 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
         // The marker already pushed tags the first field; each further
         // field gets its own.
         bool first = true;
-        Fields fields = getFields(passed);
+        AggregateFields fields = getAggregateFields(passed);
         for (auto &[position, fieldType] : fields) {
           if (!first)
             rewritten.push_back(marker);

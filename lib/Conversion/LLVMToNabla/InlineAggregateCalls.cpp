@@ -29,6 +29,7 @@
 #include "mlir/Transforms/InliningUtils.h"
 
 using namespace mlir;
+using namespace nabla::raise;
 
 namespace {
 
@@ -53,28 +54,6 @@ bool takesOrReturnsStructs(LLVM::LLVMFuncOp func) {
   return false;
 }
 
-/// The positions of the scalar leaves of an aggregate type, depth first.
-void collectLeaves(Type type, SmallVectorImpl<int64_t> &prefix,
-                   SmallVectorImpl<std::pair<SmallVector<int64_t>, Type>> &leaves) {
-  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
-    for (auto [i, field] : llvm::enumerate(structType.getBody())) {
-      prefix.push_back(i);
-      collectLeaves(field, prefix, leaves);
-      prefix.pop_back();
-    }
-    return;
-  }
-  if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
-    for (unsigned i = 0; i < arrayType.getNumElements(); ++i) {
-      prefix.push_back(i);
-      collectLeaves(arrayType.getElementType(), prefix, leaves);
-      prefix.pop_back();
-    }
-    return;
-  }
-  leaves.push_back({SmallVector<int64_t>(prefix.begin(), prefix.end()), type});
-}
-
 /// A struct a multi-block callee returns reaches the continuation as a
 /// block argument (a phi of struct type): the argument becomes one argument
 /// per field, the predecessors pass the fields (extractvalue, which folds
@@ -90,9 +69,7 @@ LogicalResult scalarizeAggregateBlockArguments(LLVM::LLVMFuncOp func) {
   for (BlockArgument argument : llvm::reverse(arguments)) {
     Block *block = argument.getOwner();
     unsigned index = argument.getArgNumber();
-    SmallVector<int64_t> prefix;
-    SmallVector<std::pair<SmallVector<int64_t>, Type>> leaves;
-    collectLeaves(argument.getType(), prefix, leaves);
+    AggregateFields leaves = getAggregateFields(argument.getType());
     for (auto it = block->pred_begin(); it != block->pred_end(); ++it) {
       auto branch = dyn_cast<BranchOpInterface>((*it)->getTerminator());
       if (!branch)

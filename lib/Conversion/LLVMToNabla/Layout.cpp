@@ -66,6 +66,33 @@ static void collectLeaves(const DataLayout &layout, Type type, int64_t base,
   leaves.emplace_back(base, type);
 }
 
+static void collectFields(Type type, SmallVectorImpl<int64_t> &prefix,
+                          AggregateFields &fields) {
+  auto recurse = [&](int64_t i, Type element) {
+    prefix.push_back(i);
+    collectFields(element, prefix, fields);
+    prefix.pop_back();
+  };
+  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+    for (auto [i, field] : llvm::enumerate(structType.getBody()))
+      recurse(i, field);
+    return;
+  }
+  if (auto arrayType = dyn_cast<LLVM::LLVMArrayType>(type)) {
+    for (unsigned i = 0; i < arrayType.getNumElements(); ++i)
+      recurse(i, arrayType.getElementType());
+    return;
+  }
+  fields.push_back({SmallVector<int64_t>(prefix.begin(), prefix.end()), type});
+}
+
+AggregateFields nabla::raise::getAggregateFields(Type type) {
+  SmallVector<int64_t> prefix;
+  AggregateFields fields;
+  collectFields(type, prefix, fields);
+  return fields;
+}
+
 std::optional<std::pair<int64_t, Type>>
 nabla::raise::getAggregateLeaf(const DataLayout &layout, Type type,
                                ArrayRef<int64_t> position) {

@@ -210,6 +210,12 @@ int64_t getFieldOffset(const mlir::DataLayout &layout,
 llvm::SmallVector<std::pair<int64_t, mlir::Type>>
 getStructLeaves(const mlir::DataLayout &layout, mlir::Type type);
 
+/// The scalar leaves of an aggregate type (nested structs and arrays
+/// flattened), in order: each one's position (extractvalue indices) and type.
+using AggregateFields =
+    llvm::SmallVector<std::pair<llvm::SmallVector<int64_t>, mlir::Type>>;
+AggregateFields getAggregateFields(mlir::Type type);
+
 /// The byte offset and type of the leaf at `position` of aggregate `type`.
 std::optional<std::pair<int64_t, mlir::Type>>
 getAggregateLeaf(const mlir::DataLayout &layout, mlir::Type type,
