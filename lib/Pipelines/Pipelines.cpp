@@ -40,6 +40,9 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
   // Host programs: gpu.launch bodies become kernels, and kernels launched
   // with constant sizes are compiled for them.
   pm.addPass(createGpuKernelOutliningPass());
+  // Host-level AD before host code is set aside: it adds launches of the
+  // kernels' adjoints, whose sizes are annotated next.
+  pm.addPass(createDifferentiateHost());
   pm.addPass(createAnnotateLaunchSizes());
   pm.addPass(createRaiseLLVM());
   pm.addPass(createSetAsideHostCode());

@@ -18,6 +18,30 @@ bool nabla::hasShadow(Activity activity) {
   return activity == Activity::Dup || activity == Activity::DupNoNeed;
 }
 
+std::string nabla::activityCode(ArrayRef<Activity> activities) {
+  std::string code;
+  for (Activity a : activities) {
+    switch (a) {
+    case Activity::Const:
+      code += 'c';
+      break;
+    case Activity::Dup:
+      code += 'd';
+      break;
+    case Activity::DupNoNeed:
+      code += 'n';
+      break;
+    case Activity::Active:
+      code += 'a';
+      break;
+    case Activity::ActiveNoNeed:
+      code += 'x';
+      break;
+    }
+  }
+  return code;
+}
+
 bool nabla::isActiveValue(Activity activity) {
   return activity == Activity::Active || activity == Activity::ActiveNoNeed;
 }

@@ -181,39 +181,68 @@ CustomDerivativeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // KernelAdjointOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-KernelAdjointOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *symbol =
-      symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
+namespace {
+
+/// The checks both whole-kernel requests share: `kernelAttr` names a kernel,
+/// `derivedAttr` is a new symbol, one activity per parameter, each allowed
+/// for its type in `mode` (reverse mode: no scalar gradients, a kernel
+/// returns nothing).
+LogicalResult verifyKernelRequest(Operation *op,
+                                  SymbolTableCollection &symbolTable,
+                                  FlatSymbolRefAttr kernelAttr,
+                                  FlatSymbolRefAttr derivedAttr,
+                                  StringRef derivedRole,
+                                  ArrayRef<Activity> activities,
+                                  DerivativeMode mode) {
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(op, kernelAttr);
   auto kernel = dyn_cast_or_null<FunctionOpInterface>(symbol);
   // gpu.func kernels carry the `gpu.kernel` unit attribute.
   if (!kernel || symbol->getName().getStringRef() != "gpu.func" ||
       !symbol->hasAttr("gpu.kernel"))
-    return emitOpError() << getKernelAttr()
-                         << " does not reference a gpu.func kernel";
-  if (symbolTable.lookupNearestSymbolFrom(*this, getAdjointAttr()))
-    return emitOpError("adjoint ")
-           << getAdjointAttr() << " names a symbol that already exists";
+    return op->emitOpError() << kernelAttr
+                             << " does not reference a gpu.func kernel";
+  if (symbolTable.lookupNearestSymbolFrom(op, derivedAttr))
+    return op->emitOpError(derivedRole)
+           << " " << derivedAttr << " names a symbol that already exists";
   ArrayRef<Type> argTypes = kernel.getArgumentTypes();
-  if (getActivity().size() != argTypes.size())
-    return emitOpError("expects one activity per parameter of ")
-           << getKernelAttr() << " (" << argTypes.size() << "), got "
-           << getActivity().size();
-  for (auto [index, type, activity] :
-       llvm::enumerate(argTypes, getArgumentActivities())) {
+  if (activities.size() != argTypes.size())
+    return op->emitOpError("expects one activity per parameter of ")
+           << kernelAttr << " (" << argTypes.size() << "), got "
+           << activities.size();
+  for (auto [index, type, activity] : llvm::enumerate(argTypes, activities)) {
     bool isScalar = !isa<BaseMemRefType, LLVM::LLVMPointerType>(type);
     if (activity == Activity::Active || activity == Activity::ActiveNoNeed ||
-        (isScalar && activity != Activity::Const))
-      return emitOpError("activity of parameter #")
+        (mode == DerivativeMode::Reverse && isScalar &&
+         activity != Activity::Const))
+      return op->emitOpError("activity of parameter #")
              << index
              << ": a kernel returns nothing, so a scalar parameter has "
                 "nowhere to put its gradient (pass it in a buffer marked dup)";
-    if (auto reason =
-            diagnoseArgumentActivity(DerivativeMode::Reverse, activity, type))
-      return emitOpError("activity of parameter #") << index << ": "
-                                                    << *reason;
+    if (auto reason = diagnoseArgumentActivity(mode, activity, type))
+      return op->emitOpError("activity of parameter #") << index << ": "
+                                                        << *reason;
   }
   return success();
+}
+
+} // namespace
+
+LogicalResult
+KernelAdjointOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyKernelRequest(*this, symbolTable, getKernelAttr(),
+                             getAdjointAttr(), "adjoint",
+                             getArgumentActivities(), DerivativeMode::Reverse);
+}
+
+//===----------------------------------------------------------------------===//
+// KernelTangentOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+KernelTangentOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyKernelRequest(*this, symbolTable, getKernelAttr(),
+                             getTangentAttr(), "tangent",
+                             getArgumentActivities(), DerivativeMode::Forward);
 }
 
 #define GET_OP_CLASSES

@@ -25,6 +25,7 @@
 #include "ActivityAnalysis.h"
 #include "FloatBits.h"
 #include "Forward/ForwardMode.h"
+#include "HostDerivative.h"
 #include "KernelAdjoint.h"
 #include "PromoteLoopElements.h"
 #include "RecordShadows.h"
@@ -36,6 +37,7 @@
 #include "mlir/Conversion/ControlFlowToSCF/ControlFlowToSCF.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -49,6 +51,7 @@
 
 namespace nabla {
 #define GEN_PASS_DEF_DIFFERENTIATE
+#define GEN_PASS_DEF_DIFFERENTIATEHOST
 #include "nabla/Dialect/Nabla/Transforms/Passes.h.inc"
 } // namespace nabla
 
@@ -136,31 +139,6 @@ LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
   }
 }
 
-/// Short code of an activity list: c d n a x.
-std::string activityCode(ArrayRef<Activity> activities) {
-  std::string code;
-  for (Activity a : activities) {
-    switch (a) {
-    case Activity::Const:
-      code += 'c';
-      break;
-    case Activity::Dup:
-      code += 'd';
-      break;
-    case Activity::DupNoNeed:
-      code += 'n';
-      break;
-    case Activity::Active:
-      code += 'a';
-      break;
-    case Activity::ActiveNoNeed:
-      code += 'x';
-      break;
-    }
-  }
-  return code;
-}
-
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
@@ -180,6 +158,32 @@ void eraseDeadCode(func::FuncOp function) {
   }
 }
 
+/// Host-level requests (HostDerivative.h), after outlining the gpu.launch
+/// regions of the host programs they name (`runPipeline`: the pass's).
+LogicalResult expandHostLevelRequests(
+    ModuleOp module, bool remarks,
+    function_ref<LogicalResult(OpPassManager &)> runPipeline) {
+  if (hostRequestsNeedOutlining(module)) {
+    OpPassManager outline(ModuleOp::getOperationName());
+    outline.addPass(createGpuKernelOutliningPass());
+    if (failed(runPipeline(outline)))
+      return failure();
+  }
+  return expandHostRequests(module, remarks);
+}
+
+struct DifferentiateHost
+    : public nabla::impl::DifferentiateHostBase<DifferentiateHost> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(expandHostLevelRequests(
+            getOperation(), remarks, [&](OpPassManager &pm) {
+              return runPipeline(pm, getOperation());
+            })))
+      signalPassFailure();
+  }
+};
+
 struct Differentiate : public nabla::SuggestOptionNames<
                            nabla::impl::DifferentiateBase<Differentiate>> {
   using SuggestOptionNames::SuggestOptionNames;
@@ -195,6 +199,12 @@ struct Differentiate : public nabla::SuggestOptionNames<
                                "least 1 and tape-budget not negative");
       return signalPassFailure();
     }
+    // Host functions first: their derivatives request kernels' adjoints.
+    if (failed(expandHostLevelRequests(
+            getOperation(), remarks, [&](OpPassManager &pm) {
+              return runPipeline(pm, getOperation());
+            })))
+      return signalPassFailure();
     // Requests created while generating (none today, since calls are
     // inlined) would be picked up by the next round.
     // Kernel adjoints first: each becomes a kernel holding a request.
@@ -203,6 +213,12 @@ struct Differentiate : public nabla::SuggestOptionNames<
         [&](KernelAdjointOp op) { kernelRequests.push_back(op); });
     for (KernelAdjointOp request : kernelRequests)
       if (failed(expandKernelAdjoint(request, deterministic)))
+        return signalPassFailure();
+    SmallVector<KernelTangentOp> tangentRequests;
+    getOperation().walk(
+        [&](KernelTangentOp op) { tangentRequests.push_back(op); });
+    for (KernelTangentOp request : tangentRequests)
+      if (failed(expandKernelTangent(request)))
         return signalPassFailure();
     SmallVector<Operation *> requests;
     getOperation().walk([&](Operation *op) {

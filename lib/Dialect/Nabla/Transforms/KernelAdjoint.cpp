@@ -9,6 +9,8 @@
 //    zeroes the shadow attributions (the cotangent of scratch memory's final
 //    state is zero), synchronizes the block, and requests `nabla.autodiff` of
 //    the body function, which the pass then expands as any request.
+//  - `nabla.kernel_tangent` builds the same kernel around a `nabla.fwddiff`
+//    (tangent attributions zeroed likewise);
 //  - deterministic: one more, trailing `memref<?xi32>` parameter, the scratch
 //    of the ordered accumulation, which the request passes on
 //    (`nabla.scratch`: the enclosing kernel's last argument).
@@ -136,25 +138,30 @@ bool needsShadow(Type attribution) {
 
 } // namespace
 
-LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
-                                         bool deterministic) {
-  deterministic |= request.getDeterministic();
+/// Builds, next to `request`, the kernel `name` that runs `mode`'s
+/// derivative of the kernel `kernelName` with `activities`, and erases the
+/// request.
+static LogicalResult expandKernelDerivative(Operation *request,
+                                            StringRef kernelName,
+                                            StringRef name,
+                                            SmallVector<Activity> activities,
+                                            DerivativeMode mode,
+                                            bool deterministic) {
   Operation *table = SymbolTable::getNearestSymbolTable(request);
   SymbolTable symbols(table);
-  auto kernel = symbols.lookup<gpu::GPUFuncOp>(request.getKernel());
+  auto kernel = symbols.lookup<gpu::GPUFuncOp>(kernelName);
   if (!kernel)
-    return request.emitOpError("kernel ")
-           << request.getKernelAttr() << " does not resolve";
+    return request->emitOpError("kernel @")
+           << kernelName << " does not resolve";
   for (BlockArgument attribution : llvm::concat<const BlockArgument>(
            kernel.getWorkgroupAttributions(), kernel.getPrivateAttributions()))
     if (!cast<MemRefType>(attribution.getType()).hasStaticShape())
-      return request.emitOpError("needs statically shaped attributions");
+      return request->emitOpError("needs statically shaped attributions");
   func::FuncOp body = getBodyFunction(kernel, symbols);
-  MLIRContext *context = request.getContext();
-  Location loc = request.getLoc();
+  MLIRContext *context = request->getContext();
+  Location loc = request->getLoc();
 
-  // The adjoint kernel's signature and attributions.
-  SmallVector<Activity> activities = request.getArgumentActivities();
+  // The derivative kernel's signature and attributions.
   SmallVector<Type> inputs;
   for (auto [type, activity] :
        llvm::zip(kernel.getArgumentTypes(), activities)) {
@@ -184,7 +191,7 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
   SmallVector<Type> workgroup = withShadows(kernel.getWorkgroupAttributions());
   SmallVector<Type> privates = withShadows(kernel.getPrivateAttributions());
   OpBuilder builder(request);
-  auto adjoint = gpu::GPUFuncOp::create(builder, loc, request.getAdjoint(),
+  auto adjoint = gpu::GPUFuncOp::create(builder, loc, name,
                                         FunctionType::get(context, inputs, {}),
                                         workgroup, privates);
   adjoint->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
@@ -301,13 +308,37 @@ LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
   }
   if (zeroedWorkgroup)
     gpu::BarrierOp::create(builder, loc);
-  auto autodiff = AutodiffOp::create(
-      builder, loc, TypeRange{}, FlatSymbolRefAttr::get(body.getSymNameAttr()),
-      operands, builder.getArrayAttr(bodyActivities), builder.getArrayAttr({}));
-  if (deterministic)
-    autodiff->setAttr(kScratchAttrName, builder.getUnitAttr());
+  auto callee = FlatSymbolRefAttr::get(body.getSymNameAttr());
+  if (mode == DerivativeMode::Reverse) {
+    auto autodiff = AutodiffOp::create(
+        builder, loc, TypeRange{}, callee, operands,
+        builder.getArrayAttr(bodyActivities), builder.getArrayAttr({}));
+    if (deterministic)
+      autodiff->setAttr(kScratchAttrName, builder.getUnitAttr());
+  } else {
+    FwddiffOp::create(builder, loc, TypeRange{}, callee, operands,
+                      builder.getArrayAttr(bodyActivities),
+                      builder.getArrayAttr({}));
+  }
   gpu::ReturnOp::create(builder, loc);
   symbols.insert(adjoint);
-  request.erase();
+  request->erase();
   return success();
+}
+
+LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
+                                         bool deterministic) {
+  return expandKernelDerivative(request, request.getKernel(),
+                                request.getAdjoint(),
+                                request.getArgumentActivities(),
+                                DerivativeMode::Reverse,
+                                deterministic || request.getDeterministic());
+}
+
+LogicalResult nabla::expandKernelTangent(KernelTangentOp request) {
+  return expandKernelDerivative(request, request.getKernel(),
+                                request.getTangent(),
+                                request.getArgumentActivities(),
+                                DerivativeMode::Forward,
+                                /*deterministic=*/false);
 }

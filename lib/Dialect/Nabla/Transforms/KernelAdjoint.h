@@ -28,6 +28,10 @@ inline constexpr llvm::StringLiteral kScratchWordsAttrName =
 mlir::LogicalResult expandKernelAdjoint(KernelAdjointOp request,
                                         bool deterministic);
 
+/// Replaces `request` by the forward-mode kernel it names (holding a
+/// `nabla.fwddiff` for the pass to expand next).
+mlir::LogicalResult expandKernelTangent(KernelTangentOp request);
+
 } // namespace nabla
 
 #endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_KERNELADJOINT_H

@@ -32,6 +32,10 @@ enum class DerivativeMode { Reverse, Forward };
 /// True for `dup` and `dupnoneed`: the value is passed with a shadow.
 bool hasShadow(Activity activity);
 
+/// Short code of an activity list, one letter per activity: c const, d dup,
+/// n dupnoneed, a active, x activenoneed (generated functions' names).
+std::string activityCode(llvm::ArrayRef<Activity> activities);
+
 /// True for `active` and `activenoneed`.
 bool isActiveValue(Activity activity);
 

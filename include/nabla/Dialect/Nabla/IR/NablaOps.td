@@ -207,6 +207,39 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
   }];
 }
 
+def Nabla_KernelTangentOp : Nabla_Op<"kernel_tangent", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Requests the forward-mode derivative of a whole kernel as a new kernel";
+  let description = [{
+    The forward-mode counterpart of `nabla.kernel_adjoint`:
+    `nabla-differentiate` generates `tangent`, a `gpu.func` kernel with the
+    launch shape of `kernel` whose parameters are those of `kernel`, each
+    `dup` one followed by its tangent (a buffer's tangent buffer, a float
+    scalar's tangent value). Launched like `kernel`, it runs the kernel and
+    leaves in each tangent buffer `J` applied to the tangents of the initial
+    state (Enzyme's forward-mode memory semantics). Workgroup and private
+    attributions with float elements get tangent attributions of their own,
+    zeroed before the derivative runs. Host-level forward mode
+    (`nabla.fwddiff` of a host function) launches these kernels.
+
+    ```mlir
+    gpu.func @scale(%x: memref<?xf32>, %a: f32) kernel { ... }
+    nabla.kernel_tangent @scale -> @scale_tangent
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+    // generates gpu.func @scale_tangent(%x, %dx, %a, %da) kernel
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       FlatSymbolRefAttr:$tangent,
+                       Nabla_ActivityArrayAttr:$activity);
+  let assemblyFormat = "$kernel `->` $tangent attr-dict";
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {
+      return toActivities(getActivity());
+    }
+  }];
+}
+
 def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
   let summary = "Synchronizes the lanes of a subgroup (CUDA's __syncwarp)";
   let description = [{

@@ -78,7 +78,31 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect"];
+                           "mlir::scf::SCFDialect", "mlir::gpu::GPUDialect"];
+}
+
+def DifferentiateHost : Pass<"nabla-differentiate-host", "mlir::ModuleOp"> {
+  let summary = "Expand nabla.autodiff and nabla.fwddiff of host functions that launch kernels";
+  let description = [{
+    The host-level part of `nabla-differentiate` (which also runs it first),
+    for pipelines that set host code aside before differentiating kernels:
+    every request naming a host `func.func` (outside every `gpu.module`)
+    that launches kernels becomes a call of a generated host function
+    (`__nabla_vjp_<callee>_<codes>` / `__nabla_jvp_...`). Kernels it launches
+    get adjoint (tangent) kernels `__nabla_adjoint_<kernel>_<codes>`
+    (`__nabla_tangent_...`) in their `gpu.module`, holding requests that
+    `nabla-differentiate` expands; copies, accumulations and zeroing of
+    buffers run as kernels of `gpu.module @__nabla_host_ad`. `gpu.launch`
+    regions in such functions are outlined first. docs/HostAD.md says what
+    the generated function does.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark for every copy of a buffer the reverse sweep keeps">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::gpu::GPUDialect"];
 }
 
 #endif // NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD

@@ -113,8 +113,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
   llvm::DenseSet<Value> savedMemories = std::move(snapshotMemories);
   snapshotMemories = llvm::DenseSet<Value>(strategy.memories.begin(),
                                            strategy.memories.end());
-  auto restoreMemories =
-      llvm::make_scope_exit([&] { snapshotMemories = std::move(savedMemories); });
+  llvm::scope_exit restoreMemories(
+      [&] { snapshotMemories = std::move(savedMemories); });
   SmallVector<Type> stateTypes =
       llvm::map_to_vector(loop.inits, [](Value v) { return v.getType(); });
   // Snapshot slots: a position and one slot per state value each.
