@@ -41,6 +41,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -307,6 +311,23 @@ std::string describeModuleKernels(const Module &module) {
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(describeKernels(*module.module, options));
   return text;
+}
+
+/// The parameter types of the module's top-level func.func `name` (a host
+/// function), as MLIR prints them; empty if there is none.
+std::optional<std::vector<std::string>>
+hostFunctionParameters(const Module &module, const std::string &name) {
+  auto function = module.module->lookupSymbol<mlir::func::FuncOp>(name);
+  if (!function)
+    return std::nullopt;
+  std::vector<std::string> types;
+  for (mlir::Type type : function.getArgumentTypes()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    type.print(os);
+    types.push_back(text);
+  }
+  return types;
 }
 
 /// {kernel: argument names} of the gpu.func kernels whose arguments carry
@@ -639,6 +660,7 @@ PYBIND11_MODULE(_nabla, m) {
         py::arg("timing") = false, py::arg("shared_memory") = -1);
   m.def("registered_passes", &registeredPasses);
   m.def("location_names", &locationNames);
+  m.def("host_function_parameters", &hostFunctionParameters);
   m.def("compile_gpu_source", &compileSourceText, py::arg("text"),
         py::arg("file_name"), py::arg("language"), py::arg("arch"),
         py::arg("options"), py::arg("search_from"));

@@ -26,6 +26,7 @@
 #     torch.py       nabla.torch.function: kernels in PyTorch's autograd
 #     _arguments.py  Python values as kernel parameters
 #     _host.py       run_host: whole host programs through nabla-run
+#     _host_grad.py  grad_host, check_gradient_host: host-level AD
 #     cuda.py        nabla.cuda: CUDA/HIP source in, Kernel out (clang-22)
 #
 # The limits checked before a launch come from the native module
@@ -39,7 +40,8 @@
 import importlib as _importlib
 
 from . import _nabla
-from ._host import HostProgramError, HostResult, run_host
+from ._host import HostProgramError, HostResult, run_host, run_host_batch
+from ._host_grad import HostGradient, check_gradient_host, grad_host
 from ._arguments import Parameter
 from ._ir import Context, MLIRError, Module, PassManager, passes
 from ._compile import CompileResult, compile
@@ -55,6 +57,8 @@ __version__ = _nabla.version
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
            "Kernel", "Parameter", "KernelTimes", "run_host", "HostResult",
+           "run_host_batch", "grad_host", "check_gradient_host",
+           "HostGradient",
            "HostProgramError", "GradientReport", "cuda", "__version__"]
 
 # What __init__.py defined before the split keeps `nabla` as its module:

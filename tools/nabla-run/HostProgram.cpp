@@ -6,13 +6,14 @@
 // linked against libnabla_mgpu.so (found next to the tools, in ../lib, where
 // both the build and an installation put it) and MLIR's runner utility and
 // async runtime libraries; $NABLA_TARGET is set for the library so that it
-// uses the same back end. The entry takes no arguments and returns nothing
-// or an i32, which becomes the exit status. When it has returned, the
+// uses the same back end. The entry takes the --arg given (EntryArguments.h)
+// and returns nothing or an i32, which becomes the exit status. When it has returned, the
 // library's device is closed (nabla_mgpu_shutdown) and the blocks the
 // program allocated and did not free are freed (ProgramHeap.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "EntryArguments.h"
 #include "HostProgram.h"
 #include "ProgramHeap.h"
 
@@ -43,8 +44,9 @@
 using namespace mlir;
 
 static const char *kHostUsage =
-    "usage: nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip] "
-    "[--device=N] [--emulate-float-atomics]\n";
+    "usage: nabla-run FILE.mlir --entry=NAME [--arg=SPEC... | --arg-sets=FILE] "
+    "[--out=DIR] "
+    "[--target=vulkan|cuda|hip] [--device=N] [--emulate-float-atomics]\n";
 
 bool nabla::isHostProgramRun(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
@@ -56,7 +58,8 @@ bool nabla::isHostProgramRun(int argc, char **argv) {
 namespace {
 
 struct HostOptions {
-  std::string file, entry, target;
+  std::string file, entry, target, out, argSets;
+  std::vector<std::string> args;
   int device = -1;
   bool emulateFloatAtomics = false;
 };
@@ -114,6 +117,16 @@ int nabla::runHostProgram(int argc, char **argv) {
     } else if (arg.consume_front("--device=")) {
       if (arg.getAsInteger(10, options.device) || options.device < 0)
         return usage("malformed --device (expected an index >= 0)");
+    } else if (arg.consume_front("--arg=")) {
+      options.args.push_back(arg.str());
+    } else if (arg.consume_front("--arg-sets=")) {
+      if (arg.empty())
+        return usage("--arg-sets needs a file");
+      options.argSets = arg.str();
+    } else if (arg.consume_front("--out=")) {
+      if (arg.empty())
+        return usage("--out needs a directory");
+      options.out = arg.str();
     } else if (arg == "--emulate-float-atomics") {
       options.emulateFloatAtomics = true;
     } else if (arg == "--no-cache") {
@@ -166,6 +179,47 @@ int nabla::runHostProgram(int argc, char **argv) {
               << options.entry << "'\n";
     return 1;
   }
+  // The entry's parameters, checked against --arg (or each line of
+  // --arg-sets: one run each, outputs in DIR/<line>/) before compiling.
+  std::vector<std::vector<std::string>> runs{options.args};
+  if (!options.argSets.empty()) {
+    if (!options.args.empty())
+      return usage("give either --arg or --arg-sets");
+    auto sets = openInputFile(options.argSets, &error);
+    if (!sets) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    runs.clear();
+    SmallVector<StringRef> lines;
+    sets->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef line : lines) {
+      SmallVector<StringRef> specs;
+      line.split(specs, ' ', -1, /*KeepEmpty=*/false);
+      runs.emplace_back();
+      for (StringRef spec : specs)
+        runs.back().push_back(spec.str());
+    }
+  }
+  std::vector<EntryArguments> arguments(runs.size());
+  auto function = module->lookupSymbol<func::FuncOp>(options.entry);
+  for (auto [index, run] : llvm::enumerate(runs)) {
+    if (!function) {
+      if (!run.empty()) {
+        std::cerr << "error: --arg needs '" << options.entry
+                  << "' to be a func.func\n";
+        return 1;
+      }
+      continue;
+    }
+    if (!arguments[index].parse(function, run, error)) {
+      std::cerr << "error: "
+                << (runs.size() > 1 ? "run " + std::to_string(index) + ": "
+                                    : std::string())
+                << error << "\n";
+      return 1;
+    }
+  }
   if (!lower(*module, options, *device))
     return 1;
   auto entry = module->lookupSymbol<LLVM::LLVMFuncOp>(options.entry);
@@ -176,9 +230,12 @@ int nabla::runHostProgram(int argc, char **argv) {
   }
   Type result = entry.getFunctionType().getReturnType();
   bool returnsVoid = isa<LLVM::LLVMVoidType>(result);
-  if (entry.getNumArguments() != 0 || !(returnsVoid || result.isInteger(32))) {
+  if (arguments.empty() ||
+      entry.getNumArguments() != arguments.front().loweredCount() ||
+      !(returnsVoid || result.isInteger(32))) {
     std::cerr << "error: entry '" << options.entry
-              << "' must take no arguments and return nothing or an i32\n";
+              << "' must take the --arg given (buffers and scalars) and "
+                 "return nothing or an i32\n";
     return 1;
   }
   // The device was only needed to compile for it; the wrapper library
@@ -222,27 +279,51 @@ int nabla::runHostProgram(int argc, char **argv) {
     return 1;
   }
   (*engine)->registerSymbols(programHeapSymbols);
-  int status = 0;
-  llvm::Error invoked = llvm::Error::success();
-  if (returnsVoid) {
-    invoked = (*engine)->invokePacked(options.entry);
-  } else {
-    int32_t value = 0;
-    invoked = (*engine)->invoke(options.entry, ExecutionEngine::result(value));
-    status = value;
-  }
-  if (invoked) {
-    std::cerr << "error: cannot run '" << options.entry
-              << "': " << llvm::toString(std::move(invoked)) << "\n";
+  std::string loadError;
+  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      wrappers.c_str(), &loadError);
+  WrapperMemory memory;
+  auto lookup = [&](auto &function, const char *name) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+        library.getAddressOfSymbol(name));
+    return function != nullptr;
+  };
+  if (!lookup(memory.alloc, "mgpuMemAlloc") ||
+      !lookup(memory.free, "mgpuMemFree") ||
+      !lookup(memory.copy, "mgpuMemcpy") ||
+      !lookup(memory.streamCreate, "mgpuStreamCreate") ||
+      !lookup(memory.streamSynchronize, "mgpuStreamSynchronize") ||
+      !lookup(memory.streamDestroy, "mgpuStreamDestroy")) {
+    std::cerr << "error: '" << wrappers << "' lacks the mgpu memory API\n";
     return 1;
+  }
+  int status = 0;
+  for (auto [index, run] : llvm::enumerate(arguments)) {
+    std::vector<void *> packed = run.pack(memory);
+    int32_t value = 0;
+    if (!returnsVoid)
+      packed.push_back(&value);
+    llvm::Error invoked = (*engine)->invokePacked(options.entry, packed);
+    status = value;
+    if (invoked) {
+      std::cerr << "error: cannot run '" << options.entry
+                << "': " << llvm::toString(std::move(invoked)) << "\n";
+      return 1;
+    }
+    std::string out = options.out;
+    if (!out.empty() && !options.argSets.empty())
+      out += "/" + std::to_string(index);
+    if (!run.finish(memory, out, error)) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    if (status != 0)
+      break;
   }
   // Runs the program's global destructors (module unloads) before the
   // output is flushed; then the device and what the program left on the
   // device and the heap go (ProgramHeap.h).
   engine->reset();
-  std::string loadError;
-  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
-      wrappers.c_str(), &loadError);
   if (auto *shutdown = reinterpret_cast<void (*)()>(
           library.getAddressOfSymbol("nabla_mgpu_shutdown")))
     shutdown();
