@@ -41,7 +41,8 @@ import importlib as _importlib
 
 from . import _nabla
 from ._host import HostProgramError, HostResult, run_host, run_host_batch
-from ._host_grad import HostGradient, check_gradient_host, grad_host
+from ._host_grad import (HostGradient, check_gradient_host, grad_host,
+                         jvp_host)
 from ._arguments import Parameter
 from ._ir import Context, MLIRError, Module, PassManager, passes
 from ._compile import CompileResult, compile
@@ -57,7 +58,7 @@ __version__ = _nabla.version
 __all__ = ["Context", "Module", "MLIRError", "PassManager", "passes",
            "compile", "CompileResult", "run", "check_gradient", "device",
            "Kernel", "Parameter", "KernelTimes", "run_host", "HostResult",
-           "run_host_batch", "grad_host", "check_gradient_host",
+           "run_host_batch", "grad_host", "jvp_host", "check_gradient_host",
            "HostGradient",
            "HostProgramError", "GradientReport", "cuda", "__version__"]
 

@@ -8,6 +8,8 @@
 # (--arg-sets: compiled once).
 #
 # ===----------------------------------------------------------------------=== #
+import re
+
 import numpy as np
 
 from ._host import _module_text, host_parameters, run_host, run_host_batch
@@ -47,9 +49,10 @@ def _dup_positions(types, dup):
     return dup
 
 
-def _with_wrapper(text, entry, types, dup, name):
+def _with_wrapper(text, entry, types, dup, name, op="autodiff"):
     """`text` with a host function `name` taking each argument (and a shadow
-    after each dup one) that requests nabla.autodiff of `entry`."""
+    after each dup one) that requests nabla.`op` (autodiff or fwddiff) of
+    `entry`."""
     params, operands, operand_types, activities = [], [], [], []
     for k, type_text in enumerate(types):
         params.append(f"%a{k}: {type_text}")
@@ -64,15 +67,53 @@ def _with_wrapper(text, entry, types, dup, name):
             activities.append("#nabla.activity<const>")
     wrapper = (
         f"func.func @{name}({', '.join(params)}) {{\n"
-        f"  nabla.autodiff @{entry}({', '.join(operands)}) "
+        f"  nabla.{op} @{entry}({', '.join(operands)}) "
         f"{{activity = [{', '.join(activities)}], ret_activity = []}} : "
         f"({', '.join(operand_types)}) -> ()\n"
         f"  return\n}}\n")
     stripped = text.rstrip()
-    if stripped.startswith("module") or stripped.lstrip().startswith("module"):
+    if re.search(r"^\s*module\b", stripped, re.M):
         closing = stripped.rindex("}")
         return stripped[:closing] + wrapper + stripped[closing:] + "\n"
     return stripped + "\n" + wrapper
+
+
+def _differentiate(module, entry, args, dup, shadows, op, target, device,
+                   timeout):
+    """Runs nabla.`op` of host function `entry` with `shadows` ({position:
+    array}, default zero) after each dup buffer; returns (types, outputs,
+    shadows on exit, stdout)."""
+    text = _module_text(module)
+    types = host_parameters(text, entry)
+    dup = _dup_positions(types, dup)
+    shadows = dict(shadows or {})
+    for k in shadows:
+        if k not in dup:
+            raise ValueError(f"a seed or tangent for position {k}, which is "
+                             "not dup")
+    name = f"__nabla_{op}_host_{entry}"
+    wrapped = _with_wrapper(text, entry, types, dup, name, op)
+    call_args = []
+    for k, value in enumerate(args):
+        call_args.append(np.array(value) if _is_buffer(types[k]) else value)
+        if k in dup:
+            array = np.asarray(value)
+            shadow = shadows.get(k)
+            call_args.append(np.zeros_like(array) if shadow is None else
+                             np.asarray(shadow, dtype=array.dtype).reshape(
+                                 array.shape))
+    result = run_host(wrapped, name, call_args, target=target, device=device,
+                      timeout=timeout)
+    outputs, exits, at = [], [], 0
+    for k in range(len(types)):
+        outputs.append(result.args[at])
+        at += 1
+        if k in dup:
+            exits.append(result.args[at])
+            at += 1
+        else:
+            exits.append(None)
+    return outputs, exits, result.stdout
 
 
 def grad_host(module, entry, args, dup=None, seeds=None, target=None,
@@ -83,48 +124,35 @@ def grad_host(module, entry, args, dup=None, seeds=None, target=None,
     that get shadows (default: every float buffer); `seeds` maps positions
     to the cotangent of their final state (default zero). Returns a
     HostGradient."""
-    text = _module_text(module)
-    types = host_parameters(text, entry)
-    dup = _dup_positions(types, dup)
-    seeds = dict(seeds or {})
-    for k in seeds:
-        if k not in dup:
-            raise ValueError(f"seed for position {k}, which is not dup")
-    name = f"__nabla_grad_host_{entry}"
-    wrapped = _with_wrapper(text, entry, types, dup, name)
-    call_args = []
-    for k, value in enumerate(args):
-        call_args.append(np.array(value) if _is_buffer(types[k]) else value)
-        if k in dup:
-            array = np.asarray(value)
-            seed = seeds.get(k)
-            call_args.append(np.zeros_like(array) if seed is None else
-                             np.asarray(seed, dtype=array.dtype).reshape(
-                                 array.shape))
-    result = run_host(wrapped, name, call_args, target=target, device=device,
-                      timeout=timeout)
-    outputs, gradients, at = [], [], 0
-    for k in range(len(types)):
-        outputs.append(result.args[at])
-        at += 1
-        if k in dup:
-            gradients.append(result.args[at])
-            at += 1
-        else:
-            gradients.append(None)
-    return HostGradient(outputs, gradients, result.stdout)
+    outputs, gradients, stdout = _differentiate(
+        module, entry, args, dup, seeds, "autodiff", target, device, timeout)
+    return HostGradient(outputs, gradients, stdout)
+
+
+def jvp_host(module, entry, args, tangents, dup=None, target=None,
+             device=None, timeout=None):
+    """Forward mode (nabla.fwddiff) of host function `entry`: `tangents`
+    maps dup buffer positions to tangents of their initial state (default
+    zero); returns (outputs, tangents of the final state per argument, None
+    for non-dup ones)."""
+    outputs, exits, _ = _differentiate(module, entry, args, dup, tangents,
+                                       "fwddiff", target, device, timeout)
+    return outputs, exits
 
 
 def check_gradient_host(module, entry, args, dup=None, seeds=None, eps=None,
                         rtol=None, atol=0.0, elements=12, seed=0, target=None,
-                        device=None, timeout=None):
+                        device=None, timeout=None, forward=False):
     """Checks grad_host against central finite differences of the whole
     program: for up to `elements` elements (random, `seed`) of each dup
     buffer, <M(x + h e_i) - M(x - h e_i), w> / 2h, where M maps the initial
     state of the dup buffers to their final state and w are the seeds
     (default: random normal for every dup buffer). Returns a dict: `ok`,
     and per dup position the largest error relative to the tolerance, the
-    elements checked and the worst (index, gradient, finite difference)."""
+    elements checked and the worst (index, gradient, finite difference).
+    With `forward`, also the dot-product test <J v, w> = <v, J^T w> against
+    forward mode (jvp_host) for a random v: `report["dot"]` = (both sides,
+    error relative to the tolerance)."""
     text = _module_text(module)
     types = host_parameters(text, entry)
     dup = _dup_positions(types, dup)
@@ -188,6 +216,27 @@ def check_gradient_host(module, entry, args, dup=None, seeds=None, eps=None,
         if error >= entry_report["max_error"]:
             entry_report["max_error"] = error
             entry_report["worst"] = (i, ad, fd)
+        if error > 1.0:
+            report["ok"] = False
+    if forward:
+        tangents = {k: rng.standard_normal(np.shape(arrays[k])).astype(
+            arrays[k].dtype) for k in dup}
+        _, pushed = jvp_host(text, entry, arrays, tangents, dup, target,
+                             device, timeout)
+        jv_w = sum(float(np.dot(np.asarray(pushed[k], np.float64).ravel(),
+                                np.asarray(seeds[k], np.float64).ravel()))
+                   for k in dup)
+        v_jtw = sum(float(np.dot(np.asarray(tangents[k], np.float64).ravel(),
+                                 np.asarray(gradient.gradients[k],
+                                            np.float64).ravel()))
+                    for k in dup)
+        scale = sum(float(np.dot(np.abs(np.asarray(pushed[k], np.float64))
+                                 .ravel(),
+                                 np.abs(np.asarray(seeds[k], np.float64))
+                                 .ravel())) for k in dup)
+        tolerance = 64 * precision * max(scale, 1e-30) + atol
+        error = abs(jv_w - v_jtw) / tolerance
+        report["dot"] = ((jv_w, v_jtw), error)
         if error > 1.0:
             report["ok"] = False
     report["gradient"] = gradient
