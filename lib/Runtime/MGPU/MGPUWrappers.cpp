@@ -27,6 +27,7 @@
 #include "nabla/Runtime/Device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -148,7 +149,22 @@ uint64_t spannedBytes(int64_t rank, const int64_t *sizes,
 
 /// Destroys the device, if one was opened: its modules, memory and the
 /// device itself. A later call would open a new one.
+/// Device allocations made through mgpuMemAlloc and not yet freed.
+static std::atomic<int64_t> liveAllocations{0};
+
+/// The number of device allocations the program has not freed.
+NABLA_MGPU_EXPORT int64_t nabla_mgpu_live_allocations() {
+  return liveAllocations.load();
+}
+
 NABLA_MGPU_EXPORT void nabla_mgpu_shutdown() {
+  // $NABLA_MGPU_REPORT_LEAKS=1: say how many device allocations the program
+  // left (the tests of host-level AD check that every gpu.alloc is freed).
+  if (const char *report = std::getenv("NABLA_MGPU_REPORT_LEAKS");
+      report && std::string(report) == "1" && liveAllocations.load() != 0)
+    std::fprintf(stderr,
+                 "nabla_mgpu: %lld device allocation(s) were not freed\n",
+                 static_cast<long long>(liveAllocations.load()));
   std::lock_guard<std::mutex> lock(selection);
   delete device;
   device = nullptr;
@@ -234,11 +250,14 @@ NABLA_MGPU_EXPORT void mgpuEventRecord(void *event, void *stream) {
 
 NABLA_MGPU_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                      bool hostShared) {
-  return orFatal(getDevice().allocate(bytes, stream, hostShared));
+  void *pointer = orFatal(getDevice().allocate(bytes, stream, hostShared));
+  ++liveAllocations;
+  return pointer;
 }
 
 NABLA_MGPU_EXPORT void mgpuMemFree(void *pointer, void *stream) {
   orFatal(getDevice().free(pointer, stream));
+  --liveAllocations;
 }
 
 NABLA_MGPU_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
