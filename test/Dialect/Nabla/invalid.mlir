@@ -391,3 +391,28 @@ func.func @checkpoints_not_integer(%n: index, %x: f32) -> f32 {
   } {nabla.checkpoints = "many"}
   return %r : f32
 }
+
+// -----
+
+gpu.module @m {
+  gpu.func @k(%x: memref<?xf32>, %n: index) kernel { gpu.return }
+  // expected-error @below {{'nabla.kernel_tangent' op expects one activity per parameter of @k (2), got 1}}
+  nabla.kernel_tangent @k -> @tk {activity = [#nabla.activity<dup>]}
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @k(%x: memref<?xf32>, %a: f32) kernel { gpu.return }
+  // expected-error @below {{'nabla.kernel_tangent' op activity of parameter #1: a kernel returns nothing}}
+  nabla.kernel_tangent @k -> @tk {activity = [#nabla.activity<dup>, #nabla.activity<active>]}
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @k(%x: memref<?xf32>) kernel { gpu.return }
+  gpu.func @tk(%x: memref<?xf32>) kernel { gpu.return }
+  // expected-error @below {{'nabla.kernel_tangent' op tangent @tk names a symbol that already exists}}
+  nabla.kernel_tangent @k -> @tk {activity = [#nabla.activity<dup>]}
+}
