@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-metal | FileCheck %s --check-prefix=COMPILED
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @kernels
+
 // The same computation as chain.mlir written with async tokens: allocation,
 // launches and the free ordered by tokens, joined by gpu.wait. The
 // derivative runs it in program order, synchronously.
@@ -34,6 +41,18 @@ module attributes {gpu.container_module} {
         args(%h : memref<32xf32>, %y : memref<32xf32>)
     %t4 = gpu.dealloc async [%t3] %h : memref<32xf32>
     gpu.wait [%t4]
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%x: memref<32xf32>, %dx: memref<32xf32>, %w: memref<32xf32>, %dw: memref<32xf32>, %y: memref<32xf32>, %dy: memref<32xf32>) {
+    nabla.autodiff @program(%x, %dx, %w, %dw, %y, %dy) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
+    return
+  }
+  func.func @tangent(%x: memref<32xf32>, %dx: memref<32xf32>, %w: memref<32xf32>, %dw: memref<32xf32>, %y: memref<32xf32>, %dy: memref<32xf32>) {
+    nabla.fwddiff @program(%x, %dx, %w, %dw, %y, %dy) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
     return
   }
 }

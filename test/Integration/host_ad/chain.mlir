@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-metal | FileCheck %s --check-prefix=COMPILED
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @kernels
+
 // A chain of three launches through an intermediate device buffer: an
 // elementwise product into %h, tanh of %h in place (the reverse sweep needs
 // %h as the product left it: a snapshot), and a sum into %loss by one thread.
@@ -60,6 +67,18 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@sum blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
         args(%h : memref<?xf32>, %loss : memref<1xf32>, %n : index)
     gpu.dealloc %h : memref<?xf32>
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%x: memref<?xf32>, %dx: memref<?xf32>, %w: memref<?xf32>, %dw: memref<?xf32>, %loss: memref<1xf32>, %dloss: memref<1xf32>) {
+    nabla.autodiff @program(%x, %dx, %w, %dw, %loss, %dloss) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<1xf32>, memref<1xf32>) -> ()
+    return
+  }
+  func.func @tangent(%x: memref<?xf32>, %dx: memref<?xf32>, %w: memref<?xf32>, %dw: memref<?xf32>, %loss: memref<1xf32>, %dloss: memref<1xf32>) {
+    nabla.fwddiff @program(%x, %dx, %w, %dw, %loss, %dloss) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<1xf32>, memref<1xf32>) -> ()
     return
   }
 }

@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-metal | FileCheck %s --check-prefix=COMPILED
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @program_kernel
+
 // A host function whose kernels are gpu.launch regions (outlined before
 // host-level AD) and an scf.if choosing between two of them by a runtime
 // flag: y = x^3 or y = sin(x) * x, then a second region squares y in place.
@@ -33,6 +40,18 @@ module attributes {gpu.container_module} {
       memref.store %p, %y[%tx] : memref<16xf32>
       gpu.terminator
     }
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%x: memref<16xf32>, %dx: memref<16xf32>, %y: memref<16xf32>, %dy: memref<16xf32>, %flag: i32) {
+    nabla.autodiff @program(%x, %dx, %y, %dy, %flag) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>],
+        ret_activity = []} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>, i32) -> ()
+    return
+  }
+  func.func @tangent(%x: memref<16xf32>, %dx: memref<16xf32>, %y: memref<16xf32>, %dy: memref<16xf32>, %flag: i32) {
+    nabla.fwddiff @program(%x, %dx, %y, %dy, %flag) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>],
+        ret_activity = []} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>, i32) -> ()
     return
   }
 }

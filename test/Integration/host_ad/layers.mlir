@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// (No Metal: MSL has no f64.)
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @kernels
+
 // An scf.for of launches, its trip count a runtime argument: %layers
 // residual layers update the state in place, h = h + s(W[l] h + b[l]) with s(a) = a / sqrt(1 + a^2)
 // (8 features, a 8x8 matrix per layer read from a [layers x 8 x 8] weight
@@ -53,6 +60,18 @@ module attributes {gpu.container_module} {
           args(%h : memref<8xf64>, %t : memref<8xf64>)
     }
     gpu.dealloc %t : memref<8xf64>
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%w: memref<?x8x8xf64>, %dw: memref<?x8x8xf64>, %b: memref<?x8xf64>, %db: memref<?x8xf64>, %h: memref<8xf64>, %dh: memref<8xf64>, %layers: index) {
+    nabla.autodiff @program(%w, %dw, %b, %db, %h, %dh, %layers) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>],
+        ret_activity = []} : (memref<?x8x8xf64>, memref<?x8x8xf64>, memref<?x8xf64>, memref<?x8xf64>, memref<8xf64>, memref<8xf64>, index) -> ()
+    return
+  }
+  func.func @tangent(%w: memref<?x8x8xf64>, %dw: memref<?x8x8xf64>, %b: memref<?x8xf64>, %db: memref<?x8xf64>, %h: memref<8xf64>, %dh: memref<8xf64>, %layers: index) {
+    nabla.fwddiff @program(%w, %dw, %b, %db, %h, %dh, %layers) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>],
+        ret_activity = []} : (memref<?x8x8xf64>, memref<?x8x8xf64>, memref<?x8xf64>, memref<?x8xf64>, memref<8xf64>, memref<8xf64>, index) -> ()
     return
   }
 }

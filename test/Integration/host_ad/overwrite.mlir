@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-metal | FileCheck %s --check-prefix=COMPILED
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @kernels
+
 // Buffers overwritten by later work: %h is squared into, read by @expo, then
 // overwritten by @combine (which reads %y and %x); a device-to-device copy
 // saves %h into %keep, a memset clears %h before @combine accumulates into
@@ -63,6 +70,18 @@ module attributes {gpu.container_module} {
     gpu.dealloc %keep : memref<16xf32>
     gpu.dealloc %y : memref<16xf32>
     gpu.dealloc %h : memref<16xf32>
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%x: memref<16xf32>, %dx: memref<16xf32>, %out: memref<16xf32>, %dout: memref<16xf32>) {
+    nabla.autodiff @program(%x, %dx, %out, %dout) {activity = [#nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+    return
+  }
+  func.func @tangent(%x: memref<16xf32>, %dx: memref<16xf32>, %out: memref<16xf32>, %dout: memref<16xf32>) {
+    nabla.fwddiff @program(%x, %dx, %out, %dout) {activity = [#nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
     return
   }
 }

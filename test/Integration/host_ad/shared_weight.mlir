@@ -1,3 +1,10 @@
+// RUN: nabla-opt %s --nabla-to-nvvm="chip=sm_80" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-spirv | FileCheck %s --check-prefix=COMPILED
+// RUN: nabla-opt %s --nabla-to-metal | FileCheck %s --check-prefix=COMPILED
+// COMPILED-NOT: nabla.
+// COMPILED: gpu.binary @kernels
+
 // One weight buffer read by two kernels (its gradient accumulates both
 // contributions) and an intermediate read by the second: y = x * w, then
 // z = sin(w) + y * y, then loss = sum(z) over a tree reduction in workgroup
@@ -71,6 +78,18 @@ module attributes {gpu.container_module} {
         args(%z : memref<64xf32>, %loss : memref<1xf32>)
     gpu.dealloc %z : memref<64xf32>
     gpu.dealloc %y : memref<64xf32>
+    return
+  }
+
+  // Its gradient and tangent, as a user asks for them.
+  func.func @grad(%x: memref<64xf32>, %dx: memref<64xf32>, %w: memref<64xf32>, %dw: memref<64xf32>, %loss: memref<1xf32>, %dloss: memref<1xf32>) {
+    nabla.autodiff @program(%x, %dx, %w, %dw, %loss, %dloss) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<1xf32>, memref<1xf32>) -> ()
+    return
+  }
+  func.func @tangent(%x: memref<64xf32>, %dx: memref<64xf32>, %w: memref<64xf32>, %dw: memref<64xf32>, %loss: memref<1xf32>, %dloss: memref<1xf32>) {
+    nabla.fwddiff @program(%x, %dx, %w, %dw, %loss, %dloss) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],
+        ret_activity = []} : (memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<1xf32>, memref<1xf32>) -> ()
     return
   }
 }

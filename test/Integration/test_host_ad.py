@@ -1,0 +1,149 @@
+# ===- test_host_ad.py - Host-level AD through the command line ---------=== #
+#
+# The host programs of host_ad/ carry @grad (nabla.autodiff of @program) and
+# @tangent (nabla.fwddiff): nabla-run --entry=grad with .npy arguments gives
+# the analytic gradient, frees every device allocation it made
+# (NABLA_MGPU_REPORT_LEAKS=1) and leaves the program's final state in the
+# dup buffers; --arg-sets runs one compiled program for many argument sets;
+# bad entry arguments are errors with messages. Finite differences of every
+# program are in python/tests/test_host_grad.py.
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "host_ad")
+
+
+def nabla_run(program, *args, env=None):
+    return subprocess.run([os.path.join(BIN, "nabla-run"),
+                           os.path.join(PROGRAMS, program), *args],
+                          capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def save(tmp_path, name, array):
+    path = str(tmp_path / f"{name}.npy")
+    np.save(path, array)
+    return f"--arg={path}"
+
+
+def test_gradient_of_a_chain_frees_everything(tmp_path):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(70).astype(np.float32)
+    w = rng.standard_normal(70).astype(np.float32)
+    zeros = np.zeros(70, np.float32)
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    r = nabla_run("chain.mlir", "--entry=grad",
+                  save(tmp_path, "x", x), save(tmp_path, "dx", zeros),
+                  save(tmp_path, "w", w), save(tmp_path, "dw", zeros),
+                  save(tmp_path, "loss", np.zeros(1, np.float32)),
+                  save(tmp_path, "dloss", np.ones(1, np.float32)),
+                  f"--out={tmp_path / 'out'}", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not freed" not in r.stderr
+    out = [np.load(tmp_path / "out" / f"arg{k}.npy") for k in range(6)]
+    t = np.tanh(x.astype(np.float64) * w)
+    np.testing.assert_allclose(out[1], w * (1 - t * t), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out[3], x * (1 - t * t), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out[4], [t.sum()], rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(out[5], [0.0])
+
+
+def test_overwritten_buffers_and_copies(tmp_path):
+    # out = (x^2 + ... ) see overwrite.mlir: h = x^2, y = exp(h), keep = h,
+    # h = y * reverse(x), out = h * keep.
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(16) * 0.5).astype(np.float32)
+    seed = rng.standard_normal(16).astype(np.float32)
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    r = nabla_run("overwrite.mlir", "--entry=grad",
+                  save(tmp_path, "x", x),
+                  save(tmp_path, "dx", np.zeros(16, np.float32)),
+                  save(tmp_path, "out", np.zeros(16, np.float32)),
+                  save(tmp_path, "dout", seed),
+                  f"--out={tmp_path / 'out'}", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not freed" not in r.stderr
+    dx = np.load(tmp_path / "out" / "arg1.npy")
+    out = np.load(tmp_path / "out" / "arg2.npy")
+    xd = x.astype(np.float64)
+    h0 = xd * xd
+    y = np.exp(h0)
+    h1 = y * xd[::-1]
+    np.testing.assert_allclose(out, h1 * h0, rtol=1e-5)
+    # d out_i = seed_i: dh1 = seed * h0, dkeep = seed * h1.
+    dh1, dkeep = seed * h0, seed * h1
+    dy = dh1 * xd[::-1]
+    dxr = (dh1 * y)[::-1]
+    dh0 = dkeep + dy * y
+    want = dxr + dh0 * 2 * xd
+    np.testing.assert_allclose(dx, want, rtol=1e-4, atol=1e-5)
+
+
+def test_arg_sets_run_one_compiled_program(tmp_path):
+    lines = []
+    for k in range(3):
+        x = np.full(8, k + 1, np.float32)
+        w = np.full(8, 0.5, np.float32)
+        lines.append(" ".join(s[len("--arg="):] for s in (
+            save(tmp_path, f"x{k}", x), save(tmp_path, f"w{k}", w),
+            save(tmp_path, f"l{k}", np.zeros(1, np.float32)))))
+    sets = tmp_path / "sets.txt"
+    sets.write_text("\n".join(lines) + "\n")
+    r = nabla_run("chain.mlir", "--entry=program", f"--arg-sets={sets}",
+                  f"--out={tmp_path / 'out'}")
+    assert r.returncode == 0, r.stderr
+    for k in range(3):
+        loss = np.load(tmp_path / "out" / str(k) / "arg2.npy")
+        np.testing.assert_allclose(loss, [8 * np.tanh(0.5 * (k + 1))],
+                                   rtol=1e-5)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: [save(p, "x", np.zeros(8, np.float32))],
+     "entry 'program' takes 3 arguments, got 1"),
+    (lambda p: [save(p, "x", np.zeros(8, np.int32)),
+                save(p, "w", np.zeros(8, np.float32)),
+                save(p, "l", np.zeros(1, np.float32))],
+     "holds i4 elements, the parameter f32"),
+    (lambda p: [save(p, "x", np.zeros(8, np.float32)),
+                save(p, "w", np.zeros(8, np.float32)),
+                save(p, "l", np.zeros(2, np.float32))],
+     "does not match memref<1xf32>"),
+    (lambda p: [save(p, "x", np.zeros(8, np.float32)),
+                save(p, "w", np.zeros(8, np.float32)), "--arg=f32:1.0"],
+     "expects a .npy file for memref<1xf32>"),
+])
+def test_bad_entry_arguments_are_errors(tmp_path, make, message):
+    r = nabla_run("chain.mlir", "--entry=program", *make(tmp_path))
+    assert r.returncode == 1, r.stderr
+    assert message in r.stderr
+
+
+def test_scalar_entry_argument_must_match_its_type(tmp_path):
+    args = [save(tmp_path, "x", np.zeros(16, np.float32)),
+            save(tmp_path, "y", np.zeros(16, np.float32))]
+    r = nabla_run("launch_region.mlir", "--entry=program", *args,
+                  "--arg=f32:1")
+    assert r.returncode == 1
+    assert "expects 'i32:VALUE', got 'f32:1'" in r.stderr
+    r = nabla_run("launch_region.mlir", "--entry=program", *args, "--arg=i32:1")
+    assert r.returncode == 0, r.stderr
+
+
+def test_arg_and_arg_sets_are_exclusive(tmp_path):
+    sets = tmp_path / "sets.txt"
+    sets.write_text("\n")
+    r = nabla_run("chain.mlir", "--entry=program", "--arg=f32:1",
+                  f"--arg-sets={sets}")
+    assert r.returncode == 2
+    assert "either --arg or --arg-sets" in r.stderr
