@@ -35,6 +35,10 @@ PACKAGES=(
   # libFuzzer and the ASan/UBSan runtimes for clang-22 (scripts/fuzz.sh,
   # scripts/sanitize.sh, the CI fuzz replay).
   libclang-rt-22-dev
+  # MPI for host programs across processes (upstream's mpi dialect lowered by
+  # mpi-to-llvm): MPICH, whose ABI MLIR 22 supports and which runs as root
+  # without extra flags (CI runs as root; OpenMPI refuses).
+  mpich libmpich-dev
 )
 
 missing=()
