@@ -106,8 +106,10 @@ static bool setRecordContents(mlir::ModuleOp module,
 static const char *kUsage =
     "usage: nabla-run FILE --kernel=NAME --grid=X[,Y,Z] "
     "--block=X[,Y,Z] [--arg=SPEC]... [options]\n"
-    "       nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip] "
-    "[--device=N] [--emulate-float-atomics]\n";
+    "       nabla-run FILE.mlir --entry=NAME [--arg=SPEC... | --arg-sets=FILE] "
+    "[--out=DIR]\n"
+    "                 [--target=vulkan|cuda|hip] [--device=N] "
+    "[--emulate-float-atomics]\n";
 
 static void printHelp() {
   std::cout
@@ -140,9 +142,12 @@ static void printHelp() {
          "\nWith --entry, FILE is a host program: host code that allocates, "
          "copies and launches\nkernels (gpu.launch_func, gpu.launch). "
          "nabla-run compiles its kernels for the device,\nlowers the host "
-         "code against libnabla_mgpu and runs function NAME (no arguments; "
-         "no result\nor an i32, the exit status) with MLIR's ExecutionEngine; the kernel flags do not "
-         "apply (docs/HostPrograms.md).\n"
+         "code against libnabla_mgpu and runs function NAME (no result or an "
+         "i32, the exit\nstatus) with MLIR's ExecutionEngine: its arguments "
+         "are the --arg specs (.npy buffers copied\nto device memory and "
+         "back into --out=DIR/arg<k>.npy, scalars f32:V ...) or, one run "
+         "per\nline, --arg-sets=FILE (outputs in DIR/<line>/); the kernel "
+         "flags do not apply\n(docs/HostPrograms.md, docs/HostAD.md).\n"
          "\nEXIT STATUS: 0 success, 1 compile or runtime error, 2 usage "
          "error.\n"
          "\nEXAMPLE:\n"
@@ -152,7 +157,9 @@ static void printHelp() {
          "--block=64 --arg=a.npy --arg=index:16 --repeat=20 --time=json\n"
          "  nabla-run seed.cu --kernel=grad_mul_kernel --grid=1 --block=64 "
          "--arg=a.npy --arg=da.npy --arg=i32:16\n"
-         "  nabla-run program.mlir --entry=main\n";
+         "  nabla-run program.mlir --entry=main\n"
+         "  nabla-run program.mlir --entry=grad --arg=x.npy --arg=dx.npy "
+         "--arg=index:8 --out=result\n";
 }
 
 /// Reads FILE: MLIR, LLVM IR, or a CUDA/HIP source compiled by clang with
