@@ -207,6 +207,9 @@ struct LowerHostToLLVM
     // pattern for it.
     prepare.addPass(memref::createExpandReallocPass());
     prepare.addPass(memref::createExpandStridedMetadataPass());
+    // Views with dynamic sizes (memref.collapse_shape of a memref<?x?xf32>)
+    // expand to affine.apply.
+    prepare.addPass(createLowerAffinePass());
     prepare.addPass(createSCFToControlFlowPass());
     prepare.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     if (failed(runPipeline(prepare, module)))
