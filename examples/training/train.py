@@ -7,9 +7,10 @@
 # GPU): one nabla-run of @train does every step; the loss of each step is
 # printed and the curve saved as a PNG. --compile-all also compiles the
 # program (host code and kernels, the gradient's included) for NVVM, ROCDL,
-# SPIR-V and Metal. --ranks N runs the data-parallel variant (mlp_mpi.mlir)
-# under `mpirun -np N`, each rank a shard of the batch, the gradients summed
-# by mpi.allreduce.
+# SPIR-V and Metal. --ranks N also runs the data-parallel variant
+# (data_parallel.mlir's functions appended to mlp.mlir) under
+# `mpirun -np N`, each rank a shard of the batch, the gradient of a loss
+# summed over ranks by mpi.allreduce, and compares the loss curves.
 #
 #   PYTHONPATH=build/python /usr/bin/python3 examples/training/train.py --steps 200
 # ===----------------------------------------------------------------------=== #
@@ -57,6 +58,48 @@ def train(text, X, y, params, steps, lr, target=None):
     return result.args[6], result.args[2:6]
 
 
+def data_parallel_text(text):
+    """mlp.mlir's module with data_parallel.mlir's functions and kernels
+    appended, and the MPI implementation named for the lowering."""
+    with open(os.path.join(HERE, "data_parallel.mlir")) as file:
+        extra = file.read()
+    body = extra[extra.index("module {") + len("module {"):
+                 extra.rstrip().rindex("}")]
+    text = text.replace(
+        "module attributes {gpu.container_module} {",
+        "module attributes {gpu.container_module, dlti.map = "
+        "#dlti.map<\"MPI:Implementation\" = \"MPICH\">} {", 1)
+    closing = text.rstrip().rindex("}")
+    return text[:closing] + body + "}\n"
+
+
+def train_data_parallel(text, X, y, params, steps, lr, ranks, work,
+                        timeout=600):
+    """@train_dp under `mpirun -np ranks`: every rank's losses (the same
+    global loss) and rank 0's parameters after the last step."""
+    program = os.path.join(work, "mlp_dp.mlir")
+    with open(program, "w") as file:
+        file.write(data_parallel_text(text))
+    args = []
+    for k, array in enumerate([X, y, *params, np.zeros(steps, np.float32)]):
+        path = os.path.join(work, f"arg{k}.npy")
+        np.save(path, array)
+        args.append(f"--arg={path}")
+    command = ["mpirun", "-np", str(ranks),
+               os.path.join(ROOT, "build", "bin", "nabla-run"), program,
+               "--entry=train_dp", *args, f"--arg=f32:{lr!r}",
+               f"--out={os.path.join(work, 'out{rank}')}"]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"mpirun failed:\n{done.stderr}")
+    losses = [np.load(os.path.join(work, f"out{r}", "arg6.npy"))
+              for r in range(ranks)]
+    final = [np.load(os.path.join(work, "out0", f"arg{k}.npy"))
+             for k in range(2, 6)]
+    return losses, final
+
+
 def accuracy(X, y, params):
     W1, b1, W2, b2 = [p.astype(np.float64) for p in params]
     z = X @ W1 + b1
@@ -90,6 +133,9 @@ def main():
     parser.add_argument("--target", default=None)
     parser.add_argument("--plot", default="loss.png")
     parser.add_argument("--compile-all", action="store_true")
+    parser.add_argument("--ranks", type=int, default=0,
+                        help="also train data parallel on this many MPI "
+                             "ranks (mpirun) and compare the loss curves")
     args = parser.parse_args()
 
     path = os.path.join(HERE, "mlp.mlir")
@@ -114,6 +160,16 @@ def main():
         plt.tight_layout()
         plt.savefig(args.plot, dpi=120)
         print(f"loss curve: {args.plot}")
+    if args.ranks:
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="nabla-dp-") as work:
+            ranked, final = train_data_parallel(
+                text, X, y, parameters(2, args.hidden, 3), args.steps,
+                args.lr, args.ranks, work)
+        difference = max(float(np.max(np.abs(r - losses))) for r in ranked)
+        print(f"data parallel on {args.ranks} ranks: final loss "
+              f"{ranked[0][-1]:.5f}, largest difference from the "
+              f"single-process curve {difference:.2e}")
     if args.compile_all:
         for target, ok in compile_all(path).items():
             print(f"compiled for {target}: {'ok' if ok else 'FAILED'}")

@@ -20,6 +20,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -45,6 +48,55 @@ bool nabla::hasGPUHostCode(ModuleOp module) {
 }
 
 namespace {
+
+/// MLIR 22's mpi-to-llvm lowers mpi.comm_rank but not mpi.comm_size. For
+/// MPICH (whose communicators are ints, held in an i64 by the upstream
+/// lowering) it becomes a call of MPI_Comm_size through a stack slot; the
+/// cast from !mpi.comm meets the upstream lowering's cast to it and both
+/// fold away.
+LogicalResult lowerCommSize(ModuleOp module) {
+  SmallVector<mpi::CommSizeOp> sizes;
+  module.walk([&](mpi::CommSizeOp op) { sizes.push_back(op); });
+  if (sizes.empty())
+    return success();
+  FailureOr<Attribute> implementation =
+      dlti::query(module, {StringRef("MPI:Implementation")});
+  if (succeeded(implementation)) {
+    auto name = dyn_cast<StringAttr>(*implementation);
+    if (!name || name.getValue() != "MPICH")
+      return sizes.front().emitOpError(
+          "is lowered for MPICH only (MLIR 22's mpi-to-llvm has no pattern "
+          "for it)");
+  }
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i32 = builder.getI32Type();
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>("MPI_Comm_size");
+  if (!callee)
+    callee = LLVM::LLVMFuncOp::create(
+        builder, module.getLoc(), "MPI_Comm_size",
+        LLVM::LLVMFunctionType::get(i32, {i32, ptr}));
+  for (mpi::CommSizeOp op : sizes) {
+    if (op.getRetval() && !op.getRetval().use_empty())
+      return op.emitOpError("with a used return value cannot be lowered");
+    builder.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value handle = UnrealizedConversionCastOp::create(
+                       builder, loc, builder.getI64Type(), op.getComm())
+                       .getResult(0);
+    Value comm = LLVM::TruncOp::create(builder, loc, i32, handle);
+    Value one = LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
+                                         builder.getI64IntegerAttr(1));
+    Value slot = LLVM::AllocaOp::create(builder, loc, ptr, i32, one);
+    LLVM::CallOp::create(builder, loc, callee, ValueRange{comm, slot});
+    Value size = LLVM::LoadOp::create(builder, loc, i32, slot);
+    op.getSize().replaceAllUsesWith(size);
+    op.erase();
+  }
+  return success();
+}
 
 bool hasAsyncOps(ModuleOp module) {
   bool found = false;
@@ -215,6 +267,8 @@ struct LowerHostToLLVM
     if (failed(runPipeline(prepare, module)))
       return signalPassFailure();
     synchronizeHostSharedAllocations(module);
+    if (failed(lowerCommSize(module)))
+      return signalPassFailure();
     joinAsyncDependencies(module);
     deduplicateExecuteOperands(module);
 

@@ -5,9 +5,12 @@
 # size; 20 SGD steps of @train against a NumPy reference of the same model
 # (loss per step, final parameters) with a decreasing loss; train.py run as a
 # user runs it (loss per step printed, the plot written, every target
-# compiled).
+# compiled); the data-parallel variant on two MPI ranks (mpirun -np 2, this
+# test starts it) against the single-process run on the same global batch.
 # ===----------------------------------------------------------------------=== #
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
@@ -112,3 +115,32 @@ def test_example_script(tmp_path):
     for target in ("nvvm", "rocdl", "spirv", "metal"):
         assert f"compiled for {target}: ok" in lines
     assert plot.stat().st_size > 0
+
+
+def load_train_module():
+    spec = importlib.util.spec_from_file_location(
+        "train", os.path.join(EXAMPLE, "train.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_data_parallel_on_two_ranks_matches_one_process(tmp_path):
+    if not shutil.which("mpirun"):
+        raise AssertionError("mpirun not found: scripts/install-deps.sh "
+                             "installs MPICH")
+    train = load_train_module()
+    X, y = train.spirals(48)
+    params = train.parameters(2, 8, 3)
+    steps, lr = 12, 1.0
+    losses = np.zeros(steps, np.float32)
+    single = nabla.run_host(mlp_text(), "train", [X, y, *params, losses, lr])
+    ranked, final = train.train_data_parallel(mlp_text(), X, y, params, steps,
+                                              lr, 2, str(tmp_path),
+                                              timeout=300)
+    for losses_of_rank in ranked:
+        np.testing.assert_allclose(losses_of_rank, single.args[6],
+                                   rtol=1e-5, atol=1e-6)
+    for mine, theirs in zip(final, single.args[2:6]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+    assert ranked[0][-1] < ranked[0][0]

@@ -220,6 +220,11 @@ int nabla::runHostProgram(int argc, char **argv) {
       return 1;
     }
   }
+  bool usesMPI = false;
+  module->walk([&](Operation *op) {
+    usesMPI |= op->getDialect() &&
+               op->getDialect()->getNamespace() == "mpi";
+  });
   if (!lower(*module, options, *device))
     return 1;
   auto entry = module->lookupSymbol<LLVM::LLVMFuncOp>(options.entry);
@@ -261,6 +266,26 @@ int nabla::runHostProgram(int argc, char **argv) {
   if (options.device >= 0)
     ::setenv("NABLA_DEVICE", std::to_string(options.device).c_str(), 1);
 
+  // Programs using the mpi dialect call the MPI library ($NABLA_MPI_LIBRARY,
+  // else MPICH's, which scripts/install-deps.sh installs, else OpenMPI's).
+  if (usesMPI) {
+    std::vector<std::string> candidates;
+    if (const char *chosen = std::getenv("NABLA_MPI_LIBRARY"))
+      candidates.push_back(chosen);
+    candidates.push_back("libmpich.so.12");
+    candidates.push_back("libmpi.so.40");
+    bool loaded = false;
+    for (const std::string &candidate : candidates)
+      if (!llvm::sys::DynamicLibrary::LoadLibraryPermanently(
+              candidate.c_str()))
+        loaded = true;
+    if (!loaded) {
+      std::cerr << "error: the program uses MPI, but no MPI library could be "
+                   "loaded (install MPICH: scripts/install-deps.sh, or set "
+                   "NABLA_MPI_LIBRARY)\n";
+      return 1;
+    }
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
@@ -311,6 +336,14 @@ int nabla::runHostProgram(int argc, char **argv) {
       return 1;
     }
     std::string out = options.out;
+    // Under mpirun every rank writes its own outputs: "{rank}" in --out
+    // becomes the process's rank.
+    if (size_t at = out.find("{rank}"); at != std::string::npos) {
+      const char *rank = std::getenv("PMI_RANK");
+      if (!rank)
+        rank = std::getenv("OMPI_COMM_WORLD_RANK");
+      out.replace(at, 6, rank ? rank : "0");
+    }
     if (!out.empty() && !options.argSets.empty())
       out += "/" + std::to_string(index);
     if (!run.finish(memory, out, error)) {

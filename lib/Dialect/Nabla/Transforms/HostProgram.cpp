@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -229,6 +230,27 @@ LogicalResult HostDerivative::checkOp(Operation *op) {
                              "host function");
     return success();
   }
+  if (auto reduce = dyn_cast<mpi::AllReduceOp>(op)) {
+    if (reduce.getOp() != mpi::MPI_ReductionOpEnum::MPI_SUM)
+      return op->emitOpError("with a reduction other than MPI_SUM cannot be "
+                             "differentiated yet");
+    if (reduce.getRetval() && !reduce.getRetval().use_empty())
+      return op->emitOpError("whose return value is used cannot be "
+                             "differentiated");
+    for (Value buffer : {reduce.getSendbuf(), reduce.getRecvbuf()})
+      if (failed(recordBuffer(op, buffer)) ||
+          !cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+        return op->emitOpError("needs whole, identity-layout host buffers "
+                               "to be differentiated");
+    writes[op].push_back(getRoot(reduce.getRecvbuf()));
+    return success();
+  }
+  if (isa<mpi::Barrier>(op))
+    return success();
+  if (op->getDialect() && op->getDialect()->getNamespace() == "mpi" &&
+      !isMemoryEffectFree(op))
+    return op->emitOpError("cannot be differentiated yet (host-level AD "
+                           "follows mpi.allreduce with MPI_SUM)");
   if (isa<gpu::LaunchOp>(op))
     return op->emitOpError("must be outlined (gpu-kernel-outlining) before "
                            "host-level AD");

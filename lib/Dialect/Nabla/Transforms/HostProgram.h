@@ -91,6 +91,9 @@ private:
   void takeSnapshots(Operation *op, Scope &scope);
   void restore(Snapshot &snapshot, Scope &scope);
   Value createShadowAllocation(Operation *alloc, Scope &scope);
+  /// A host loop over the flat host buffer `flat`: `flat[i] += addend[i]`,
+  /// or zero without an addend.
+  void fillOnHost(Location loc, Value flat, Value count, Value addend);
   Value flatShadow(Value value, Scope &scope, Value &count);
   SymbolRefAttr getDerivedKernel(gpu::LaunchFuncOp launch,
                                  ArrayRef<Activity> activities);
@@ -121,6 +124,8 @@ private:
   /// then what the derivative allocated.
   SmallVector<Operation *> deferred;
   SmallVector<Value> temporaries;
+  /// Host shadows (registered): unregistered and freed at the end.
+  SmallVector<Value> hostTemporaries;
   Scope *topScope = nullptr;
 };
 

@@ -11,10 +11,13 @@
 #include "HostProgram.h"
 #include "KernelAdjoint.h"
 
+#include "DerivativeRules.h"
+
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -67,14 +70,49 @@ Value HostDerivative::createShadowAllocation(Operation *alloc, Scope &scope) {
     dynamic = cast<memref::AllocaOp>(alloc).getDynamicSizes();
   SmallVector<Value> sizes = llvm::map_to_vector(
       dynamic, [&](Value size) { return scope.map.lookup(size); });
-  auto shadow = gpu::AllocOp::create(*b, loc, type, Type(), ValueRange{},
-                                     sizes, ValueRange{});
-  Value count = HostHelperKernels::numElements(*b, loc, shadow.getMemref());
-  helpers.zero(*b, loc,
-               HostHelperKernels::flatten(*b, loc, shadow.getMemref(), count),
-               count);
-  temporaries.push_back(shadow.getMemref());
-  return shadow.getMemref();
+  if (isa<gpu::AllocOp>(alloc)) {
+    auto shadow = gpu::AllocOp::create(*b, loc, type, Type(), ValueRange{},
+                                       sizes, ValueRange{});
+    Value count = HostHelperKernels::numElements(*b, loc, shadow.getMemref());
+    helpers.zero(
+        *b, loc,
+        HostHelperKernels::flatten(*b, loc, shadow.getMemref(), count), count);
+    temporaries.push_back(shadow.getMemref());
+    return shadow.getMemref();
+  }
+  // A host buffer's shadow is host memory too (MPI reads it), registered so
+  // that kernels (the adjoints of copies) reach it; zeroed on the host.
+  Value shadow = memref::AllocOp::create(*b, loc, type, sizes);
+  Value count = HostHelperKernels::numElements(*b, loc, shadow);
+  fillOnHost(loc, HostHelperKernels::flatten(*b, loc, shadow, count), count,
+             /*addend=*/Value());
+  auto unranked = UnrankedMemRefType::get(type.getElementType(),
+                                          type.getMemorySpace());
+  gpu::HostRegisterOp::create(
+      *b, loc, memref::CastOp::create(*b, loc, unranked, shadow));
+  hostTemporaries.push_back(shadow);
+  return shadow;
+}
+
+void HostDerivative::fillOnHost(Location loc, Value flat, Value count,
+                                Value addend) {
+  Value zero = arith::ConstantIndexOp::create(*b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(*b, loc, 1);
+  Type element = cast<MemRefType>(flat.getType()).getElementType();
+  scf::ForOp::create(
+      *b, loc, zero, count, one, ValueRange{},
+      [&](OpBuilder &lb, Location l, Value i, ValueRange) {
+        if (addend) {
+          Value into = memref::LoadOp::create(lb, l, flat, i);
+          Value add = memref::LoadOp::create(lb, l, addend, i);
+          memref::StoreOp::create(lb, l,
+                                  arith::AddFOp::create(lb, l, into, add),
+                                  flat, i);
+        } else {
+          memref::StoreOp::create(lb, l, createZero(lb, l, element), flat, i);
+        }
+        scf::YieldOp::create(lb, l);
+      });
 }
 
 Value HostDerivative::flatShadow(Value value, Scope &scope, Value &count) {
@@ -247,6 +285,9 @@ void HostDerivative::emitForwardOp(Operation *op, Scope &scope) {
     gpu::MemcpyOp::create(*b, loc, Type(), ValueRange{},
                           scope.map.lookup(copy.getDst()),
                           scope.map.lookup(copy.getSrc()));
+  } else if (isa<mpi::AllReduceOp>(op)) {
+    takeSnapshots(op, scope);
+    b->clone(*op, scope.map);
   } else if (auto fill = dyn_cast<gpu::MemsetOp>(op)) {
     takeSnapshots(op, scope);
     gpu::MemsetOp::create(*b, loc, Type(), ValueRange{},
@@ -329,6 +370,23 @@ void HostDerivative::emitTangentOp(Operation *op, Scope &scope) {
     helpers.zero(*b, loc, flat, count);
     return;
   }
+  if (auto reduce = dyn_cast<mpi::AllReduceOp>(op)) {
+    // The tangent of a sum over ranks is the sum of the tangents.
+    emitForwardOp(op, scope);
+    if (!scope.shadows.contains(reduce.getRecvbuf()))
+      return;
+    Value received = scope.shadows.lookup(reduce.getRecvbuf());
+    Value count = HostHelperKernels::numElements(*b, loc, received);
+    if (scope.shadows.contains(reduce.getSendbuf()))
+      mpi::AllReduceOp::create(*b, loc, TypeRange{},
+                               scope.shadows.lookup(reduce.getSendbuf()),
+                               received, reduce.getOp(),
+                               scope.map.lookup(reduce.getComm()));
+    else
+      fillOnHost(loc, HostHelperKernels::flatten(*b, loc, received, count),
+                 count, Value());
+    return;
+  }
   if (auto fill = dyn_cast<gpu::MemsetOp>(op)) {
     emitForwardOp(op, scope);
     if (scope.shadows.contains(fill.getDst())) {
@@ -399,6 +457,34 @@ void HostDerivative::emitReverseOp(Operation *op, Scope &scope) {
       Value count;
       Value dst = flatShadow(fill.getDst(), scope, count);
       helpers.zero(*b, loc, dst, count);
+    }
+    restoreAll();
+    return;
+  }
+  if (auto reduce = dyn_cast<mpi::AllReduceOp>(op)) {
+    // recv = sum over ranks of send: d send += sum over ranks of d recv,
+    // then d recv = 0 (the buffers are host memory, as MPI wants).
+    if (scope.shadows.contains(reduce.getRecvbuf())) {
+      Value received = scope.shadows.lookup(reduce.getRecvbuf());
+      auto type = cast<MemRefType>(received.getType());
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          sizes.push_back(memref::DimOp::create(*b, loc, received, d));
+      Value summed = memref::AllocOp::create(*b, loc, type, sizes);
+      mpi::AllReduceOp::create(*b, loc, TypeRange{}, received, summed,
+                               reduce.getOp(),
+                               scope.map.lookup(reduce.getComm()));
+      Value count = HostHelperKernels::numElements(*b, loc, received);
+      if (scope.shadows.contains(reduce.getSendbuf()))
+        fillOnHost(loc,
+                   HostHelperKernels::flatten(
+                       *b, loc, scope.shadows.lookup(reduce.getSendbuf()),
+                       count),
+                   count, HostHelperKernels::flatten(*b, loc, summed, count));
+      fillOnHost(loc, HostHelperKernels::flatten(*b, loc, received, count),
+                 count, Value());
+      memref::DeallocOp::create(*b, loc, summed);
     }
     restoreAll();
     return;
@@ -506,6 +592,16 @@ func::FuncOp HostDerivative::emit(OpBuilder &builder, StringRef name,
   }
   for (Value temporary : temporaries)
     gpu::DeallocOp::create(builder, loc, Type(), ValueRange{}, temporary);
+  for (Value temporary : hostTemporaries) {
+    auto type = cast<MemRefType>(temporary.getType());
+    gpu::HostUnregisterOp::create(
+        builder, loc,
+        memref::CastOp::create(builder, loc,
+                               UnrankedMemRefType::get(type.getElementType(),
+                                                       type.getMemorySpace()),
+                               temporary));
+    memref::DeallocOp::create(builder, loc, temporary);
+  }
   func::ReturnOp::create(builder, loc);
   return derivative;
 }
