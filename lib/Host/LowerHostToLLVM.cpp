@@ -262,6 +262,11 @@ struct LowerHostToLLVM
     // Views with dynamic sizes (memref.collapse_shape of a memref<?x?xf32>)
     // expand to affine.apply.
     prepare.addPass(createLowerAffinePass());
+    // Vector ops in host code, as upstream's GPU integration tests use them
+    // (vector.print of a vector, vector.transfer_read): transfers of rank > 1
+    // as loops of 1-D ones, which convert-vector-to-llvm lowers below (with
+    // masks where they may read past the end).
+    prepare.addPass(createConvertVectorToSCFPass());
     prepare.addPass(createSCFToControlFlowPass());
     prepare.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     if (failed(runPipeline(prepare, module)))
@@ -280,6 +285,7 @@ struct LowerHostToLLVM
       pm.addPass(createAsyncRuntimeRefCountingOptPass());
       pm.addPass(createConvertAsyncToLLVMPass());
     }
+    pm.addPass(createConvertVectorToLLVMPass());
     pm.addPass(createConvertToLLVMPass());
     pm.addPass(createReconcileUnrealizedCastsPass());
     if (failed(runPipeline(pm, module)))

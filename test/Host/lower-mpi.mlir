@@ -24,8 +24,8 @@ module attributes {gpu.container_module, dlti.map = #dlti.map<"MPI:Implementatio
 }
 
 // CHECK-LABEL: llvm.func @main(
-// CHECK:         llvm.call @MPI_Init(
 // CHECK:         %[[WORLD:.*]] = llvm.mlir.constant(1140850688 : i64) : i64
+// CHECK:         llvm.call @MPI_Init(
 // CHECK:         llvm.call @MPI_Comm_rank(
 // CHECK:         %[[HANDLE:.*]] = llvm.trunc %[[WORLD]] : i64 to i32
 // CHECK:         %[[SLOT:.*]] = llvm.alloca %{{.*}} x i32 : (i64) -> !llvm.ptr

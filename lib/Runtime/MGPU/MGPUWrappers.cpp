@@ -300,6 +300,30 @@ mgpuMemHostUnregisterMemRef(int64_t /*rank*/,
                                            descriptor->offset * elementBytes));
 }
 
+//===----------------------------------------------------------------------===//
+// The helpers upstream's ROCm runtime wrappers export for their tests: the
+// device's view of registered host memory, as a 1-D memref. Every backend
+// here addresses registered host memory by its host address (Vulkan binds
+// the registered range itself; CUDA and HIP map it at the same address under
+// unified addressing), so the view is the descriptor given. Each exists with
+// the descriptor's fields as arguments (the default lowering of a func.call)
+// and, as `_mlir_ciface_`, by pointer.
+//===----------------------------------------------------------------------===//
+
+#define NABLA_MGPU_DEVICE_MEMREF(NAME, TYPE)                                   \
+  NABLA_MGPU_EXPORT MemRefDescriptor<TYPE, 1> mgpuMemGetDeviceMemRef1d##NAME(  \
+      TYPE *allocated, TYPE *aligned, int64_t offset, int64_t size,            \
+      int64_t stride) {                                                        \
+    return {allocated, aligned, offset, {size}, {stride}};                     \
+  }                                                                            \
+  NABLA_MGPU_EXPORT void _mlir_ciface_mgpuMemGetDeviceMemRef1d##NAME(          \
+      MemRefDescriptor<TYPE, 1> *result, MemRefDescriptor<TYPE, 1> *memref) {  \
+    *result = *memref;                                                         \
+  }
+NABLA_MGPU_DEVICE_MEMREF(Float, float)
+NABLA_MGPU_DEVICE_MEMREF(Int32, int32_t)
+#undef NABLA_MGPU_DEVICE_MEMREF
+
 /// Selects the device later calls use: before the first use only.
 NABLA_MGPU_EXPORT void mgpuSetDefaultDevice(int32_t index) {
   std::lock_guard<std::mutex> lock(selection);

@@ -3,7 +3,8 @@
 // RUN: nabla-run --help | FileCheck %s
 // RUN: nabla-run -h | FileCheck %s
 // CHECK: usage: nabla-run FILE --kernel=NAME --grid=X[,Y,Z] --block=X[,Y,Z]
-// CHECK-NEXT: nabla-run FILE.mlir --entry=NAME [--target=vulkan|cuda|hip]
+// CHECK-NEXT: nabla-run FILE.mlir --entry=NAME [--arg=SPEC... | --arg-sets=FILE] [--out=DIR]
+// CHECK-NEXT: [--target=vulkan|cuda|hip] [--device=N]
 // CHECK: OPTIONS:
 // CHECK-DAG: {{^  --kernel=NAME +[a-z].+}}
 // CHECK-DAG: {{^  --grid=X\[,Y,Z\] +[a-z].+}}
