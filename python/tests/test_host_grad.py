@@ -141,3 +141,67 @@ def test_unsupported_host_code_is_a_located_error():
                                           np.zeros(1, np.float32)])
     assert "stores on the host into a buffer" in error.value.stderr
     assert "program.mlir:" in error.value.stderr
+
+
+@pytest.mark.parametrize("name, make", [
+    ("chain.mlir",
+     lambda r: [f32(r, 40), f32(r, 40), np.zeros(1, np.float32)]),
+    ("shared_weight.mlir",
+     lambda r: [f32(r, 64), f32(r, 64), np.zeros(1, np.float32)]),
+    ("overwrite.mlir", lambda r: [f32(r, 16), np.zeros(16, np.float32)]),
+    ("layers.mlir", lambda r: [r.standard_normal((3, 8, 8)),
+                               r.standard_normal((3, 8)),
+                               r.standard_normal(8), 3]),
+    ("async.mlir",
+     lambda r: [f32(r, 32), f32(r, 32), np.zeros(32, np.float32)]),
+    ("launch_region.mlir",
+     lambda r: [f32(r, 16), np.zeros(16, np.float32), 1]),
+])
+def test_gradient_runs_free_every_device_allocation(monkeypatch, name, make):
+    # Snapshots, shadows, final copies and the program's own buffers: the
+    # wrapper library counts device allocations left at shutdown.
+    monkeypatch.setenv("NABLA_MGPU_REPORT_LEAKS", "1")
+    rng = np.random.default_rng(5)
+    args = make(rng)
+    text = program(name)
+    types = nabla._host.host_parameters(text, "program")
+    dup = [k for k, t in enumerate(types) if t.startswith("memref<") and
+           ("f32>" in t or "f64>" in t)]
+    call_args = []
+    for k, value in enumerate(args):
+        call_args.append(value)
+        if k in dup:
+            call_args.append(np.ones_like(value))
+    for mode in ("autodiff", "fwddiff"):
+        wrapped = nabla._host_grad._with_wrapper(text, "program", types, dup,
+                                                 "checked", mode)
+        result = nabla.run_host(wrapped, "checked", call_args)
+        assert "not freed" not in result.stderr, (mode, result.stderr)
+    result = nabla.run_host(text, "program", args)
+    assert "not freed" not in result.stderr
+
+
+def test_dupnoneed_buffer_keeps_no_final_copy():
+    # With the loss buffer dupnoneed its final value is not wanted: the
+    # derivative may leave anything there, the gradients are the same.
+    text = program("chain.mlir").replace(
+        "#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>],\n"
+        "        ret_activity = []} : (memref<?xf32>, memref<?xf32>, "
+        "memref<?xf32>, memref<?xf32>, memref<1xf32>, memref<1xf32>) -> ()\n"
+        "    return\n  }\n  func.func @tangent",
+        "#nabla.activity<dup>, #nabla.activity<dup>, "
+        "#nabla.activity<dupnoneed>],\n"
+        "        ret_activity = []} : (memref<?xf32>, memref<?xf32>, "
+        "memref<?xf32>, memref<?xf32>, memref<1xf32>, memref<1xf32>) -> ()\n"
+        "    return\n  }\n  func.func @tangent")
+    assert "dupnoneed" in text
+    rng = np.random.default_rng(6)
+    x, w = f32(rng, 20), f32(rng, 20)
+    args = [x, np.zeros_like(x), w, np.zeros_like(w),
+            np.zeros(1, np.float32), np.ones(1, np.float32)]
+    result = nabla.run_host(text, "grad", args)
+    t = np.tanh(x.astype(np.float64) * w)
+    np.testing.assert_allclose(result.args[1], w * (1 - t * t), rtol=1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(result.args[3], x * (1 - t * t), rtol=1e-4,
+                               atol=1e-6)
