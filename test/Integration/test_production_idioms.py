@@ -691,6 +691,47 @@ def test_overlapping_memmove(tmp_path, opt):
     check(out[3], db)
 
 
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
+def test_thread_fences(tmp_path, opt):
+    """__threadfence() publishing per-block partials to the block that draws
+    the last atomicInc ticket (several blocks, the counter reset for the next
+    launch); __threadfence_block() inside a differentiated function; a
+    device-scope fence in a differentiated function a located error."""
+    ll = compile_cuda(tmp_path, "thread_fences", opt)
+    n, blocks = 250, 4
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "sum_all", blocks, 64,
+              [f32(x), f32(np.zeros(blocks)), f32(np.zeros(1)),
+               np.zeros(1, np.uint32), f"i32:{n}"])
+    check(out[2], [x.sum()])
+    check(out[1], [x[b * 64:(b + 1) * 64].sum() for b in range(blocks)])
+    assert out[3][0] == 0
+    out = run(tmp_path, ll, "fenced_square_kernel", blocks, 64,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], 3 * x * x + x)
+    dy = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_fenced_square", blocks, 64,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(dy),
+               f"i32:{n}"])
+    check(out[1], (6 * x + 1) * dy)
+    np.save(tmp_path / "x.npy", f32(np.zeros(64)))
+    ll = compile_cuda(tmp_path, "thread_fence_refused", opt)
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-run"), str(ll),
+         f"--kernel={mangled(ll, 'grad_published_square')}", "--grid=1",
+         "--block=64", f"--arg={tmp_path / 'x.npy'}",
+         f"--arg={tmp_path / 'x.npy'}", f"--arg={tmp_path / 'x.npy'}",
+         f"--arg={tmp_path / 'x.npy'}", "--arg=i32:64"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    # Located in the IR clang wrote (no debug information asked for).
+    assert re.search(r"thread_fence_refused\.O\d\.ll:\d+:\d+: error: "
+                     r"'nabla\.memory_fence' "
+                     r"op cannot be differentiated in reverse mode: a "
+                     r"device-scope fence", result.stderr), result.stderr
+
+
 def warp_mix_model(x):
     """warp_sync.cu: y = s'[lane + 1] + x^2 with s' = x^2[lane ^ 1] * x^2,
     per warp of 32."""
@@ -762,7 +803,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
            "dynamic_shared_grad", "llm_kernels", "loop_buffers",
-           "rounding_conversions", "atomic_counters"]
+           "rounding_conversions", "atomic_counters", "thread_fences"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -1,4 +1,4 @@
-//===- SubgroupBarrier.cpp - __syncwarp to SPIR-V -------------------------===//
+//===- SubgroupBarrier.cpp - __syncwarp and __threadfence to SPIR-V -------===//
 //
 // `nabla.subgroup_barrier` synchronizes a CUDA warp: 32 lanes of consecutive
 // linear thread ids. On a device whose subgroups hold 32 lanes or more it
@@ -47,6 +47,25 @@ struct SubgroupBarrierToSPIRV final
   unsigned subgroupSize;
 };
 
+/// __threadfence*: OpMemoryBarrier at the fence's scope.
+struct MemoryFenceToSPIRV final : OpConversionPattern<nabla::MemoryFenceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(nabla::MemoryFenceOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto semantics = spirv::MemorySemantics::AcquireRelease |
+                     spirv::MemorySemantics::WorkgroupMemory |
+                     spirv::MemorySemantics::UniformMemory;
+    StringRef name = op.getScope();
+    spirv::Scope scope = name == "workgroup" ? spirv::Scope::Workgroup
+                         : name == "device"  ? spirv::Scope::Device
+                                             : spirv::Scope::CrossDevice;
+    rewriter.replaceOpWithNewOp<spirv::MemoryBarrierOp>(op, scope, semantics);
+    return success();
+  }
+};
+
 } // namespace
 
 void nabla::populateSubgroupBarrierToSPIRVPatterns(
@@ -54,4 +73,5 @@ void nabla::populateSubgroupBarrierToSPIRVPatterns(
     unsigned subgroupSize) {
   patterns.add<SubgroupBarrierToSPIRV>(typeConverter, patterns.getContext(),
                                        subgroupSize);
+  patterns.add<MemoryFenceToSPIRV>(typeConverter, patterns.getContext());
 }

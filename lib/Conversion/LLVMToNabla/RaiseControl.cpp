@@ -106,6 +106,15 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     nabla::SubgroupBarrierOp::create(builder, loc);
     return success();
   }
+  // __threadfence_block / __threadfence / __threadfence_system.
+  if (name == "llvm.nvvm.membar.cta" || name == "llvm.nvvm.membar.gl" ||
+      name == "llvm.nvvm.membar.sys") {
+    StringRef scope = name.ends_with("cta")  ? "workgroup"
+                      : name.ends_with("gl") ? "device"
+                                             : "system";
+    nabla::MemoryFenceOp::create(builder, loc, builder.getStringAttr(scope));
+    return success();
+  }
   if (name.starts_with("llvm.nvvm.shfl.sync.")) {
     // llvm.nvvm.shfl.sync.<kind>.<type>(mask, value, offset, clamp)
     StringRef kind =

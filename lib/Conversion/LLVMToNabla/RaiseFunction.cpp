@@ -135,15 +135,22 @@ Value FunctionRaiser::getHostGlobal(Location loc, unsigned root) {
     builder.setInsertionPointToStart(&into);
     Attribute initial;
     if (auto value = global.getValueAttr()) {
-      if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      auto tensor =
+          RankedTensorType::get(type.getShape(), type.getElementType());
+      if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
         if (dense.getElementType() == type.getElementType())
           initial = DenseElementsAttr::get(
-              RankedTensorType::get(type.getShape(), type.getElementType()),
-              llvm::to_vector(dense.getValues<Attribute>()));
+              tensor, llvm::to_vector(dense.getValues<Attribute>()));
+      } else if (isa<IntegerAttr, FloatAttr>(value) &&
+                 cast<TypedAttr>(value).getType() == type.getElementType() &&
+                 type.getNumElements() == 1) {
+        // A scalar `__device__` variable (a counter) with its initial value.
+        initial = DenseElementsAttr::get(tensor, value);
+      }
       if (!initial) {
         emitError(plainLoc(global.getLoc()))
             << "cannot raise the initializer of @" << name.getValue()
-            << " (only arrays of numbers)";
+            << " (only numbers and arrays of numbers)";
         return nullptr;
       }
     }
@@ -647,11 +654,26 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
              << "cannot raise an indirect call (call a function by name)";
     return raiseCall(call);
   }
+  // Fences (HIP's __threadfence*, C++ atomics' fences): ordering within a
+  // wavefront or a thread is implied by the program order the targets keep.
+  if (auto fence = dyn_cast<LLVM::FenceOp>(op)) {
+    StringRef syncscope =
+        fence.getSyncscope() ? *fence.getSyncscope() : StringRef();
+    if (syncscope == "wavefront" || syncscope == "singlethread" ||
+        syncscope.starts_with("wavefront-") ||
+        syncscope.starts_with("singlethread-"))
+      return success();
+    StringRef scope = syncscope.starts_with("workgroup") ? "workgroup"
+                      : syncscope.starts_with("agent")   ? "device"
+                                                         : "system";
+    nabla::MemoryFenceOp::create(builder, op->getLoc(),
+                                 builder.getStringAttr(scope));
+    return success();
+  }
   // Hints and debug information.
   if (isa<LLVM::AssumeOp, LLVM::LifetimeStartOp, LLVM::LifetimeEndOp,
           LLVM::NoAliasScopeDeclOp, LLVM::DbgValueOp, LLVM::DbgDeclareOp,
-          LLVM::DbgLabelOp, LLVM::FenceOp, LLVM::InvariantStartOp,
-          LLVM::InvariantEndOp>(op))
+          LLVM::DbgLabelOp, LLVM::InvariantStartOp, LLVM::InvariantEndOp>(op))
     return success();
   if (isa<LLVM::InlineAsmOp>(op))
     return fail(op) << "cannot raise inline assembly";

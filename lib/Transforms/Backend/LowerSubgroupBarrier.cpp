@@ -56,6 +56,25 @@ struct LowerSubgroupBarrier
       }
       barrier.erase();
     }
+    SmallVector<nabla::MemoryFenceOp> fences;
+    getOperation().walk([&](nabla::MemoryFenceOp op) { fences.push_back(op); });
+    for (nabla::MemoryFenceOp fence : fences) {
+      OpBuilder b(fence);
+      StringRef scope = fence.getScope();
+      if (target == "nvvm") {
+        NVVM::MemScopeKind kind = scope == "workgroup" ? NVVM::MemScopeKind::CTA
+                                  : scope == "device"  ? NVVM::MemScopeKind::GPU
+                                                       : NVVM::MemScopeKind::SYS;
+        NVVM::MembarOp::create(b, fence.getLoc(), kind);
+      } else {
+        StringRef syncscope = scope == "workgroup" ? "workgroup"
+                              : scope == "device"  ? "agent"
+                                                   : "";
+        LLVM::FenceOp::create(b, fence.getLoc(),
+                              LLVM::AtomicOrdering::seq_cst, syncscope);
+      }
+      fence.erase();
+    }
   }
 };
 } // namespace

@@ -131,7 +131,7 @@ struct CheckTargetSupport
     StringRef dialect = op->getName().getDialectNamespace();
     std::string where = "the " + target + " target";
     // Every target lowers the subgroup barrier (__syncwarp).
-    if (isa<nabla::SubgroupBarrierOp>(op))
+    if (isa<nabla::SubgroupBarrierOp, nabla::MemoryFenceOp>(op))
       return std::nullopt;
     if (dialect == "nabla")
       return "cannot be lowered by " + where +

@@ -416,3 +416,11 @@ gpu.module @m {
   // expected-error @below {{'nabla.kernel_tangent' op tangent @tk names a symbol that already exists}}
   nabla.kernel_tangent @k -> @tk {activity = [#nabla.activity<dup>]}
 }
+
+// -----
+
+func.func @fence_scope() {
+  // expected-error @below {{'nabla.memory_fence' op scope must be workgroup, device or system, got 'cluster'}}
+  nabla.memory_fence "cluster"
+  return
+}

@@ -245,5 +245,17 @@ KernelTangentOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                              getArgumentActivities(), DerivativeMode::Forward);
 }
 
+//===----------------------------------------------------------------------===//
+// MemoryFenceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MemoryFenceOp::verify() {
+  StringRef scope = getScope();
+  if (scope != "workgroup" && scope != "device" && scope != "system")
+    return emitOpError("scope must be workgroup, device or system, got '")
+           << scope << "'";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "nabla/Dialect/Nabla/IR/NablaOps.cpp.inc"

@@ -240,6 +240,34 @@ def Nabla_KernelTangentOp : Nabla_Op<"kernel_tangent", [
   }];
 }
 
+def Nabla_MemoryFenceOp : Nabla_Op<"memory_fence"> {
+  let summary = "Orders the thread's memory accesses at a scope (CUDA's __threadfence)";
+  let description = [{
+    The accesses to global and workgroup memory this thread made before the
+    op are observed, by any thread in `scope`, before those it makes after
+    it (sequentially consistent). `scope` is `workgroup` (CUDA's
+    `__threadfence_block`), `device` (`__threadfence`) or `system`
+    (`__threadfence_system`). Unlike a barrier, no thread waits for another.
+    The LLVM IR frontend raises `llvm.nvvm.membar.{cta,gl,sys}` and LLVM
+    `fence` instructions (syncscope `workgroup`, `agent`, none) to it.
+
+    Lowered per target: `nvvm.memory.barrier` (`membar.cta/gl/sys`); an LLVM
+    `fence seq_cst` at syncscope `workgroup`/`agent`/system on AMDGPU;
+    `OpMemoryBarrier` at Workgroup/Device/CrossDevice scope with
+    acquire-release semantics on workgroup and storage-buffer memory on
+    SPIR-V (and Metal). Both AD modes keep it at its (mirrored) place.
+
+    ```mlir
+    memref.store %partial, %partials[%block] : memref<?xf32>
+    nabla.memory_fence device
+    %ticket = memref.atomic_rmw addi %one, %count[%c0] : (i32, memref<1xi32>) -> i32
+    ```
+  }];
+  let arguments = (ins StrAttr:$scope);
+  let assemblyFormat = "$scope attr-dict";
+  let hasVerifier = 1;
+}
+
 def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
   let summary = "Synchronizes the lanes of a subgroup (CUDA's __syncwarp)";
   let description = [{

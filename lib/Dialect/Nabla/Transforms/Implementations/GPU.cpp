@@ -64,6 +64,40 @@ struct SubgroupBarrierReverse
   }
 };
 
+/// A fence orders the thread's own accesses: kept where it stands (forward
+/// mode: tangents follow the primal's data flow in the primal's order). In
+/// reverse mode a workgroup fence is replayed at the mirrored point; a
+/// device or system fence is how blocks of one launch hand data to each
+/// other (the last-block reduction), and the reverse sweep cannot make one
+/// block's adjoints wait for another's: a located error, never a gradient
+/// read before it is accumulated.
+struct MemoryFenceForward
+    : public ForwardModeOpInterface::ExternalModel<MemoryFenceForward,
+                                                   MemoryFenceOp> {
+  LogicalResult emitForwardMode(Operation *op, ForwardEmitter &emitter) const {
+    emitter.clonePrimal(op);
+    return success();
+  }
+};
+
+struct MemoryFenceReverse
+    : public ReverseModeOpInterface::ExternalModel<MemoryFenceReverse,
+                                                   MemoryFenceOp> {
+  LogicalResult emitReverseSweep(Operation *op, ReverseEmitter &emitter) const {
+    auto fence = cast<MemoryFenceOp>(op);
+    if (fence.getScope() != "workgroup")
+      return op->emitOpError("cannot be differentiated in reverse mode: a ")
+             << fence.getScope()
+             << "-scope fence (__threadfence) orders data that blocks of one "
+                "launch pass each other, and the reverse sweep cannot order "
+                "their adjoints; split the kernel at the fence into two "
+                "launches";
+    MemoryFenceOp::create(emitter.builder(), op->getLoc(),
+                          fence.getScopeAttr());
+    return success();
+  }
+};
+
 template <typename OpTy>
 struct CollectiveForward
     : public ForwardModeOpInterface::ExternalModel<CollectiveForward<OpTy>,
@@ -117,5 +151,7 @@ void nabla::registerGPUDerivativeModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, NablaDialect *) {
     SubgroupBarrierOp::attachInterface<SubgroupBarrierForward,
                                        SubgroupBarrierReverse>(*context);
+    MemoryFenceOp::attachInterface<MemoryFenceForward, MemoryFenceReverse>(
+        *context);
   });
 }
