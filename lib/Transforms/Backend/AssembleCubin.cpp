@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -37,28 +38,44 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
     FailureOr<std::string> ptxas = findPtxas();
     if (failed(ptxas))
       return signalPassFailure();
-    WalkResult result = getOperation().walk([&](gpu::BinaryOp binary) {
-      SmallVector<Attribute> objects(binary.getObjects().begin(),
-                                     binary.getObjects().end());
+    // Every PTX object of every gpu.binary, assembled concurrently (one
+    // ptxas per object, as many at once as the context's thread pool has
+    // threads); the cubins are attached in order afterwards.
+    struct Job {
+      gpu::BinaryOp binary;
+      gpu::ObjectAttr object;
+      NVVM::NVVMTargetAttr target;
+      std::string cubin;
+    };
+    std::vector<Job> jobs;
+    getOperation().walk([&](gpu::BinaryOp binary) {
       for (Attribute attr : binary.getObjects()) {
         auto object = cast<gpu::ObjectAttr>(attr);
         auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-        if (!target || object.getFormat() != gpu::CompilationTarget::Assembly)
-          continue;
-        FailureOr<std::string> cubin =
-            assemble(binary, *ptxas, target.getChip(), object.getObject());
-        if (failed(cubin))
-          return WalkResult::interrupt();
-        objects.push_back(
-            gpu::ObjectAttr::get(target, gpu::CompilationTarget::Binary,
-                                 StringAttr::get(&getContext(), *cubin),
-                                 object.getProperties(), object.getKernels()));
+        if (target && object.getFormat() == gpu::CompilationTarget::Assembly)
+          jobs.push_back({binary, object, target, {}});
       }
-      binary.setObjectsAttr(ArrayAttr::get(&getContext(), objects));
-      return WalkResult::advance();
     });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    if (failed(failableParallelForEach(
+            &getContext(), jobs, [&](Job &job) -> LogicalResult {
+              FailureOr<std::string> cubin =
+                  assemble(job.binary, *ptxas, job.target.getChip(),
+                           job.object.getObject());
+              if (failed(cubin))
+                return failure();
+              job.cubin = std::move(*cubin);
+              return success();
+            })))
+      return signalPassFailure();
+    for (Job &job : jobs) {
+      SmallVector<Attribute> objects(job.binary.getObjects().begin(),
+                                     job.binary.getObjects().end());
+      objects.push_back(gpu::ObjectAttr::get(
+          job.target, gpu::CompilationTarget::Binary,
+          StringAttr::get(&getContext(), job.cubin),
+          job.object.getProperties(), job.object.getKernels()));
+      job.binary.setObjectsAttr(ArrayAttr::get(&getContext(), objects));
+    }
   }
 
   /// Locates ptxas in the toolkit option, $CUDA_PATH, /usr/local/cuda or PATH.
