@@ -165,6 +165,8 @@ LogicalResult nabla::expandHostRequests(ModuleOp module, bool remarks) {
           builder, name,
           FunctionType::get(module.getContext(), signature.getOperandTypes(),
                             signature.getResultTypes()));
+      if (generator.hasFailed())
+        return failure();
     }
     OpBuilder builder(request);
     auto call = func::CallOp::create(builder, request->getLoc(), derivative,

@@ -69,6 +69,9 @@ public:
         helpers(module) {}
 
   LogicalResult analyze();
+  /// True if a launched kernel's adjoint or tangent could not be generated
+  /// (diagnosed).
+  bool hasFailed() const { return generationFailed; }
   func::FuncOp emit(OpBuilder &builder, StringRef name, FunctionType type);
 
 private:
@@ -106,6 +109,7 @@ private:
   DerivativeMode mode;
   ArrayRef<Activity> args;
   bool remarks;
+  bool generationFailed = false;
   HostHelperKernels helpers;
   OpBuilder *b = nullptr;
 

@@ -228,11 +228,13 @@ SymbolRefAttr HostDerivative::getDerivedKernel(gpu::LaunchFuncOp launch,
     auto request = KernelAdjointOp::create(builder, launch.getLoc(), kernelRef,
                                            flat, builder.getArrayAttr(attrs),
                                            /*deterministic=*/nullptr);
-    (void)expandKernelAdjoint(request, /*deterministic=*/false);
+    if (failed(expandKernelAdjoint(request, /*deterministic=*/false)))
+      generationFailed = true;
   } else {
     auto request = KernelTangentOp::create(builder, launch.getLoc(), kernelRef,
                                            flat, builder.getArrayAttr(attrs));
-    (void)expandKernelTangent(request);
+    if (failed(expandKernelTangent(request)))
+      generationFailed = true;
   }
   return reference;
 }
