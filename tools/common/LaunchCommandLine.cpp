@@ -208,20 +208,20 @@ static unsigned scalarSize(const std::string &type) {
   return 0;
 }
 
-/// Fills `param` from a TYPE:VALUE spec.
-static bool loadScalar(const std::string &spec, HostParam &param,
-                       std::string &error) {
+bool nabla::runtime::parseScalarValue(const std::string &spec,
+                                      unsigned char *bytes, unsigned &size,
+                                      std::string &error) {
   size_t colon = spec.find(':');
-  std::string type = spec.substr(0, colon), text = spec.substr(colon + 1);
-  const std::string &expected = param.info->type;
-  if (type != expected) {
-    error = "parameter #" + std::to_string(param.info->index) + " is " +
-            expected + ", got '" + spec + "'";
+  std::string type = spec.substr(0, colon);
+  std::string text = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  size = scalarSize(type);
+  if (size == 0) {
+    error = "'" + spec + "' names no scalar type (f32, f64, i8, i16, i32, "
+            "i64, index)";
     return false;
   }
   char *end = nullptr;
   errno = 0;
-  param.scalarBytes = scalarSize(type);
   if (type == "f32" || type == "f64") {
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || errno == ERANGE) {
@@ -230,9 +230,9 @@ static bool loadScalar(const std::string &spec, HostParam &param,
     }
     if (type == "f32") {
       float f = static_cast<float>(v);
-      std::memcpy(param.scalar, &f, 4);
+      std::memcpy(bytes, &f, 4);
     } else {
-      std::memcpy(param.scalar, &v, 8);
+      std::memcpy(bytes, &v, 8);
     }
     return true;
   }
@@ -250,19 +250,32 @@ static bool loadScalar(const std::string &spec, HostParam &param,
       return false;
     }
     uint16_t i = static_cast<uint16_t>(v);
-    std::memcpy(param.scalar, &i, bits / 8);
+    std::memcpy(bytes, &i, bits / 8);
   } else if (type == "i32") {
     if (v < INT32_MIN || v > INT32_MAX) {
       error = "value in '" + spec + "' does not fit i32";
       return false;
     }
     int32_t i = static_cast<int32_t>(v);
-    std::memcpy(param.scalar, &i, 4);
+    std::memcpy(bytes, &i, 4);
   } else {
     int64_t i = v;
-    std::memcpy(param.scalar, &i, 8);
+    std::memcpy(bytes, &i, 8);
   }
   return true;
+}
+
+/// Fills `param` from a TYPE:VALUE spec.
+static bool loadScalar(const std::string &spec, HostParam &param,
+                       std::string &error) {
+  std::string type = spec.substr(0, spec.find(':'));
+  const std::string &expected = param.info->type;
+  if (type != expected) {
+    error = "parameter #" + std::to_string(param.info->index) + " is " +
+            expected + ", got '" + spec + "'";
+    return false;
+  }
+  return parseScalarValue(spec, param.scalar, param.scalarBytes, error);
 }
 
 /// Reads `spec` into `array` and checks it against a buffer of `element`

@@ -60,6 +60,12 @@ bool parseLaunchFlags(int argc, char **argv, LaunchOptions &options,
 /// The help text of the shared flags.
 const char *launchFlagsHelp();
 
+/// Parses a TYPE:VALUE scalar spec (f32, f64, i8, i16, i32, i64, index)
+/// into `bytes` (at least 8), setting `size`; false with `error` for an
+/// unknown type, a malformed value or one that does not fit.
+bool parseScalarValue(const std::string &spec, unsigned char *bytes,
+                      unsigned &size, std::string &error);
+
 /// The back end to use: options.target, else $NABLA_TARGET, else "vulkan".
 std::string resolveTarget(const LaunchOptions &options);
 

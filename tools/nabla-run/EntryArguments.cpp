@@ -2,13 +2,14 @@
 
 #include "EntryArguments.h"
 
+#include "LaunchCommandLine.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstring>
 
 using namespace mlir;
 using namespace nabla;
@@ -27,45 +28,15 @@ std::string typeString(Type type) {
 bool parseScalar(llvm::StringRef spec, Type type, int64_t &bytes,
                  std::string &error) {
   std::string want = typeString(type);
-  auto [kind, text] = spec.split(':');
-  if (kind != want) {
+  if (spec.split(':').first != want) {
     error = "expects '" + want + ":VALUE', got '" + spec.str() + "'";
     return false;
   }
   bytes = 0;
-  if (kind == "f32" || kind == "f64") {
-    double value;
-    if (text.getAsDouble(value)) {
-      error = "malformed number in '" + spec.str() + "'";
-      return false;
-    }
-    if (kind == "f32") {
-      float narrow = static_cast<float>(value);
-      std::memcpy(&bytes, &narrow, sizeof narrow);
-    } else {
-      std::memcpy(&bytes, &value, sizeof value);
-    }
-    return true;
-  }
-  if (kind == "i32" || kind == "i64" || kind == "index") {
-    int64_t value;
-    if (text.getAsInteger(10, value) ||
-        (kind == "i32" && (value < INT32_MIN || value > INT32_MAX))) {
-      error = "malformed integer in '" + spec.str() + "'";
-      return false;
-    }
-    if (kind == "i32") {
-      int32_t narrow = static_cast<int32_t>(value);
-      std::memcpy(&bytes, &narrow, sizeof narrow);
-    } else {
-      bytes = value;
-    }
-    return true;
-  }
-  error = "a parameter of type " + want +
-          " cannot be given on the command line (f32, f64, i32, i64, index "
-          "scalars and ranked memrefs can)";
-  return false;
+  unsigned size = 0;
+  return runtime::parseScalarValue(spec.str(),
+                                   reinterpret_cast<unsigned char *>(&bytes),
+                                   size, error);
 }
 
 } // namespace
