@@ -11,6 +11,7 @@
 #ifndef NABLA_TRANSFORMS_INLININGUTILS_H
 #define NABLA_TRANSFORMS_INLININGUTILS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/InliningUtils.h"
 
 namespace nabla {
@@ -41,6 +42,16 @@ struct InlineEverything : public mlir::InlinerInterface {
 void cloneInlinedBody(mlir::OpBuilder &builder, mlir::Region *src,
                       mlir::Block *inlineBlock, mlir::Block *postInsertBlock,
                       mlir::IRMapping &mapper, bool shouldCloneInlinedRegion);
+
+/// Inlines, transitively, the func.call ops of `function` (a copy being
+/// differentiated) for which `select` returns the callee to inline (a
+/// func.func with a body); it returns null to leave a call, or failure
+/// (after a diagnostic) to stop. More than 1000 rounds is recursion, an
+/// error.
+mlir::LogicalResult inlineFuncCalls(
+    mlir::func::FuncOp function,
+    llvm::function_ref<mlir::FailureOr<mlir::func::FuncOp>(mlir::func::CallOp)>
+        select);
 
 } // namespace nabla
 

@@ -44,3 +44,37 @@ void nabla::cloneInlinedBody(OpBuilder &, Region *src, Block *inlineBlock,
   insertRegion->getBlocks().splice(postInsertBlock->getIterator(),
                                    src->getBlocks(), src->begin(), src->end());
 }
+
+LogicalResult nabla::inlineFuncCalls(
+    func::FuncOp function,
+    function_ref<FailureOr<func::FuncOp>(func::CallOp)> select) {
+  InlineEverything inliner(function.getContext());
+  for (unsigned round = 0;; ++round) {
+    func::CallOp call;
+    func::FuncOp callee;
+    bool stopped = false;
+    function.walk([&](func::CallOp op) {
+      FailureOr<func::FuncOp> chosen = select(op);
+      if (failed(chosen)) {
+        stopped = true;
+        return WalkResult::interrupt();
+      }
+      if (!*chosen)
+        return WalkResult::advance();
+      call = op;
+      callee = *chosen;
+      return WalkResult::interrupt();
+    });
+    if (stopped)
+      return failure();
+    if (!call)
+      return success();
+    if (round > 1000)
+      return call.emitOpError("recursive call to @")
+             << call.getCallee() << " cannot be differentiated";
+    if (failed(inlineCall(inliner, cloneInlinedBody, call, callee,
+                          &callee.getBody())))
+      return call.emitOpError("cannot be inlined for differentiation");
+    call.erase();
+  }
+}

@@ -112,31 +112,17 @@ bool reachesThroughCalls(func::FuncOp from, Operation *target,
 /// except calls of functions with custom derivatives, which differentiation
 /// calls instead.
 LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
-  InlineEverything inliner(func.getContext());
-  for (unsigned round = 0;; ++round) {
-    func::CallOp call;
-    func.walk([&](func::CallOp op) {
-      if (hasCustomRule(symbols.getOp(), op.getCallee()))
-        return WalkResult::advance();
-      call = op;
-      return WalkResult::interrupt();
-    });
-    if (!call)
-      return success();
-    if (round > 1000)
-      return call.emitOpError("recursive call to @")
-             << call.getCallee() << " cannot be differentiated";
+  return inlineFuncCalls(func, [&](func::CallOp call) -> FailureOr<func::FuncOp> {
+    if (hasCustomRule(symbols.getOp(), call.getCallee()))
+      return func::FuncOp();
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
       return call.emitOpError("calls @")
              << call.getCallee()
              << ", which has no body to differentiate (give it a custom "
                 "derivative or mark the call's operands const)";
-    if (failed(inlineCall(inliner, cloneInlinedBody, call, callee,
-                          &callee.getBody())))
-      return call.emitOpError("cannot be inlined for differentiation");
-    call.erase();
-  }
+    return callee;
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -53,28 +53,12 @@ namespace {
 /// Inlines every call of a function with a body in `function`; calls of
 /// declarations (the runner's print functions) stay.
 LogicalResult inlineHostCalls(func::FuncOp function) {
-  InlineEverything inliner(function.getContext());
-  for (unsigned round = 0;; ++round) {
-    func::CallOp call;
-    func::FuncOp callee;
-    function.walk([&](func::CallOp op) {
-      callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-          op, op.getCalleeAttr());
-      if (!callee || callee.isExternal())
-        return WalkResult::advance();
-      call = op;
-      return WalkResult::interrupt();
-    });
-    if (!call)
-      return success();
-    if (round > 1000)
-      return call.emitOpError("recursive call to @")
-             << call.getCallee() << " cannot be differentiated";
-    if (failed(inlineCall(inliner, cloneInlinedBody, call, callee,
-                          &callee.getBody())))
-      return call.emitOpError("cannot be inlined for differentiation");
-    call.erase();
-  }
+  return inlineFuncCalls(function, [](func::CallOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    return FailureOr<func::FuncOp>(
+        callee && !callee.isExternal() ? callee : func::FuncOp());
+  });
 }
 
 /// The request's callee if it is a host program, else null.
