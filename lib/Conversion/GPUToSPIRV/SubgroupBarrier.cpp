@@ -23,6 +23,13 @@ using namespace mlir;
 
 namespace {
 
+/// Both ops order workgroup and storage-buffer memory, acquire-release.
+spirv::MemorySemantics getOrderingSemantics() {
+  return spirv::MemorySemantics::AcquireRelease |
+         spirv::MemorySemantics::WorkgroupMemory |
+         spirv::MemorySemantics::UniformMemory;
+}
+
 struct SubgroupBarrierToSPIRV final
     : OpConversionPattern<nabla::SubgroupBarrierOp> {
   SubgroupBarrierToSPIRV(const TypeConverter &typeConverter,
@@ -33,9 +40,7 @@ struct SubgroupBarrierToSPIRV final
   LogicalResult
   matchAndRewrite(nabla::SubgroupBarrierOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto semantics = spirv::MemorySemantics::AcquireRelease |
-                     spirv::MemorySemantics::WorkgroupMemory |
-                     spirv::MemorySemantics::UniformMemory;
+    spirv::MemorySemantics semantics = getOrderingSemantics();
     spirv::Scope scope = subgroupSize >= kWarpSize ? spirv::Scope::Subgroup
                                                    : spirv::Scope::Workgroup;
     rewriter.replaceOpWithNewOp<spirv::ControlBarrierOp>(op, scope, scope,
@@ -54,9 +59,7 @@ struct MemoryFenceToSPIRV final : OpConversionPattern<nabla::MemoryFenceOp> {
   LogicalResult
   matchAndRewrite(nabla::MemoryFenceOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto semantics = spirv::MemorySemantics::AcquireRelease |
-                     spirv::MemorySemantics::WorkgroupMemory |
-                     spirv::MemorySemantics::UniformMemory;
+    spirv::MemorySemantics semantics = getOrderingSemantics();
     StringRef name = op.getScope();
     spirv::Scope scope = name == "workgroup" ? spirv::Scope::Workgroup
                          : name == "device"  ? spirv::Scope::Device
