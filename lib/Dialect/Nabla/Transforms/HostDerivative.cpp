@@ -94,16 +94,17 @@ bool nabla::isHostProgram(func::FuncOp function) {
 }
 
 bool nabla::hostRequestsNeedOutlining(ModuleOp module) {
-  bool needed = false;
-  module.walk([&](Operation *op) {
-    if (!isa<AutodiffOp, FwddiffOp>(op))
-      return;
-    if (func::FuncOp callee = getHostCallee(op))
-      needed |= module
-                    .walk([](gpu::LaunchOp) { return WalkResult::interrupt(); })
-                    .wasInterrupted();
-  });
-  return needed;
+  bool hasRequest = module
+                        ->walk([](Operation *op) {
+                          return isa<AutodiffOp, FwddiffOp>(op) &&
+                                         getHostCallee(op)
+                                     ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+                        })
+                        .wasInterrupted();
+  return hasRequest &&
+         module.walk([](gpu::LaunchOp) { return WalkResult::interrupt(); })
+             .wasInterrupted();
 }
 
 LogicalResult nabla::expandHostRequests(ModuleOp module, bool remarks) {

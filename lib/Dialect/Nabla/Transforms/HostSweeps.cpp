@@ -41,7 +41,7 @@ Value HostDerivative::tripCount(Location loc, Value lb, Value ub, Value step) {
 }
 
 void HostDerivative::cloneWithShadow(Operation *op, Scope &scope) {
-  Operation *clone = b->clone(*op, scope.map);
+  b->clone(*op, scope.map);
   Value source = getViewSource(op);
   if (!source || !scope.shadows.contains(source))
     return;
@@ -49,7 +49,6 @@ void HostDerivative::cloneWithShadow(Operation *op, Scope &scope) {
   mapping.map(source, scope.shadows.lookup(source));
   Operation *shadow = b->clone(*op, mapping);
   scope.shadows.map(op->getResult(0), shadow->getResult(0));
-  (void)clone;
 }
 
 void HostDerivative::recomputeBlock(Block &block, Scope &scope) {
@@ -275,8 +274,8 @@ void HostDerivative::emitForwardBlock(Block &block, Scope &scope) {
   }
 }
 
-/// The program's ops, synchronous; returns true if `op` was handled here
-/// (the structure and the ops both modes emit alike).
+/// The program's op `op`, synchronous, in the forward sweep (and, for the
+/// structure and the ops both modes emit alike, in forward mode).
 void HostDerivative::emitForwardOp(Operation *op, Scope &scope) {
   Location loc = op->getLoc();
   if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
