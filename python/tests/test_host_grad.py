@@ -205,3 +205,20 @@ def test_dupnoneed_buffer_keeps_no_final_copy():
                                atol=1e-6)
     np.testing.assert_allclose(result.args[3], x * (1 - t * t), rtol=1e-4,
                                atol=1e-6)
+
+
+def test_copy_of_a_buffer_onto_itself_keeps_its_gradient():
+    # gpu.memcpy %h, %h changes nothing; its adjoint must not add the shadow
+    # to itself and then zero it (which would drop the gradient).
+    text = program("chain.mlir").replace(
+        "    gpu.launch_func @kernels::@sum",
+        "    gpu.memcpy %h, %h : memref<?xf32>, memref<?xf32>\n"
+        "    gpu.launch_func @kernels::@sum", 1)
+    assert text.count("gpu.memcpy %h, %h") == 1
+    rng = np.random.default_rng(9)
+    x, w = f32(rng, 24), f32(rng, 24)
+    g = nabla.grad_host(text, "program", [x, w, np.zeros(1, np.float32)],
+                        seeds={2: [1.0]})
+    t = np.tanh(x.astype(np.float64) * w)
+    np.testing.assert_allclose(g.gradients[0], w * (1 - t * t), rtol=1e-4,
+                               atol=1e-6)

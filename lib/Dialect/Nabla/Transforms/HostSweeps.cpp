@@ -439,7 +439,10 @@ void HostDerivative::emitReverseOp(Operation *op, Scope &scope) {
     return;
   }
   if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
-    if (scope.shadows.contains(copy.getDst())) {
+    // A whole buffer copied onto itself changes nothing: no adjoint (adding
+    // the shadow to itself and then zeroing it would drop it).
+    if (scope.shadows.contains(copy.getDst()) &&
+        getRoot(copy.getDst()) != getRoot(copy.getSrc())) {
       Value count;
       Value dst = flatShadow(copy.getDst(), scope, count);
       if (scope.shadows.contains(copy.getSrc()) &&
