@@ -86,7 +86,8 @@ static void describeMemRef(MemRefType memref, llvm::json::Object &entry) {
 static llvm::json::Object describeParameter(unsigned index, Type type,
                                             StringAttr relocKey,
                                             IntegerAttr presenceOf,
-                                            bool dynamicSharedBytes) {
+                                            bool dynamicSharedBytes,
+                                            bool tape) {
   llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
   if (relocKey)
     param["reloc"] = relocKey.getValue();
@@ -94,6 +95,8 @@ static llvm::json::Object describeParameter(unsigned index, Type type,
     param["presence_of"] = presenceOf.getInt();
   if (dynamicSharedBytes)
     param["dynamic_shared_memory_bytes"] = true;
+  if (tape)
+    param["tape"] = true;
   if (auto memref = dyn_cast<MemRefType>(type)) {
     param["kind"] = "buffer";
     describeMemRef(memref, param);
@@ -212,7 +215,8 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
                                                   reloc::kRecordKeyAttrName),
               kernel.getArgAttrOfType<IntegerAttr>(index, kPresenceAttrName),
               static_cast<bool>(
-                  kernel.getArgAttr(index, kDynamicSharedBytesAttrName))));
+                  kernel.getArgAttr(index, kDynamicSharedBytesAttrName)),
+              static_cast<bool>(kernel.getArgAttr(index, "nabla.tape"))));
 
     llvm::json::Value workgroup = nullptr;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
@@ -237,6 +241,25 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
     if (auto words =
             kernel->getAttrOfType<IntegerAttr>("nabla.scratch_words_per_block"))
       entry["scratch_words_per_block"] = words.getInt();
+    // A global-memory tape (nabla-materialize-tapes): its parameter and the
+    // words per thread as a formula of the launch.
+    if (auto tape = kernel->getAttrOfType<DictionaryAttr>("nabla.tape")) {
+      auto words = tape.getAs<StringAttr>("words_per_thread");
+      auto formula = tape.getAs<StringAttr>("formula");
+      llvm::Expected<llvm::json::Value> parsed =
+          words ? llvm::json::parse(words.getValue())
+                : llvm::Expected<llvm::json::Value>(nullptr);
+      if (!parsed) {
+        llvm::consumeError(parsed.takeError());
+      } else {
+        for (auto [index, type] : llvm::enumerate(params))
+          if (kernel.getArgAttr(index, "nabla.tape"))
+            entry["tape"] = llvm::json::Object{
+                {"param", int64_t(index)},
+                {"words_per_thread", std::move(*parsed)},
+                {"formula", formula ? formula.getValue().str() : ""}};
+      }
+    }
     // Dynamic shared memory: the bytes compiled in (SPIR-V, Metal) or -1
     // (any size, given at launch).
     bool dynamicShared = kernel
@@ -487,6 +510,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   prepare.addPass(createValidate());
   prepare.addNestedPass<gpu::GPUModuleOp>(createPromotePrivateAllocs());
   prepare.addPass(createDifferentiate());
+  prepare.addPass(createMaterializeTapes());
   prepare.addPass(reloc::createRelocLink());
   if (failed(prepare.run(module)))
     return failure();

@@ -51,6 +51,7 @@ void nabla::addFrontendPasses(OpPassManager &pm, StringRef target,
   pm.addPass(createCheckInput());
   pm.addPass(createValidate());
   pm.addPass(createDifferentiate());
+  pm.addPass(createMaterializeTapes());
   pm.addPass(reloc::createRelocLink());
   pm.addPass(
       reloc::createRelocLower({getRelocStrategy(target, abi, relocStrategy)}));

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/KernelLaunch.h"
+#include "nabla/Runtime/TapeSize.h"
 
 #include "SPIRVCheck.h"
 
@@ -347,6 +348,29 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
       shadowsDynamicShared = true;
     }
 
+  // The global-memory tape, sized from the launch (the user passes none):
+  // device memory only, no host copy.
+  uint64_t tapeBytes = 0;
+  if (kernel.tape) {
+    std::string error;
+    auto argument = [&](unsigned index, int64_t &value) {
+      if (index >= params.size() || abi[index].buffer ||
+          !params[index].scalarBytes ||
+          params[index].info->type.find('f') != std::string::npos)
+        return false;
+      value = params[index].scalarAsInteger();
+      return true;
+    };
+    if (!runtime::tapeBytes(kernel, argument, spec.grid, spec.block,
+                            spec.maxTapeBytes, tapeBytes, error))
+      return makeError(error);
+    HostParam &tape = params[kernel.tape->param];
+    tape.buffer = NpyArray();
+    tape.buffer.dtype = "i4";
+    tape.buffer.shape = {static_cast<int64_t>(tapeBytes / 4)};
+    tape.onDevice = false;
+  }
+
   // SPIR-V read from disk is validated before a driver sees it.
   if (spec.imageKind == "spv") {
     std::string invalid;
@@ -399,11 +423,16 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
         return std::move(e).withContext("saving " + what + " for the repeats");
       continue;
     }
-    Expected<void *> memory =
-        resources.allocate(std::max<size_t>(params[k].buffer.data.size(), 16));
+    bool isTape = kernel.tape && kernel.tape->param == k;
+    Expected<void *> memory = resources.allocate(std::max<size_t>(
+        isTape ? tapeBytes : params[k].buffer.data.size(), 16));
     if (!memory)
       return memory.takeError();
     pointers[k] = reinterpret_cast<uint64_t>(*memory);
+    // Zeroed once: the kernel writes every word before it reads it.
+    if (isTape && tapeBytes)
+      if (Error e = device.fill(*memory, 0, 4, tapeBytes / 4, nullptr))
+        return std::move(e).withContext("zeroing the global-memory tape");
   }
   PackedArguments packed;
   if (Error e = packArguments(arguments, params, pointers, packed))

@@ -183,13 +183,98 @@ bool readParam(ManifestReader &reader, const json &p, const std::string &path,
       !reader.readInteger(p, "presence_of", path, 0, kMaxUnsigned,
                           param.presenceOf) ||
       !reader.readBool(p, "dynamic_shared_memory_bytes", path,
-                       param.dynamicSharedBytes))
+                       param.dynamicSharedBytes) ||
+      !reader.readBool(p, "tape", path, param.tape))
     return false;
   if (!kind.empty() && kind != "buffer" && kind != "scalar")
     return reader.fail(ManifestReader::member(path, "kind"),
                        "expected \"buffer\" or \"scalar\", found \"" + kind +
                            "\"");
   param.isBuffer = kind == "buffer";
+  return true;
+}
+
+/// The ops of a tape formula with their operand counts (-1: a leaf whose
+/// third element is an integer).
+int sizeExprArity(const std::string &op) {
+  static const std::map<std::string, int> arity = {
+      {"arg", -1},       {"const", -1},        {"thread_id", -1},
+      {"block_id", -1},  {"block_dim", -1},    {"grid_dim", -1},
+      {"addi", 2},       {"subi", 2},          {"muli", 2},
+      {"divui", 2},      {"divsi", 2},         {"remui", 2},
+      {"remsi", 2},      {"ceildivui", 2},     {"ceildivsi", 2},
+      {"floordivsi", 2}, {"maxsi", 2},         {"minsi", 2},
+      {"maxui", 2},      {"minui", 2},         {"andi", 2},
+      {"ori", 2},        {"xori", 2},          {"shli", 2},
+      {"shrui", 2},      {"shrsi", 2},         {"extsi", 1},
+      {"extui", 1},      {"trunci", 1},        {"index_cast", 1},
+      {"index_castui", 1}, {"select", 3},      {"cmpi", 2}};
+  auto it = arity.find(op);
+  return it == arity.end() ? -2 : it->second;
+}
+
+bool readSizeExpr(ManifestReader &reader, const json &e,
+                  const std::string &path, SizeExpr &expr, unsigned depth) {
+  if (depth > 256)
+    return reader.fail(path, "formula nested too deeply");
+  if (!e.is_array() || e.size() < 3 || !e[0].is_string() ||
+      !e[1].is_number_integer())
+    return reader.fail(path, "expected [op, bits, operands...]");
+  expr.op = e[0].get<std::string>();
+  int64_t bits = e[1].get<int64_t>();
+  if (bits < 1 || bits > 64)
+    return reader.fail(path, "bits must be 1 to 64");
+  expr.bits = unsigned(bits);
+  int arity = sizeExprArity(expr.op);
+  if (arity == -2)
+    return reader.fail(path, "unknown formula op \"" + expr.op + "\"");
+  if (arity == -1) {
+    if (e.size() != 3 || !e[2].is_number_integer())
+      return reader.fail(path, "expected [\"" + expr.op + "\", bits, integer]");
+    expr.value = e[2].get<int64_t>();
+    return true;
+  }
+  size_t first = 2;
+  if (expr.op == "cmpi") {
+    if (!e[2].is_string())
+      return reader.fail(path, "expected [\"cmpi\", 1, predicate, a, b]");
+    expr.predicate = e[2].get<std::string>();
+    first = 3;
+  }
+  if (e.size() != first + size_t(arity))
+    return reader.fail(path, "\"" + expr.op + "\" takes " +
+                                 std::to_string(arity) + " operands");
+  for (size_t i = first; i < e.size(); ++i) {
+    SizeExpr operand;
+    if (!readSizeExpr(reader, e[i], ManifestReader::element(path, i), operand,
+                      depth + 1))
+      return false;
+    expr.operands.push_back(std::move(operand));
+  }
+  return true;
+}
+
+bool readTape(ManifestReader &reader, const json &t, const std::string &path,
+              KernelInfo &kernel) {
+  TapeInfo tape;
+  if (!reader.expectObject(t, path) ||
+      !reader.readInteger(t, "param", path, 0, kMaxUnsigned, tape.param,
+                          /*required=*/true) ||
+      !reader.readString(t, "formula", path, tape.formula))
+    return false;
+  auto words = t.find("words_per_thread");
+  if (words == t.end())
+    return reader.fail(path, "missing \"words_per_thread\"");
+  if (!readSizeExpr(reader, *words,
+                    ManifestReader::member(path, "words_per_thread"),
+                    tape.wordsPerThread, 0))
+    return false;
+  if (tape.param >= kernel.params.size() ||
+      !kernel.params[tape.param].tape ||
+      !kernel.params[tape.param].isBuffer)
+    return reader.fail(ManifestReader::member(path, "param"),
+                       "does not name the kernel's tape parameter");
+  kernel.tape = std::move(tape);
   return true;
 }
 
@@ -253,6 +338,20 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
             "of a kernel that uses dynamic shared memory");
     }
   }
+
+  // The tape parameter belongs to the kernel's tape entry, and back.
+  auto tape = k.find("tape");
+  if (tape != k.end() &&
+      !readTape(reader, *tape, ManifestReader::member(path, "tape"), kernel))
+    return false;
+  for (size_t i = 0; i < kernel.params.size(); ++i)
+    if (kernel.params[i].tape && (!kernel.tape || kernel.tape->param != i))
+      return reader.fail(
+          ManifestReader::member(
+              ManifestReader::element(ManifestReader::member(path, "params"),
+                                      i),
+              "tape"),
+          "a tape parameter needs the kernel's \"tape\" entry naming it");
 
   if (workgroup) {
     std::string at = ManifestReader::member(path, "workgroup_size");

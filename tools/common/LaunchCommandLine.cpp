@@ -74,7 +74,9 @@ const char *nabla::runtime::launchFlagsHelp() {
          "(min/median/max over the repeats, transfers excluded) and the "
          "transfer times; json: one line\n"
          "  --dynamic-shared-memory=BYTES  dynamic shared memory of the "
-         "launch (extern __shared__; CUDA's third launch parameter)\n";
+         "launch (extern __shared__; CUDA's third launch parameter)\n"
+         "  --max-tape-bytes=N     the most bytes of a gradient kernel's "
+         "global-memory tape, which the launch allocates (default 1 GiB)\n";
 }
 
 bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
@@ -119,6 +121,16 @@ bool nabla::runtime::parseLaunchFlags(int argc, char **argv,
         return false;
       }
       options.dynamicSharedMemory = bytes;
+    } else if (value("--max-tape-bytes", v)) {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long bytes = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v.front() == '-' || *end || errno || bytes == 0) {
+        error = "malformed --max-tape-bytes '" + v +
+                "' (expected a positive number of bytes)";
+        return false;
+      }
+      options.maxTapeBytes = bytes;
     } else if (value("--arg", v)) {
       options.args.push_back(v);
     } else if (value("--reloc", v)) {
@@ -511,7 +523,7 @@ std::string loadParams(const KernelInfo &kernel, const LaunchOptions &options,
   for (size_t k = 0; k < params.size(); ++k) {
     const ParamInfo &info = kernel.params[k];
     params[k].info = &info;
-    if (info.presenceOf >= 0 || info.dynamicSharedBytes)
+    if (info.presenceOf >= 0 || info.dynamicSharedBytes || info.tape)
       continue; // set below, or by the launch
     if (!info.relocKey.empty()) {
       auto file = relocFiles.find(info.relocKey);
@@ -682,6 +694,7 @@ int nabla::runtime::runKernel(
   spec.block = options.block;
   spec.dynamicSharedMemory =
       static_cast<uint32_t>(std::max<int64_t>(0, options.dynamicSharedMemory));
+  spec.maxTapeBytes = options.maxTapeBytes;
   spec.repeat = options.repeat;
   LaunchTiming timing;
   if (!options.timeFormat.empty())

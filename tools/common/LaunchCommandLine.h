@@ -48,6 +48,8 @@ struct LaunchOptions {
   /// Bytes of dynamic shared memory (`extern __shared__`, CUDA's third
   /// launch parameter); -1 when not given.
   int64_t dynamicSharedMemory = -1;
+  /// The most bytes a kernel's global-memory tape may take (0: the default).
+  uint64_t maxTapeBytes = 0;
 };
 
 /// Parses the shared flags; leaves other arguments in `positional`, and flags

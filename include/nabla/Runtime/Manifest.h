@@ -40,11 +40,40 @@ struct ParamInfo {
   /// launch's bytes (and reserves twice as many), the user passes none.
   bool dynamicSharedBytes = false;
 
+  /// The kernel's global-memory tape (reverse mode's values of loops with
+  /// trip counts known at run time): the launch allocates it from the
+  /// kernel's tape formula, the user passes none.
+  bool tape = false;
+
   /// Whether the user passes an argument for this parameter (the launch
-  /// sets relocation tables, presence flags and the dynamic shared size).
+  /// sets relocation tables, presence flags, the dynamic shared size and
+  /// the tape).
   bool isOwn() const {
-    return relocKey.empty() && presenceOf < 0 && !dynamicSharedBytes;
+    return relocKey.empty() && presenceOf < 0 && !dynamicSharedBytes && !tape;
   }
+};
+
+/// An integer formula over a launch (the manifest's `[op, bits, ...]`
+/// arrays): `op` is an arith op name (addi, muli, divui, select, cmpi...),
+/// "arg" (operand: the parameter index), "const" (value), or a launch
+/// builtin ("thread_id", "block_id", "block_dim", "grid_dim"; value: the
+/// dimension). Values are `bits` wide (index: 64).
+struct SizeExpr {
+  std::string op;
+  unsigned bits = 64;
+  int64_t value = 0;
+  /// cmpi's predicate ("slt", "ne", ...).
+  std::string predicate;
+  std::vector<SizeExpr> operands;
+};
+
+/// A kernel's global-memory tape: parameter `param`, 4 * words bytes per
+/// thread of the grid.
+struct TapeInfo {
+  unsigned param = 0;
+  SizeExpr wordsPerThread;
+  /// The formula as text, for messages.
+  std::string formula;
 };
 
 /// A SPIR-V descriptor binding (spirv/metal).
@@ -78,6 +107,7 @@ struct KernelInfo {
   std::optional<int64_t> dynamicSharedMemory;
   std::vector<BindingInfo> bindings;
   std::vector<ArgumentInfo> arguments;
+  std::optional<TapeInfo> tape;
 };
 
 /// A relocation record and how the kernels were compiled to receive it.

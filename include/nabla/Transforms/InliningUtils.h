@@ -44,12 +44,12 @@ void cloneInlinedBody(mlir::OpBuilder &builder, mlir::Region *src,
                       mlir::IRMapping &mapper, bool shouldCloneInlinedRegion);
 
 /// Inlines, transitively, the func.call ops of `function` (a copy being
-/// differentiated) for which `select` returns the callee to inline (a
+/// differentiated, a kernel whose callees hold global tapes) for which `select` returns the callee to inline (a
 /// func.func with a body); it returns null to leave a call, or failure
 /// (after a diagnostic) to stop. More than 1000 rounds is recursion, an
 /// error.
 mlir::LogicalResult inlineFuncCalls(
-    mlir::func::FuncOp function,
+    mlir::Operation *function,
     llvm::function_ref<mlir::FailureOr<mlir::func::FuncOp>(mlir::func::CallOp)>
         select);
 

@@ -46,14 +46,14 @@ void nabla::cloneInlinedBody(OpBuilder &, Region *src, Block *inlineBlock,
 }
 
 LogicalResult nabla::inlineFuncCalls(
-    func::FuncOp function,
+    Operation *function,
     function_ref<FailureOr<func::FuncOp>(func::CallOp)> select) {
-  InlineEverything inliner(function.getContext());
+  InlineEverything inliner(function->getContext());
   for (unsigned round = 0;; ++round) {
     func::CallOp call;
     func::FuncOp callee;
     bool stopped = false;
-    function.walk([&](func::CallOp op) {
+    function->walk([&](func::CallOp op) {
       FailureOr<func::FuncOp> chosen = select(op);
       if (failed(chosen)) {
         stopped = true;

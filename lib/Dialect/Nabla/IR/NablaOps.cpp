@@ -257,5 +257,16 @@ LogicalResult MemoryFenceOp::verify() {
   return success();
 }
 
+LogicalResult TapeOp::verify() {
+  auto type = cast<MemRefType>(getSlots().getType());
+  bool words = type.getRank() == 1;
+  bool pairs = type.getRank() == 2 && type.getDimSize(1) == 2;
+  if (!(words || pairs) || !type.isDynamicDim(0) ||
+      !type.getLayout().isIdentity() || type.getMemorySpace())
+    return emitOpError("result must be memref<?xi32> or memref<?x2xi32>, got ")
+           << type;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "nabla/Dialect/Nabla/IR/NablaOps.cpp.inc"

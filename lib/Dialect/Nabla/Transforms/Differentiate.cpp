@@ -27,6 +27,7 @@
 #include "Forward/ForwardMode.h"
 #include "HostDerivative.h"
 #include "KernelAdjoint.h"
+#include "CountedWhileLoops.h"
 #include "PromoteLoopElements.h"
 #include "RecordShadows.h"
 #include "Reverse/ReverseMode.h"
@@ -352,8 +353,11 @@ struct Differentiate : public nabla::SuggestOptionNames<
 
     // Reverse mode: elements loops update in place become loop-carried, so
     // their iterations can be recomputed from the loop state.
-    if (mode == DerivativeMode::Reverse)
+    // Counted do-while loops (clang's rotated loops) become scf.for first.
+    if (mode == DerivativeMode::Reverse) {
+      countWhileLoops(work);
       promoteLoopElements(work);
+    }
 
     SmallVector<Type> operandTypes(signature.getOperandTypes());
     if (scratch)

@@ -87,16 +87,18 @@ module {
 
 // -----
 
-// A loop with a dynamic trip count whose iterations read what they overwrite
-// (A[j], an element of the inner loop, not invariant in the outer one): no
-// tape bound, no checkpointing. The note suggests the hint.
+// A loop with a trip count read from memory whose iterations read what they
+// overwrite (A[j], an element of the inner loop, not invariant in the outer
+// one): no tape bound (not even one computed at the function's entry for a
+// global tape), no checkpointing. The note suggests the hint.
 module {
-  func.func @f(%A: memref<?xf32>, %n: index) {
+  func.func @f(%A: memref<?xf32>, %N: memref<1xindex>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
+    %n = memref.load %N[%c0] : memref<1xindex>
     // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
-    // expected-note @below {{a static trip-count bound lets the loop be taped instead}}
+    // expected-note @below {{a trip count computable from the function's arguments (a global-memory tape sized at launch), or a static bound lets the loop be taped instead}}
     scf.for %i = %c0 to %n step %c1 {
       scf.for %j = %c0 to %c4 step %c1 {
         // expected-note @below {{this op's read is not repeatable}}
@@ -107,10 +109,10 @@ module {
     }
     return
   }
-  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) {
-    nabla.autodiff @f(%A, %dA, %n)
+  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %N: memref<1xindex>) {
+    nabla.autodiff @f(%A, %dA, %N)
         {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
-        : (memref<?xf32>, memref<?xf32>, index) -> ()
+        : (memref<?xf32>, memref<?xf32>, memref<1xindex>) -> ()
     return
   }
 }
@@ -306,13 +308,17 @@ nabla.custom_derivative @f reverse @f_vjp {activity = [#nabla.activity<active>],
 // The reverse of a float min/max atomic needs its old value, which
 // recomputing a checkpointed iteration cannot reproduce (other threads'
 // atomics came in between): such a loop must be taped (difftest seed 1050
-// gave invalid IR).
+// gave invalid IR). With a trip count read from memory, it cannot be.
 func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %mm = arith.constant 0.0 : f32
+  %bound = memref.load %M[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+  %b = arith.fptoui %bound : f32 to i32
+  %n = arith.index_cast %b : i32 to index
   // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
-  // expected-note @below {{a static trip-count bound lets the loop be taped instead}}
-  scf.for %i = %c0 to %m step %c1 {
+  // expected-note @below {{a static bound lets the loop be taped instead}}
+  scf.for %i = %c0 to %n step %c1 {
     // expected-note @below {{this op's read is not repeatable}}
     %a = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
   }

@@ -268,6 +268,40 @@ def Nabla_MemoryFenceOp : Nabla_Op<"memory_fence"> {
   let hasVerifier = 1;
 }
 
+def Nabla_TapeOp : Nabla_Op<"tape"> {
+  let summary = "Slots of the calling thread in the kernel's global-memory tape";
+  let description = [{
+    `count` slots private to the calling thread, in global memory that the
+    launch provides: reverse mode keeps in them, per iteration, the values
+    of a loop whose trip count is known only at run time and whose reads
+    cannot be recomputed (memory the loop or later code overwrites). The
+    result is `memref<?xi32>` (32-bit values) or `memref<?x2xi32>` (64-bit
+    values, two words per slot); only `memref.load` and `memref.store` may
+    use it.
+
+    `nabla-materialize-tapes` lowers it: the kernel the op ends up in (after
+    inlining the functions that hold one) gains a trailing
+    `memref<?xi32>` parameter (argument attribute `nabla.tape`), the tape
+    of all its threads, laid out thread-minor (word `w` of thread `t` at
+    `w * threads + t`, so a warp's accesses coalesce); `count` must be
+    computable before the launch from the kernel's scalar parameters and
+    constants. The kernel's `nabla.tape_words_per_thread` attribute holds
+    that formula; the manifest declares it, and every launcher (nabla-run,
+    nabla-launch, Python, host programs) allocates `4 * words * threads`
+    bytes itself.
+
+    ```mlir
+    %n = arith.index_cast %len : i32 to index
+    %slots = nabla.tape %n : memref<?xi32>
+    memref.store %bits, %slots[%i] : memref<?xi32>
+    ```
+  }];
+  let arguments = (ins Index:$count);
+  let results = (outs MemRefOf<[I32]>:$slots);
+  let assemblyFormat = "$count attr-dict `:` type($slots)";
+  let hasVerifier = 1;
+}
+
 def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
   let summary = "Synchronizes the lanes of a subgroup (CUDA's __syncwarp)";
   let description = [{

@@ -105,4 +105,30 @@ def DifferentiateHost : Pass<"nabla-differentiate-host", "mlir::ModuleOp"> {
                            "mlir::gpu::GPUDialect"];
 }
 
+def MaterializeTapes : Pass<"nabla-materialize-tapes", "mlir::ModuleOp"> {
+  let summary = "Turn nabla.tape ops into a kernel parameter the launch allocates";
+  let description = [{
+    Reverse mode keeps the values of a loop whose trip count is known only at
+    run time, and whose reads cannot be recomputed, in `nabla.tape` slots.
+    This pass gives each kernel holding such slots (after inlining the
+    functions that hold them) a trailing `memref<?xi32>` parameter with the
+    argument attribute `nabla.tape`: the tape of every thread, laid out
+    thread-minor (word `w` of thread `t` at `w * threads + t`, `t` the linear
+    global thread id, `threads` the grid's thread count). The words per
+    thread must be computable from the kernel's integer scalar parameters
+    and constants; the kernel's `nabla.tape` attribute holds that formula
+    (`words_per_thread`: JSON for launchers, `formula`: text), which
+    `nabla-compile` writes into the manifest. Each `gpu.launch_func` of such
+    a kernel in host code allocates the tape before the launch (`gpu.alloc`
+    of `words * threads` words, computed from the launch's operands) and
+    frees it after. With `remarks=true` each kernel reports its formula.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark with each kernel's tape size per thread">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
+}
+
 #endif // NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD

@@ -388,6 +388,21 @@ void PreaccumulationStrategy::remark(Operation *loop, int64_t bytes) const {
 }
 
 void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
+  if (global) {
+    int64_t perSlot = 0;
+    for (Value v : taped)
+      perSlot += tapeSlotBytes(v.getType(), /*global=*/true);
+    InFlightDiagnostic diag = loop->emitRemark()
+                              << "loop reversed with a global-memory tape of "
+                              << perSlot << " bytes per iteration";
+    if (bound >= 0)
+      diag << " (" << bound << " iterations) and thread, inside a loop "
+              "taped there";
+    else
+      diag << " and thread, its trip count known at run time";
+    diag << " (the launch allocates the tape)";
+    return;
+  }
   loop->emitRemark() << "loop reversed with a tape of " << bound
                      << (hinted ? " (nabla.max_trip_count)" : "")
                      << " slots per enclosing iteration: " << bytes
@@ -452,24 +467,31 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
       return chosen(std::move(plan), bytes);
     }
   }
+  SlotCount enclosing =
+      forwardIterations.empty() ? SlotCount() : forwardIterations.back().second;
   if (bound && !holdsWhile) {
     auto tape = std::make_unique<TapeStrategy>();
     collectTaped(forOp, tape->taped, tape->recomputed);
+    // Inside a loop taped in global memory, slots are global too.
+    tape->global = enclosing.isDynamic();
     int64_t perSlot = 0;
     for (Value v : tape->taped)
-      perSlot += privateSlotBytes(v.getType());
-    int64_t enclosing =
-        forwardIterations.empty() ? 1 : forwardIterations.back().second;
+      perSlot += tapeSlotBytes(v.getType(), tape->global);
     int64_t slots = 0, bytes = 0;
-    if (llvm::MulOverflow(*bound, enclosing, slots) ||
+    if (llvm::MulOverflow(*bound, enclosing.fixed, slots) ||
         llvm::MulOverflow(slots, perSlot, bytes))
       bytes = std::numeric_limits<int64_t>::max();
-    if (obstacle || bytes <= loopOptions.tapeBudget) {
+    if (obstacle || tape->global || bytes <= loopOptions.tapeBudget) {
       tape->bound = *bound;
       tape->hinted = hinted;
       return chosen(std::move(tape), bytes);
     }
   }
+  // A runtime trip count inside a loop taped in global memory: taped there
+  // too (each enclosing iteration's slots follow the last's).
+  if (forOp && !bound && enclosing.isDynamic())
+    if (auto tape = planGlobalTape(forOp))
+      return chosen(std::move(tape), 0);
   // Memory the loop overwrites and reads, small enough to snapshot with the
   // state: checkpointing with those buffers in the snapshots.
   SmallVector<Value> memories;
@@ -493,6 +515,11 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
                     (stateBytes + memoryBytes) * snapshots);
     }
   }
+  // The last resort: the values the iterations read, in global memory
+  // sized when the kernel is launched.
+  if (obstacle && forOp && !bound && !holdsWhile)
+    if (auto tape = planGlobalTape(forOp))
+      return chosen(std::move(tape), 0);
   if (obstacle) {
     InFlightDiagnostic diag = loop->emitOpError(
         "cannot be reversed: its iterations cannot be recomputed from "
@@ -500,15 +527,70 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
         "code or an enclosing loop overwrites");
     diag.attachNote(obstacle->getLoc()) << "this op's read is not repeatable";
     if (forOp)
-      diag.attachNote() << "a static trip-count bound lets the loop be taped "
-                           "instead: constant bounds, or the hint "
-                        << kMaxTripCountAttrName
-                        << " = N on the loop (a per-thread tape of N slots, "
-                           "checked when the kernel runs)";
+      diag.attachNote()
+          << "a trip count computable from the function's arguments (a "
+             "global-memory tape sized at launch), or a static bound lets the "
+             "loop be taped instead: constant bounds, or the hint "
+          << kMaxTripCountAttrName
+          << " = N on the loop (a per-thread tape of N slots, checked when "
+             "the kernel runs)";
     return nullptr;
   }
   return chosen(std::make_unique<CheckpointStrategy>(snapshots),
                 stateBytes * snapshots);
+}
+
+std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {
+  // Slots at the derivative function's entry: not while recomputing
+  // iterations of a checkpointed loop (its local sweep).
+  if (recomputeRoot)
+    return nullptr;
+  Value lb = hoistToEntry(fwd.lookupOrNull(op.getLowerBound()));
+  Value ub = hoistToEntry(fwd.lookupOrNull(op.getUpperBound()));
+  Value step = hoistToEntry(fwd.lookupOrNull(op.getStep()));
+  if (!lb || !ub || !step)
+    return nullptr;
+  auto tape = std::make_unique<TapeStrategy>();
+  collectTaped(op, tape->taped, tape->recomputed);
+  tape->global = true;
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  tape->dynamicBound = emitTripCount(op.getLoc(), lb, ub, step);
+  hoistAnchor = tape->dynamicBound.getDefiningOp();
+  return tape;
+}
+
+void VJPEmitter::setInsertionPointAtEntry() {
+  if (hoistAnchor)
+    b.setInsertionPointAfter(hoistAnchor);
+  else
+    b.setInsertionPointToStart(entry);
+}
+
+Value VJPEmitter::hoistToEntry(Value value) {
+  if (!value)
+    return {};
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == entry ? value : Value();
+  if (Value known = hoisted.lookup(value))
+    return known;
+  Operation *op = value.getDefiningOp();
+  if (op->getNumRegions() || !isMemoryEffectFree(op) ||
+      op->getNumResults() != 1)
+    return {};
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    Value at = hoistToEntry(operand);
+    if (!at)
+      return {};
+    mapping.map(operand, at);
+  }
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  Operation *clone = b.clone(*op, mapping);
+  hoistAnchor = clone;
+  hoisted[value] = clone->getResult(0);
+  return clone->getResult(0);
 }
 
 LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {

@@ -26,6 +26,15 @@ namespace nabla {
 class VJPEmitter;
 struct AdjointScope;
 
+/// A number of tape slots: `fixed`, times `dynamic` when set (an index value
+/// at the derivative function's entry: a trip count known at run time).
+struct SlotCount {
+  int64_t fixed = 1;
+  mlir::Value dynamic;
+
+  bool isDynamic() const { return static_cast<bool>(dynamic); }
+};
+
 class LoopStrategy {
 public:
   enum class Kind { Tape, Checkpoint, Preaccumulation };
@@ -51,7 +60,9 @@ private:
 };
 
 /// Every value the body defines (the induction variable, iter_args, results
-/// of body ops) stored per iteration in a per-thread tape.
+/// of body ops) stored per iteration in a per-thread tape: private memory
+/// for a static bound, else (a trip count known at run time, or an
+/// enclosing loop's) slots of the kernel's global-memory tape (nabla.tape).
 class TapeStrategy final : public LoopStrategy {
 public:
   TapeStrategy() : LoopStrategy(Kind::Tape) {}
@@ -70,6 +81,17 @@ public:
   int64_t bound = -1;
   /// `bound` is `nabla.max_trip_count` (checked when the kernel runs).
   bool hinted = false;
+  /// A trip count known at run time (no `bound`): the loop's, computed at
+  /// the derivative function's entry.
+  mlir::Value dynamicBound;
+  /// The slots live in global memory (nabla.tape): a dynamic bound here or
+  /// in an enclosing taped loop.
+  bool global = false;
+
+  /// The slots one execution of the loop takes.
+  SlotCount slotsPerIteration() const {
+    return dynamicBound ? SlotCount{1, dynamicBound} : SlotCount{bound, {}};
+  }
   /// The values stored per iteration, and the body ops the reverse loop
   /// repeats instead (pure ops, loads of buffers the function never
   /// writes), in order (collectTaped).

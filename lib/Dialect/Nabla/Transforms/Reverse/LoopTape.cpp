@@ -22,6 +22,8 @@
 
 #include "GPUDerivatives.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -38,6 +40,22 @@ static unsigned slotBits(Type type) {
 
 int64_t nabla::privateSlotBytes(Type type) {
   return llvm::divideCeil(slotBits(type), 8);
+}
+
+int64_t nabla::tapeSlotBytes(Type type, bool global) {
+  int64_t bytes = privateSlotBytes(type);
+  return global && bytes ? std::max<int64_t>(bytes, 4) : bytes;
+}
+
+Value nabla::createGlobalSlots(OpBuilder &b, Location loc, Type type,
+                               Value count) {
+  unsigned bits = slotBits(type);
+  if (!bits || bits > 64)
+    return {};
+  Type i32 = b.getI32Type();
+  auto slots = bits == 64 ? MemRefType::get({ShapedType::kDynamic, 2}, i32)
+                          : MemRefType::get({ShapedType::kDynamic}, i32);
+  return TapeOp::create(b, loc, slots, count);
 }
 
 Value nabla::createPrivateSlots(OpBuilder &b, Location loc, Type type,
@@ -63,6 +81,10 @@ void nabla::storePrivateSlot(OpBuilder &b, Location loc, Value value,
   else if (type != word)
     value = arith::BitcastOp::create(b, loc, word, value);
   if (bits != 64) {
+    // Global slots are whole words.
+    Type element = cast<MemRefType>(slots.getType()).getElementType();
+    if (element != word)
+      value = arith::ExtUIOp::create(b, loc, element, value);
     memref::StoreOp::create(b, loc, value, slots, index);
     return;
   }
@@ -85,6 +107,8 @@ Value nabla::loadPrivateSlot(OpBuilder &b, Location loc, Value slots,
   Value value;
   if (bits != 64) {
     value = memref::LoadOp::create(b, loc, slots, index);
+    if (value.getType() != word)
+      value = arith::TruncIOp::create(b, loc, word, value);
   } else {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -126,14 +150,23 @@ bool VJPEmitter::isRecomputable(Operation *op) {
 /// `iteration` of a loop with `count` iterations, linearized after the
 /// enclosing loops' slot.
 Value VJPEmitter::linearize(Location loc,
-                            ArrayRef<std::pair<Value, int64_t>> enclosing,
-                            Value iteration, int64_t count) {
+                            ArrayRef<std::pair<Value, SlotCount>> enclosing,
+                            Value iteration, SlotCount count) {
   if (enclosing.empty())
     return iteration;
-  Value scale = arith::ConstantIndexOp::create(b, loc, count);
+  Value scale = materializeCount(loc, count);
   return arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, enclosing.back().first, scale),
       iteration);
+}
+
+Value VJPEmitter::materializeCount(Location loc, SlotCount count) {
+  Value fixed = arith::ConstantIndexOp::create(b, loc, count.fixed);
+  if (!count.isDynamic())
+    return fixed;
+  if (count.fixed == 1)
+    return count.dynamic;
+  return arith::MulIOp::create(b, loc, fixed, count.dynamic);
 }
 
 /// max(0, ceildiv(ub - lb, step)) for a positive step.
@@ -233,21 +266,44 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
   tape.tapes.clear();
   // A nested loop's tape has a slot per iteration of every enclosing taped
   // loop (of the innermost local sweep).
-  int64_t enclosing =
-      forwardIterations.empty() ? 1 : forwardIterations.back().second;
-  int64_t slots = tape.bound * enclosing;
+  SlotCount enclosing =
+      forwardIterations.empty() ? SlotCount() : forwardIterations.back().second;
+  SlotCount count = tape.slotsPerIteration();
+  SlotCount slots = enclosing;
+  slots.fixed *= count.fixed;
   {
     // Tapes live at function entry so that the reverse sweep, which runs
     // after every region of the forward sweep has closed, can read them.
     OpBuilder::InsertionGuard tapeGuard(b);
-    b.setInsertionPointToStart(entry);
+    if (count.isDynamic()) {
+      setInsertionPointAtEntry();
+      slots.dynamic = slots.dynamic ? arith::MulIOp::create(b, loc,
+                                                            slots.dynamic,
+                                                            count.dynamic)
+                                    : count.dynamic;
+      hoistAnchor = slots.dynamic.getDefiningOp()
+                        ? slots.dynamic.getDefiningOp()
+                        : hoistAnchor;
+    }
+    Value globalCount;
+    if (tape.global) {
+      setInsertionPointAtEntry();
+      globalCount = materializeCount(loc, slots);
+    } else {
+      b.setInsertionPointToStart(entry);
+    }
     for (Value v : tape.taped) {
-      Value memref = createPrivateSlots(b, loc, v.getType(), slots);
+      Value memref =
+          tape.global
+              ? createGlobalSlots(b, loc, v.getType(), globalCount)
+              : createPrivateSlots(b, loc, v.getType(), slots.fixed);
       if (!memref)
         return op->emitOpError("defines a value of type ")
                << v.getType() << ", which a loop tape cannot hold";
       tape.tapes.push_back({v, memref});
     }
+    if (tape.global && !tape.tapes.empty())
+      hoistAnchor = tape.tapes.back().second.getDefiningOp();
   }
 
   auto loop =
@@ -263,7 +319,7 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
   // This iteration's tape slot, linearized over the enclosing loops.
   Value local = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), lb), step);
-  Value iteration = linearize(loc, forwardIterations, local, tape.bound);
+  Value iteration = linearize(loc, forwardIterations, local, count);
   forwardIterations.push_back({iteration, slots});
   // Body values are taped, not cached by enclosing regions.
   branchScopes.emplace_back();
@@ -344,8 +400,9 @@ LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op,
     b.setInsertionPointToEnd(body);
     Value last = arith::SubIOp::create(b, loc, count, one);
     Value local = arith::SubIOp::create(b, loc, last, loop.getInductionVar());
-    Value iteration = linearize(loc, reverseIterations, local, tape.bound);
-    reverseIterations.push_back({iteration, 0});
+    Value iteration =
+        linearize(loc, reverseIterations, local, tape.slotsPerIteration());
+    reverseIterations.push_back({iteration, SlotCount()});
     // Reload this iteration's values; remember the mappings to restore. The
     // induction variable is the forward loop's at this iteration.
     SmallVector<std::pair<Value, Value>> saved;

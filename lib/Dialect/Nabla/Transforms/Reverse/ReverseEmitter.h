@@ -49,6 +49,13 @@ Value loadPrivateSlot(OpBuilder &b, Location loc, Value slots, Value index,
                       Type type);
 /// The bytes one private slot of `type` takes (0 if none can hold it).
 int64_t privateSlotBytes(Type type);
+/// The bytes one tape slot of `type` takes: private, or in the global tape
+/// (whole 32-bit words).
+int64_t tapeSlotBytes(Type type, bool global);
+/// `count` slots for values of `type` in the kernel's global tape
+/// (nabla.tape), or null for types a slot cannot hold; loaded and stored
+/// with loadPrivateSlot/storePrivateSlot.
+Value createGlobalSlots(OpBuilder &b, Location loc, Type type, Value count);
 
 /// Adjoint contributions gathered in one region of the reverse sweep.
 struct AdjointScope {
@@ -226,14 +233,31 @@ public:
 
   /// The tape slot of the taped loops being emitted, outermost first, with
   /// the number of slots so far: forward sweep and reverse sweep.
-  SmallVector<std::pair<Value, int64_t>> forwardIterations, reverseIterations;
+  SmallVector<std::pair<Value, SlotCount>> forwardIterations,
+      reverseIterations;
 
   /// `iteration` of a loop with `count` iterations, linearized after the
   /// enclosing loops' slot.
-  Value linearize(Location loc, ArrayRef<std::pair<Value, int64_t>> enclosing,
-                  Value iteration, int64_t count);
+  Value linearize(Location loc, ArrayRef<std::pair<Value, SlotCount>> enclosing,
+                  Value iteration, SlotCount count);
+  /// `count` as an index value at the insertion point.
+  Value materializeCount(Location loc, SlotCount count);
   /// The derivative function's entry block, where tapes are allocated.
   Block *entry = nullptr;
+
+  /// `value` (a forward value) recomputed at the start of `entry` from the
+  /// function's arguments and constants through pure ops, or null when it
+  /// depends on anything else (a load, a region's value).
+  Value hoistToEntry(Value value);
+  /// Puts `b` at the end of what was computed at the start of `entry` (the
+  /// hoisted values, global tape sizes).
+  void setInsertionPointAtEntry();
+  DenseMap<Value, Value> hoisted;
+  Operation *hoistAnchor = nullptr;
+
+  /// A global-memory tape for `op` (no static bound), its trip count
+  /// computed at `entry`; null when the bounds are not computable there.
+  std::unique_ptr<TapeStrategy> planGlobalTape(scf::ForOp op);
 
   /// max(0, ceildiv(ub - lb, step)) for a positive step.
   Value emitTripCount(Location loc, Value lb, Value ub, Value step);

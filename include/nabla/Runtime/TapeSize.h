@@ -1,0 +1,45 @@
+//===- TapeSize.h - The bytes of a launch's global-memory tape ---*- C++ -*-===//
+//
+// A kernel whose reverse mode tapes loops with trip counts known at run time
+// declares its tape in the manifest (TapeInfo): words per thread as a
+// formula of its integer scalar arguments and the launch. Every launcher
+// sizes the tape with tapeBytes before launching.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_RUNTIME_TAPESIZE_H
+#define NABLA_RUNTIME_TAPESIZE_H
+
+#include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/Manifest.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace nabla::runtime {
+
+/// The default cap on one launch's tape: 1 GiB.
+inline constexpr uint64_t kDefaultMaxTapeBytes = uint64_t(1) << 30;
+
+/// The value of the kernel's integer scalar parameter `index` (sign-extended
+/// to 64 bits), or false when it has none.
+using ScalarArgument = std::function<bool(unsigned index, int64_t &value)>;
+
+/// The words per thread of `tape` for a launch of `grid` x `block` with the
+/// given arguments: the largest over the grid's threads when the formula
+/// reads thread or block ids. False with `error` when the formula reads
+/// something the launch lacks or divides by zero.
+bool tapeWordsPerThread(const TapeInfo &tape, const ScalarArgument &argument,
+                        Dim3 grid, Dim3 block, uint64_t &words,
+                        std::string &error);
+
+/// 4 * words per thread * threads, checked against `maxBytes` (0: the
+/// default cap): false with an error naming the size it needed.
+bool tapeBytes(const KernelInfo &kernel, const ScalarArgument &argument,
+               Dim3 grid, Dim3 block, uint64_t maxBytes, uint64_t &bytes,
+               std::string &error);
+
+} // namespace nabla::runtime
+
+#endif // NABLA_RUNTIME_TAPESIZE_H

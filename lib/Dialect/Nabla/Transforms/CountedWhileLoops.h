@@ -1,0 +1,34 @@
+//===- CountedWhileLoops.h - Do-while loops with a counter as scf.for -*- C++ -*-===//
+//
+// Reverse mode's preparation of the loops clang emits: a rotated C loop
+// raised from LLVM IR is an scf.while whose before region runs the body and
+// tests the incremented counter. Known as a for loop, such a loop can be
+// taped by its trip count (a static bound, or one computed when the kernel
+// is launched) instead of only checkpointed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_COUNTEDWHILELOOPS_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_COUNTEDWHILELOOPS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace nabla {
+
+/// Rewrites every scf.while of `function` of the form
+///   scf.while (%i = %lb, ...) { body; %next = %i + c;
+///                               scf.condition(%next PRED %n) %next, ... }
+///   do { ^bb(...): scf.yield ... }   // forwards its arguments
+/// with a constant step c > 0, a bound %n defined outside the loop and PRED
+/// one of ne, slt, ult (either operand order), into an scf.for of
+/// max(1, ceildiv(%n - %lb, c)) iterations (the body runs at least once)
+/// carrying the same values; a test of the counter before its increment
+/// (`%i PRED %n`: C's `for (i = lb; i <= n; ++i)`, rotated) runs
+/// max(0, ceildiv(%n - %lb, c)) + 1 times. With `ne` the counter is assumed to reach %n
+/// (a loop that would wrap around the integer range is UB-adjacent in C and
+/// counted as one iteration when %n == %lb).
+void countWhileLoops(mlir::func::FuncOp function);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_COUNTEDWHILELOOPS_H

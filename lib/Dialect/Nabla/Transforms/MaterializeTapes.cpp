@@ -1,0 +1,570 @@
+//===- MaterializeTapes.cpp - Global-memory tapes as kernel parameters ----===//
+//
+// `nabla.tape` ops (reverse mode's slots for loops with trip counts known
+// at run time) become slices of one buffer per kernel that the launch
+// provides:
+//  1. functions holding tapes are inlined into the kernels calling them;
+//  2. each kernel gains a trailing `memref<?xi32>` parameter (`nabla.tape`),
+//     laid out thread-minor: word w of thread t at `w * threads + t`, where
+//     threads is the grid's thread count and t the thread's linear global
+//     id; every load and store of a tape op's slots becomes one of it;
+//  3. the words per thread, the sum over the kernel's tape ops, must be a
+//     function of the kernel's integer scalar parameters and constants: the
+//     kernel's `nabla.tape` attribute records it as a formula (JSON, read by
+//     every launcher from the manifest, and as text);
+//  4. every `gpu.launch_func` of the kernel in host code (also code set
+//     aside by nabla-set-aside-host-code) allocates the tape around the
+//     launch from the launch's own operands and frees it after.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+#include "nabla/Dialect/Nabla/Transforms/Passes.h"
+#include "nabla/Transforms/InliningUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace nabla {
+#define GEN_PASS_DEF_MATERIALIZETAPES
+#include "nabla/Dialect/Nabla/Transforms/Passes.h.inc"
+} // namespace nabla
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+/// The attribute names the manifest writer reads.
+constexpr llvm::StringLiteral kTapeAttrName = "nabla.tape";
+
+/// A formula over the kernel's parameters: JSON for the launchers
+/// (docs/Targets.md: `[op, bits, operands...]`, leaves `["arg", bits, k]`
+/// and `["const", bits, v]`) and text for people.
+struct Formula {
+  std::string json, text;
+  /// Set when the formula is a constant.
+  std::optional<int64_t> constant;
+};
+
+Formula constantFormula(const std::string &bits, int64_t v) {
+  return Formula{"[\"const\"," + bits + "," + std::to_string(v) + "]",
+                 std::to_string(v), v};
+}
+
+unsigned bitsOf(Type type) {
+  return type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+}
+
+/// The manifest's name and dimension of a launch builtin op.
+std::optional<std::pair<const char *, gpu::Dimension>>
+launchBuiltin(Operation *op) {
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+    return std::make_pair("thread_id", id.getDimension());
+  if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+    return std::make_pair("block_id", id.getDimension());
+  if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
+    return std::make_pair("block_dim", dim.getDimension());
+  if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+    return std::make_pair("grid_dim", dim.getDimension());
+  return std::nullopt;
+}
+
+/// Builds formulas of values of one kernel; the first value that is not a
+/// function of its integer scalar parameters is kept in `blocker`.
+class FormulaBuilder {
+public:
+  explicit FormulaBuilder(gpu::GPUFuncOp kernel) : kernel(kernel) {}
+
+  std::optional<Formula> build(Value value) {
+    auto it = memo.find(value);
+    if (it != memo.end())
+      return it->second;
+    std::optional<Formula> result = compute(value);
+    if (result)
+      memo[value] = *result;
+    return result;
+  }
+
+  Value blocker;
+
+private:
+  std::optional<Formula> fail(Value value) {
+    if (!blocker)
+      blocker = value;
+    return std::nullopt;
+  }
+
+  std::optional<Formula> compute(Value value) {
+    Type type = value.getType();
+    if (!type.isIntOrIndex())
+      return fail(value);
+    std::string bits = std::to_string(bitsOf(type));
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != &kernel.getBody().front() ||
+          arg.getArgNumber() >= kernel.getNumArguments())
+        return fail(value);
+      std::string k = std::to_string(arg.getArgNumber());
+      return Formula{"[\"arg\"," + bits + "," + k + "]", "arg" + k};
+    }
+    Operation *op = value.getDefiningOp();
+    // The launch's builtins: the launcher takes the largest words over the
+    // grid's threads when ids appear.
+    if (std::optional<std::pair<const char *, gpu::Dimension>> builtin =
+            launchBuiltin(op)) {
+      unsigned d = static_cast<unsigned>(builtin->second);
+      static const char *const dims[] = {"x", "y", "z"};
+      return Formula{"[\"" + std::string(builtin->first) + "\",64," +
+                         std::to_string(d) + "]",
+                     std::string(builtin->first) + "." + dims[d]};
+    }
+    if (auto c = dyn_cast<arith::ConstantOp>(op))
+      if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
+        return constantFormula(bits, attr.getValue().getSExtValue());
+    static const llvm::StringMap<const char *> infix = {
+        {"addi", " + "}, {"subi", " - "}, {"muli", " * "},
+        {"divui", " /u "}, {"divsi", " / "}, {"remui", " %u "},
+        {"remsi", " % "}, {"andi", " & "}, {"ori", " | "},
+        {"xori", " ^ "}, {"shli", " << "}, {"shrui", " >>u "},
+        {"shrsi", " >> "}};
+    static const llvm::StringSet<> calls = {
+        "ceildivsi", "ceildivui", "floordivsi", "maxsi",       "minsi",
+        "maxui",     "minui",     "extsi",      "extui",       "trunci",
+        "index_cast", "index_castui", "select"};
+    std::string name = op->getName().stripDialect().str();
+    if (!isa<arith::ArithDialect>(op->getDialect()) ||
+        (!infix.count(name) && !calls.contains(name) && name != "cmpi"))
+      return fail(value);
+    SmallVector<Formula> operands;
+    for (Value operand : op->getOperands()) {
+      std::optional<Formula> f = build(operand);
+      if (!f)
+        return std::nullopt;
+      operands.push_back(*f);
+    }
+    std::string json = "[\"" + name + "\"," + bits;
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      std::string predicate =
+          arith::stringifyCmpIPredicate(cmp.getPredicate()).str();
+      json = "[\"cmpi\",1,\"" + predicate + "\"";
+      for (const Formula &f : operands)
+        json += "," + f.json;
+      return Formula{json + "]", "(" + operands[0].text + " " + predicate +
+                                     " " + operands[1].text + ")"};
+    }
+    // The identities the AD's trip counts are full of: x - 0, x + 0,
+    // x * 1, x / 1, c - c.
+    auto is = [&](unsigned i, int64_t v) {
+      return operands.size() > i && operands[i].constant == v;
+    };
+    if ((name == "addi" || name == "subi") && is(1, 0))
+      return operands[0];
+    if (name == "addi" && is(0, 0))
+      return operands[1];
+    if ((name == "muli" || name == "divui" || name == "divsi") && is(1, 1))
+      return operands[0];
+    if (name == "muli" && is(0, 1))
+      return operands[1];
+    if (name == "subi" && operands[0].constant && operands[1].constant)
+      return constantFormula(bits, *operands[0].constant -
+                                       *operands[1].constant);
+    for (const Formula &f : operands)
+      json += "," + f.json;
+    json += "]";
+    if (auto it = infix.find(name); it != infix.end())
+      return Formula{json, "(" + operands[0].text + it->second +
+                               operands[1].text + ")"};
+    // Casts between integer widths read as their operand.
+    if (operands.size() == 1)
+      return Formula{json, operands[0].text};
+    std::string text = name + "(";
+    for (auto [i, f] : llvm::enumerate(operands))
+      text += (i ? ", " : "") + f.text;
+    return Formula{json, text + ")"};
+  }
+
+  gpu::GPUFuncOp kernel;
+  DenseMap<Value, Formula> memo;
+};
+
+/// Values of the launch builtins at a launch (null: cloned as they are).
+using BuiltinValues =
+    llvm::function_ref<Value(const char *name, gpu::Dimension dim)>;
+
+/// Clones the (pure) computation of `value` with `mapping` (the kernel's
+/// parameters mapped) at `b`'s insertion point; launch builtins come from
+/// `builtins` when given.
+Value rematerialize(OpBuilder &b, Value value, IRMapping &mapping,
+                    BuiltinValues builtins = nullptr) {
+  if (Value known = mapping.lookupOrNull(value))
+    return known;
+  Operation *op = value.getDefiningOp();
+  if (builtins)
+    if (auto builtin = launchBuiltin(op)) {
+      Value v = builtins(builtin->first, builtin->second);
+      mapping.map(value, v);
+      return v;
+    }
+  for (Value operand : op->getOperands())
+    (void)rematerialize(b, operand, mapping, builtins);
+  return b.clone(*op, mapping)->getResult(0);
+}
+
+/// True if `value` is computed from a thread's or block's id.
+bool readsIds(Value value, DenseSet<Value> &seen) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !seen.insert(value).second)
+    return false;
+  if (isa<gpu::ThreadIdOp, gpu::BlockIdOp>(op))
+    return true;
+  return llvm::any_of(op->getOperands(),
+                      [&](Value v) { return readsIds(v, seen); });
+}
+
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value result = values.front();
+  for (Value v : values.drop_front())
+    result = arith::MulIOp::create(b, loc, result, v);
+  return result;
+}
+
+/// A materialized tape of one kernel.
+struct KernelTape {
+  gpu::GPUFuncOp kernel;
+  /// The kernel's parameters the formula reads, cloned at a launch.
+  SmallVector<Operation *> slice;
+  /// Words per thread, computed from the kernel's parameters.
+  Value words;
+};
+
+class MaterializeTapesPass
+    : public nabla::impl::MaterializeTapesBase<MaterializeTapesPass> {
+public:
+  using MaterializeTapesBase::MaterializeTapesBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!module.walk([](TapeOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return;
+    if (failed(inlineTapeHolders(module)))
+      return signalPassFailure();
+    SmallVector<gpu::GPUFuncOp> kernels;
+    bool stray = false;
+    module.walk([&](TapeOp tape) {
+      auto kernel = tape->getParentOfType<gpu::GPUFuncOp>();
+      if (kernel && kernel.isKernel()) {
+        if (kernels.empty() || kernels.back() != kernel)
+          kernels.push_back(kernel);
+        return;
+      }
+      tape.emitOpError("is not inside a kernel: a global tape belongs to the "
+                       "kernel that launches the derivative, so the function "
+                       "holding it must be called from a gpu.func kernel");
+      stray = true;
+    });
+    if (stray)
+      return signalPassFailure();
+    llvm::SetVector<gpu::GPUFuncOp> unique(kernels.begin(), kernels.end());
+    for (gpu::GPUFuncOp kernel : unique)
+      if (failed(materialize(kernel)))
+        return signalPassFailure();
+  }
+
+private:
+  /// Inlines the calls of functions holding tapes (transitively) into their
+  /// callers, then erases the private ones no longer called.
+  LogicalResult inlineTapeHolders(ModuleOp module) {
+    DenseSet<Operation *> holders;
+    module.walk([&](TapeOp tape) {
+      if (auto f = tape->getParentOfType<func::FuncOp>())
+        holders.insert(f);
+    });
+    // Callers of holders hold tapes once inlined.
+    for (bool changed = true; changed;) {
+      changed = false;
+      module.walk([&](func::CallOp call) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (!callee || !holders.contains(callee))
+          return;
+        Operation *caller = call->getParentOfType<FunctionOpInterface>();
+        if (caller && holders.insert(caller).second)
+          changed = true;
+      });
+    }
+    auto select = [&](func::CallOp call) -> FailureOr<func::FuncOp> {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      return callee && holders.contains(callee) ? callee : func::FuncOp();
+    };
+    SmallVector<Operation *> callers;
+    module.walk([&](FunctionOpInterface f) {
+      if (holders.contains(f) || isa<gpu::GPUFuncOp>(f))
+        callers.push_back(f);
+    });
+    for (Operation *caller : callers)
+      if (failed(inlineFuncCalls(caller, select)))
+        return failure();
+    for (Operation *holder : holders) {
+      auto f = dyn_cast<func::FuncOp>(holder);
+      if (f && f.isPrivate() &&
+          SymbolTable::symbolKnownUseEmpty(f, f->getParentOp()))
+        f.erase();
+    }
+    return success();
+  }
+
+  LogicalResult materialize(gpu::GPUFuncOp kernel) {
+    Location loc = kernel.getLoc();
+    Block &entry = kernel.getBody().front();
+    SmallVector<TapeOp> tapes;
+    kernel.walk([&](TapeOp tape) { tapes.push_back(tape); });
+
+    // The words per thread, as a formula and at the kernel's entry.
+    FormulaBuilder formulas(kernel);
+    OpBuilder b(&entry, entry.begin());
+    IRMapping atEntry;
+    for (BlockArgument arg : entry.getArguments())
+      atEntry.map(arg, arg);
+    // Words per distinct count (tapes of one loop share it).
+    llvm::MapVector<Value, int64_t> perCount;
+    SmallVector<Value> offsets;
+    Value words = arith::ConstantIndexOp::create(b, loc, 0);
+    for (TapeOp tape : tapes) {
+      std::optional<Formula> count = formulas.build(tape.getCount());
+      if (!count) {
+        InFlightDiagnostic diag =
+            tape.emitOpError("needs a size computable before the launch from "
+                             "the kernel's integer scalar parameters and "
+                             "constants, but it depends on ");
+        if (Operation *def = formulas.blocker.getDefiningOp())
+          diag << "'" << def->getName() << "'";
+        else
+          diag << "a value that is not a kernel parameter";
+        diag.attachNote(formulas.blocker.getLoc())
+            << "this value (a trip count that varies between threads or "
+               "reads memory needs the hint nabla.max_trip_count = N on "
+               "its loop)";
+        return failure();
+      }
+      unsigned width = cast<MemRefType>(tape.getType()).getRank() == 2 ? 2 : 1;
+      perCount[tape.getCount()] += width;
+      offsets.push_back(words);
+      Value n = rematerialize(b, tape.getCount(), atEntry);
+      if (width == 2)
+        n = arith::MulIOp::create(b, loc, n,
+                                  arith::ConstantIndexOp::create(b, loc, 2));
+      words = arith::AddIOp::create(b, loc, words, n);
+    }
+
+    Formula total;
+    for (auto [count, times] : perCount) {
+      Formula f = *formulas.build(count);
+      if (times != 1)
+        f = {"[\"muli\",64," + f.json + ",[\"const\",64," +
+                 std::to_string(times) + "]]",
+             std::to_string(times) + " * " + f.text,
+             std::nullopt};
+      total = total.json.empty()
+                  ? f
+                  : Formula{"[\"addi\",64," + total.json + "," + f.json + "]",
+                            total.text + " + " + f.text, std::nullopt};
+    }
+
+    // The tape parameter and the thread's place in it.
+    unsigned index = kernel.getNumArguments();
+    Type tapeType =
+        MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+    kernel.insertArgument(index, tapeType,
+                          b.getDictionaryAttr(b.getNamedAttr(
+                              kTapeAttrName, b.getUnitAttr())),
+                          loc);
+    Value buffer = entry.getArgument(index);
+    SmallVector<Value> grid, block, blockId, threadId;
+    for (gpu::Dimension d :
+         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
+      grid.push_back(gpu::GridDimOp::create(b, loc, d));
+      block.push_back(gpu::BlockDimOp::create(b, loc, d));
+      blockId.push_back(gpu::BlockIdOp::create(b, loc, d));
+      threadId.push_back(gpu::ThreadIdOp::create(b, loc, d));
+    }
+    auto linear = [&](ArrayRef<Value> id, ArrayRef<Value> size) {
+      Value v = arith::MulIOp::create(b, loc, id[2], size[1]);
+      v = arith::AddIOp::create(b, loc, v, id[1]);
+      v = arith::MulIOp::create(b, loc, v, size[0]);
+      return arith::AddIOp::create(b, loc, v, id[0]).getResult();
+    };
+    Value blockThreads = product(b, loc, block);
+    Value threads =
+        arith::MulIOp::create(b, loc, product(b, loc, grid), blockThreads);
+    Value thread = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, linear(blockId, grid), blockThreads),
+        linear(threadId, block));
+
+    // Every access of a tape's slots, into the buffer.
+    for (auto [tape, offset] : llvm::zip(tapes, offsets)) {
+      bool pairs = cast<MemRefType>(tape.getType()).getRank() == 2;
+      for (Operation *user : llvm::make_early_inc_range(tape->getUsers())) {
+        auto load = dyn_cast<memref::LoadOp>(user);
+        auto store = dyn_cast<memref::StoreOp>(user);
+        if (!load && !store)
+          return user->emitOpError("uses a global tape's slots; only "
+                                   "memref.load and memref.store may");
+        OpBuilder at(user);
+        Location l = user->getLoc();
+        ValueRange indices = load ? load.getIndices() : store.getIndices();
+        Value word = indices[0];
+        if (pairs)
+          word = arith::AddIOp::create(
+              at, l,
+              arith::MulIOp::create(at, l, word,
+                                    arith::ConstantIndexOp::create(at, l, 2)),
+              indices[1]);
+        word = arith::AddIOp::create(at, l, offset, word);
+        Value element = arith::AddIOp::create(
+            at, l, arith::MulIOp::create(at, l, word, threads), thread);
+        if (load)
+          load.replaceAllUsesWith(
+              memref::LoadOp::create(at, l, buffer, element).getResult());
+        else
+          memref::StoreOp::create(at, l, store.getValue(), buffer, element);
+        user->erase();
+      }
+      tape.erase();
+    }
+    kernel->setAttr(kTapeAttrName,
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("words_per_thread",
+                                        b.getStringAttr(total.json)),
+                         b.getNamedAttr("formula",
+                                        b.getStringAttr(total.text))}));
+    if (remarks)
+      kernel.emitRemark() << "global-memory tape: 4 * (" << total.text
+                          << ") bytes per thread (parameter #" << index
+                          << "), allocated by the launch";
+    KernelTape materialized{kernel, {}, words};
+    return updateLaunches(materialized);
+  }
+
+  /// Allocates the tape around every launch of `tape.kernel` in host code.
+  LogicalResult updateLaunches(const KernelTape &tape) {
+    gpu::GPUFuncOp kernel = tape.kernel;
+    auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+    StringRef moduleName = gpuModule.getName(), name = kernel.getName();
+    SmallVector<gpu::LaunchFuncOp> launches;
+    getOperation().walk([&](gpu::LaunchFuncOp launch) {
+      if (launch.getKernelModuleName() == moduleName &&
+          launch.getKernelName() == name)
+        launches.push_back(launch);
+    });
+    Block &entry = kernel.getBody().front();
+    unsigned params = kernel.getNumArguments() - 1;
+    for (gpu::LaunchFuncOp launch : launches) {
+      Location loc = launch.getLoc();
+      if (launch.getKernelOperands().size() != params)
+        return launch.emitOpError("launches @")
+               << name << " with " << launch.getKernelOperands().size()
+               << " operands, but it takes " << params;
+      OpBuilder b(launch);
+      IRMapping mapping;
+      for (auto [arg, operand] :
+           llvm::zip(entry.getArguments().take_front(params),
+                     launch.getKernelOperands()))
+        mapping.map(arg, operand);
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+      auto pick = [](const gpu::KernelDim3 &v, gpu::Dimension d) {
+        return d == gpu::Dimension::x   ? v.x
+               : d == gpu::Dimension::y ? v.y
+                                        : v.z;
+      };
+      Value threads = product(
+          b, loc, {grid.x, grid.y, grid.z, block.x, block.y, block.z});
+      Value words;
+      DenseSet<Value> seen;
+      if (!readsIds(tape.words, seen)) {
+        words = rematerialize(b, tape.words, mapping,
+                              [&](const char *name, gpu::Dimension d) {
+                                return pick(StringRef(name) == "grid_dim"
+                                                ? grid
+                                                : block,
+                                            d);
+                              });
+      } else {
+        // The largest words over the grid's threads.
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        auto loop = scf::ForOp::create(b, loc, zero, threads, one,
+                                       ValueRange{zero});
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        // thread = ((bz * gy + by) * gx + bx) * (bx * by * bz) + tid.
+        Value rest = loop.getInductionVar();
+        DenseMap<std::pair<StringRef, unsigned>, Value> ids;
+        for (auto [name, sizes] : {std::make_pair("thread_id", block),
+                                   std::make_pair("block_id", grid)})
+          for (gpu::Dimension d : {gpu::Dimension::x, gpu::Dimension::y,
+                                   gpu::Dimension::z}) {
+            ids[{name, unsigned(d)}] =
+                arith::RemUIOp::create(b, loc, rest, pick(sizes, d));
+            rest = arith::DivUIOp::create(b, loc, rest, pick(sizes, d));
+          }
+        IRMapping perThread = mapping;
+        Value mine = rematerialize(
+            b, tape.words, perThread,
+            [&](const char *name, gpu::Dimension d) -> Value {
+              StringRef n(name);
+              if (n == "grid_dim")
+                return pick(grid, d);
+              if (n == "block_dim")
+                return pick(block, d);
+              return ids.lookup({n, unsigned(d)});
+            });
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{arith::MaxSIOp::create(b, loc, loop.getRegionIterArgs()[0],
+                                              mine)
+                           .getResult()});
+        words = loop.getResult(0);
+      }
+      Value elements = arith::MulIOp::create(b, loc, words, threads);
+      auto type = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+      Value token = launch.getAsyncToken();
+      Value buffer;
+      if (token) {
+        auto alloc = gpu::AllocOp::create(
+            b, loc, TypeRange{type, token.getType()},
+            launch.getAsyncDependencies(), ValueRange{elements}, ValueRange{},
+            /*hostShared=*/false);
+        buffer = alloc.getMemref();
+        launch.getAsyncDependenciesMutable().assign(alloc.getAsyncToken());
+      } else {
+        buffer = gpu::AllocOp::create(b, loc, TypeRange{type}, ValueRange{},
+                                      ValueRange{elements}, ValueRange{},
+                                      /*hostShared=*/false)
+                     .getMemref();
+      }
+      launch.getKernelOperandsMutable().append(buffer);
+      b.setInsertionPointAfter(launch);
+      if (token) {
+        auto dealloc = gpu::DeallocOp::create(
+            b, loc, token.getType(), ValueRange{token}, buffer);
+        token.replaceAllUsesExcept(dealloc.getAsyncToken(), dealloc);
+      } else {
+        gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, buffer);
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,76 @@
+// A loop with a trip count known at run time whose iterations read memory
+// it overwrites cannot be checkpointed: its values go to slots of the
+// kernel's global-memory tape (nabla.tape), sized from the trip count
+// computed at the derivative's entry. A loop nested in it is taped there too.
+// RUN: nabla-opt %s --nabla-differentiate="remarks=true" -split-input-file 2>&1 | FileCheck %s
+
+// CHECK: remark: loop reversed with a global-memory tape of 0 bytes per iteration and thread, its trip count known at run time
+// CHECK: remark: loop reversed with a global-memory tape of 4 bytes per iteration (4 iterations) and thread
+// CHECK-LABEL: func.func private @__nabla_vjp_f_dc(
+// CHECK-SAME: %[[A:.*]]: memref<?xf32>, %[[DA:.*]]: memref<?xf32>, %[[N:.*]]: index)
+// The outer trip count at the entry, times the inner loop's 4 slots.
+// CHECK: %[[COUNT:.*]] = arith.select
+// CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %[[COUNT]] : index
+// CHECK: %[[TAPE:.*]] = nabla.tape %[[SLOTS]] : memref<?xi32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[X:.*]] = memref.load %[[A]]
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK: memref.store %[[BITS]], %[[TAPE]][%{{.*}}] : memref<?xi32>
+// The reverse sweep reads it back.
+// CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
+module {
+  func.func @f(%A: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %n step %c1 {
+      scf.for %j = %c0 to %c4 step %c1 {
+        %x = memref.load %A[%j] : memref<?xf32>
+        %y = arith.mulf %x, %x : f32
+        memref.store %y, %A[%j] : memref<?xf32>
+      }
+    }
+    return
+  }
+  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) {
+    nabla.autodiff @f(%A, %dA, %n)
+        {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, index) -> ()
+    return
+  }
+}
+
+// -----
+
+// In-place scaling of a row after the loop that summed it: both loops read
+// what the second overwrites. A 64-bit value takes two words per slot.
+// CHECK-LABEL: func.func private @__nabla_vjp_g_dc(
+// CHECK: nabla.tape %{{.*}} : memref<?xi32>
+// CHECK: nabla.tape %{{.*}} : memref<?xi32>
+// CHECK-NOT: memref.alloca
+func.func @g(%row: memref<?xf32>, %n: i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = arith.index_cast %n : i32 to index
+  %sum = scf.for %j = %c0 to %m step %c1 iter_args(%s = %zero) -> f32 {
+    %x = memref.load %row[%j] : memref<?xf32>
+    %t = arith.addf %s, %x : f32
+    scf.yield %t : f32
+  }
+  %inv = arith.divf %one, %sum : f32
+  scf.for %j = %c0 to %m step %c1 {
+    %x = memref.load %row[%j] : memref<?xf32>
+    %y = arith.mulf %x, %inv : f32
+    memref.store %y, %row[%j] : memref<?xf32>
+  }
+  return
+}
+func.func @grad_g(%row: memref<?xf32>, %drow: memref<?xf32>, %n: i32) {
+  nabla.autodiff @g(%row, %drow, %n)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, i32) -> ()
+  return
+}

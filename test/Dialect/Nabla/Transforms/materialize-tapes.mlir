@@ -1,0 +1,74 @@
+// nabla-materialize-tapes: the function holding tapes is inlined into its
+// kernel, which gains a trailing `memref<?xi32>` tape parameter laid out
+// thread-minor, and a formula of its scalar parameters; host launches
+// allocate the tape around the launch.
+// RUN: nabla-opt %s --nabla-materialize-tapes="remarks=true" -split-input-file -verify-diagnostics | FileCheck %s
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    func.func private @body(%A: memref<?xf32>, %n: i32) {
+      %c0 = arith.constant 0 : index
+      %m = arith.index_cast %n : i32 to index
+      %t = nabla.tape %m : memref<?xi32>
+      %w = nabla.tape %m : memref<?x2xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      %y = memref.load %w[%c0, %c0] : memref<?x2xi32>
+      %f = arith.bitcast %y : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      return
+    }
+    // expected-remark @below {{global-memory tape: 4 * (3 * arg1) bytes per thread (parameter #2), allocated by the launch}}
+    gpu.func @k(%A: memref<?xf32>, %n: i32) kernel {
+      func.call @body(%A, %n) : (memref<?xf32>, i32) -> ()
+      gpu.return
+    }
+  }
+  func.func @main(%A: memref<?xf32>, %n: i32) {
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @m::@k blocks in (%c4, %c1, %c1) threads in (%c4, %c1, %c1) args(%A : memref<?xf32>, %n : i32)
+    return
+  }
+}
+
+// CHECK-NOT: func.func private @body
+// CHECK-LABEL: gpu.func @k(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %[[N:.*]]: i32, %[[TAPE:.*]]: memref<?xi32> {nabla.tape}) kernel
+// CHECK-SAME: nabla.tape = {formula = "3 * arg1", words_per_thread = "[\22muli\22,64,[\22index_cast\22,64,[\22arg\22,32,1]],[\22const\22,64,3]]"}
+// CHECK: gpu.thread_id z
+// CHECK: %[[BLOCK:.*]] = arith.muli %{{.*}}, %block_dim_z : index
+// CHECK: %[[THREADS:.*]] = arith.muli %{{.*}}, %[[BLOCK]] : index
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %[[THREADS]] : index
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %[[TAPE]][%[[AT]]] : memref<?xi32>
+// CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[ELEMENTS:.*]] = arith.muli %{{.*}}, %{{[0-9]+}} : index
+// CHECK-NEXT: %[[BUFFER:.*]] = gpu.alloc (%[[ELEMENTS]]) : memref<?xi32>
+// CHECK: gpu.launch_func @m::@k {{.*}} args(%{{.*}} : memref<?xf32>, %{{.*}} : i32, %[[BUFFER]] : memref<?xi32>)
+// CHECK: gpu.dealloc %[[BUFFER]] : memref<?xi32>
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%A: memref<?xf32>, %N: memref<1xindex>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-note @below {{this value (a trip count that varies between threads or reads memory needs the hint nabla.max_trip_count = N on its loop)}}
+      %n = memref.load %N[%c0] : memref<1xindex>
+      // expected-error @below {{'nabla.tape' op needs a size computable before the launch from the kernel's integer scalar parameters and constants, but it depends on 'memref.load'}}
+      %t = nabla.tape %n : memref<?xi32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+func.func @f(%n: index) {
+  // expected-error @below {{'nabla.tape' op is not inside a kernel}}
+  %t = nabla.tape %n : memref<?xi32>
+  return
+}

@@ -1,0 +1,154 @@
+# Loops with run-time trip counts that read memory which they, later code or
+# an enclosing loop overwrite (frontends/global_tapes.cu): reverse mode keeps
+# their values in a global-memory tape that the launch sizes from the
+# kernel's arguments and allocates (the user passes nothing). Gradients of
+# clang-22's IR at -O1/-O2 against closed forms or float64 central finite
+# differences on the default device, at trip counts 0, 1, 7 and 1000; the
+# manifest's formula against the kernel's arguments; a launch over
+# --max-tape-bytes refused with the size it needed.
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from frontend_helpers import (BIN, check, compile_cuda, f32,
+                              finite_differences, mangled, needs_cuda_headers,
+                              run)
+
+RNG = np.random.default_rng(47)
+OPTS = [1, 2]
+
+pytestmark = needs_cuda_headers
+
+
+def softmax_rows_vjp(x, dy):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    s = e / e.sum(axis=1, keepdims=True)
+    return s * (dy - (s * dy).sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("cols", [0, 1, 7, 1000])
+def test_softmax_rows_in_place(tmp_path, opt, cols):
+    """row[j] = exp(row[j] - max); row[j] /= sum: three passes over a row of
+    run-time length, the last two overwriting what they read."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    rows = 5
+    x = RNG.uniform(-2, 2, (rows, cols))
+    dy = RNG.standard_normal((rows, cols))
+    out = run(tmp_path, ll, "grad_softmax_rows", 1, 8,
+              [f32(x.ravel()), f32(dy.ravel()), f"i32:{rows}", f"i32:{cols}"])
+    if cols:
+        check(out[1].reshape(rows, cols), softmax_rows_vjp(x, dy))
+
+
+def causal_model(q, k, T, C):
+    q, k = q.reshape(T, C), k.reshape(T, C)
+    att = np.zeros((T, T))
+    for t in range(T):
+        s = (q[t] @ k[: t + 1].T) ** 2
+        att[t, : t + 1] = s / (1 + s.sum())
+    return att.ravel()
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("T", [1, 7, 33])
+def test_attention_scores_scaled_in_place(tmp_path, opt, T):
+    """att[t2] *= inv over t2 <= t: a trip count that differs per thread; the
+    tape has the longest thread's height (the launcher's maximum over the
+    grid)."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    C = 3
+    q = RNG.uniform(-1, 1, T * C)
+    k = RNG.uniform(-1, 1, T * C)
+    datt = RNG.standard_normal(T * T)
+    out = run(tmp_path, ll, "grad_causal_scores", 2, 32,
+              [f32(q), f32(np.zeros(T * C)), f32(k), f32(np.zeros(T * C)),
+               f32(np.zeros(T * T)), f32(datt), f"i32:{T}", f"i32:{C}"])
+    dq, dk = finite_differences(lambda v: [causal_model(v[0], v[1], T, C)],
+                                [q, k], [datt])
+    check(out[1], dq)
+    check(out[3], dk)
+    check(out[4], causal_model(q, k, T, C), rtol=1e-4, atol=1e-5)
+
+
+def indexed_model(state, w, idx, m, width, n):
+    s = state.reshape(n, width).copy()
+    for k in range(m):
+        j = idx[k]
+        s[:, j] = s[:, j] * w[k] + np.sin(s[:, j])
+    return s.ravel()
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("m", [0, 1, 7, 1000])
+def test_indexed_read_modify_write(tmp_path, opt, m):
+    """s[idx[k]] = s[idx[k]] * w[k] + sin(s[idx[k]]) with repeated indices."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    width, n = 4, 6
+    state = RNG.uniform(-1, 1, n * width)
+    w = RNG.uniform(0.5, 0.99, max(m, 1))
+    idx = RNG.integers(0, width, max(m, 1)).astype(np.int32)
+    ds = RNG.standard_normal(n * width)
+    out = run(tmp_path, ll, "grad_indexed_updates", 1, 8,
+              [f32(state), f32(ds), f32(w), f32(np.zeros_like(w)), idx,
+               f"i32:{m}", f"i32:{width}", f"i32:{n}"])
+    check(out[0], indexed_model(state, w, idx, m, width, n), rtol=1e-4,
+          atol=1e-4)
+    if m <= 7:
+        dstate, dw = finite_differences(
+            lambda v: [indexed_model(v[0], v[1], idx, m, width, n)],
+            [state, w], [ds])
+        check(out[1], dstate)
+        check(out[3], dw)
+    else:
+        assert np.all(np.isfinite(out[1])) and np.all(np.isfinite(out[3]))
+
+
+def test_manifest_declares_the_tape(tmp_path):
+    """The gradient kernel's last parameter is the tape, not the user's; the
+    manifest's words per thread follow the trip count (2 words per update:
+    the loaded value and the counter)."""
+    ll = compile_cuda(tmp_path, "global_tapes", 2)
+    out = tmp_path / "compiled"
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-compile"), "--no-cache", "--target=spirv",
+         "-o", str(out), str(ll)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    kernel = next(k for k in manifest["kernels"]
+                  if k["name"] == mangled(ll, "grad_indexed_updates"))
+    tape = kernel["tape"]
+    assert tape["param"] == len(kernel["params"]) - 1
+    assert kernel["params"][tape["param"]].get("tape") is True
+    assert "arg5" in tape["formula"]
+    primal = [k for k in manifest["kernels"] if "tape" in k]
+    assert all(not k["name"].startswith("_Z15indexed") for k in primal)
+
+
+def test_launch_over_the_tape_limit_is_refused(tmp_path):
+    """A tape larger than --max-tape-bytes fails before the launch, naming the
+    bytes it needed."""
+    ll = compile_cuda(tmp_path, "global_tapes", 2)
+    m, width, n = 1000, 4, 6
+    args = [f32(np.zeros(n * width)), f32(np.zeros(n * width)),
+            f32(np.ones(m)), f32(np.zeros(m)),
+            np.zeros(m, np.int32), f"i32:{m}", f"i32:{width}", f"i32:{n}"]
+    specs = []
+    for k, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            np.save(tmp_path / f"a{k}.npy", arg)
+            specs.append(f"--arg={tmp_path / f'a{k}.npy'}")
+        else:
+            specs.append(f"--arg={arg}")
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-run"), str(ll),
+         f"--kernel={mangled(ll, 'grad_indexed_updates')}", "--grid=1",
+         "--block=8", "--max-tape-bytes=4096", f"--out={tmp_path}"] + specs,
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    # 2 words per update, 1000 updates, 8 threads.
+    assert "needs a global-memory tape of 64000 bytes" in result.stderr
+    assert "over the limit of 4096 bytes" in result.stderr
