@@ -69,10 +69,11 @@ class Parameter(collections.namedtuple(
 
 def is_own(param):
     """Whether the caller passes an argument for a manifest parameter (the
-    launch sets relocation tables, presence flags and the dynamic shared
-    memory size of a gradient kernel)."""
+    launch sets relocation tables, presence flags, the dynamic shared
+    memory size of a gradient kernel and its global-memory tape)."""
     return not ("reloc" in param or "presence_of" in param
-                or param.get("dynamic_shared_memory_bytes"))
+                or param.get("dynamic_shared_memory_bytes")
+                or param.get("tape"))
 
 
 def parameters(entry, names=None):

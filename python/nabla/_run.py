@@ -151,6 +151,12 @@ def _interleave(kernel, converted, relocs):
     remaining = iter(converted)
     own = {}
     for param in kernel["params"]:
+        if param.get("tape"):
+            # The launch sizes and allocates the global-memory tape.
+            packed.append(np.zeros(0, np.int32))
+            shapes.append([0])
+            sources.append(None)
+            continue
         if param.get("dynamic_shared_memory_bytes"):
             # The launch sets it (the launch's dynamic shared bytes).
             packed.append(np.int32(0).tobytes())
@@ -252,7 +258,8 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
-        if "presence_of" in param or param.get("dynamic_shared_memory_bytes"):
+        if ("presence_of" in param or param.get("dynamic_shared_memory_bytes")
+                or param.get("tape")):
             continue
         if "reloc" in param:
             if not records[param["reloc"]]["constant"]:

@@ -415,3 +415,41 @@ def test_check_gradient_ignores_outputs_that_stay_infinite():
                                       args=[x, np.zeros(30, np.float32), 30],
                                       dup=[0, 1])
     assert report["ok"], report
+
+
+@needs_cuda_headers
+def test_global_tape_allocated_by_the_launch():
+    """A softmax row normalised in place over a run-time length: its gradient
+    kernel keeps the row's values in a global-memory tape that the launch
+    sizes from `cols` and allocates; the caller passes the kernel's own
+    arguments only."""
+    source = r"""
+#include <enzyme.h>
+__device__ void normalize(float *x, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  float s = 0.0f;
+  for (int j = 0; j < cols; ++j) s += x[r * cols + j] * x[r * cols + j];
+  for (int j = 0; j < cols; ++j) x[r * cols + j] /= s;
+}
+__global__ void grad_normalize(float *x, float *dx, int rows, int cols) {
+  __enzyme_autodiff((void *)normalize, enzyme_dup, x, dx, enzyme_const, rows,
+                    enzyme_const, cols);
+}
+"""
+    grad = nabla.cuda.Kernel(source, "grad_normalize")
+    rows, cols = 3, 9
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, (rows, cols)).astype(np.float32)
+    dy = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = grad(x.ravel().copy(), dy.ravel().copy(), rows, cols, grid=1,
+               block=4)
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    s = (x64 ** 2).sum(axis=1, keepdims=True)
+    dx = dy64 / s - 2 * x64 * (dy64 * x64).sum(axis=1, keepdims=True) / s ** 2
+    np.testing.assert_allclose(out[1].reshape(rows, cols), dx, rtol=2e-3,
+                               atol=1e-4)
+    (compiled,) = grad._compiled.values()
+    entry = next(k for k in compiled.manifest["kernels"]
+                 if k["name"] == grad.name)
+    assert "arg3" in entry["tape"]["formula"]

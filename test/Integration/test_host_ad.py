@@ -147,3 +147,29 @@ def test_arg_and_arg_sets_are_exclusive(tmp_path):
                   f"--arg-sets={sets}")
     assert r.returncode == 2
     assert "either --arg or --arg-sets" in r.stderr
+
+
+@pytest.mark.parametrize("cols", [0, 1, 7, 1000])
+def test_adjoint_kernel_with_a_global_tape(tmp_path, cols):
+    """normalize_rows.mlir: the adjoint kernel tapes a loop of run-time
+    length in global memory; the host code allocates the tape around the
+    launch from the launch's own operands and frees it."""
+    rng = np.random.default_rng(11)
+    rows = 5
+    x = rng.uniform(0.5, 1.5, rows * cols).astype(np.float32)
+    seed = rng.standard_normal(rows * cols).astype(np.float32)
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    r = nabla_run("normalize_rows.mlir", "--entry=grad",
+                  save(tmp_path, "x", x), save(tmp_path, "dx", seed),
+                  f"--arg=index:{rows}", f"--arg=index:{cols}",
+                  f"--out={tmp_path / 'out'}", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not freed" not in r.stderr
+    if not cols:
+        return
+    dx = np.load(tmp_path / "out" / "arg1.npy").reshape(rows, cols)
+    x64 = x.astype(np.float64).reshape(rows, cols)
+    dy = seed.astype(np.float64).reshape(rows, cols)
+    s = (x64 ** 2).sum(axis=1, keepdims=True)
+    expected = dy / s - 2 * x64 * (dy * x64).sum(axis=1, keepdims=True) / s ** 2
+    np.testing.assert_allclose(dx, expected, rtol=2e-3, atol=1e-4)
