@@ -44,7 +44,10 @@ def Differentiate : Pass<"nabla-differentiate", "mlir::ModuleOp"> {
     (per loop: `nabla.checkpoints = K`), which recomputes iterations from the
     snapshots. A checkpointed loop may not read memory that it or later code
     overwrites (loop-invariant elements it updates in place are promoted to
-    loop-carried values first); such a loop needs the hint.
+    loop-carried values first); such a loop is taped in the kernel's
+    global-memory tape (`nabla.tape`, sized at launch; see
+    `nabla-materialize-tapes`) when its trip count is computable at the
+    derivative's entry, else it needs the hint.
 
     With `deterministic=true` (per request: `nabla.kernel_adjoint ...
     {deterministic}`) adjoints that many threads accumulate into one element
