@@ -87,7 +87,7 @@ static llvm::json::Object describeParameter(unsigned index, Type type,
                                             StringAttr relocKey,
                                             IntegerAttr presenceOf,
                                             bool dynamicSharedBytes,
-                                            bool tape) {
+                                            bool tape, bool splitTape) {
   llvm::json::Object param{{"index", index}, {"type", typeString(type)}};
   if (relocKey)
     param["reloc"] = relocKey.getValue();
@@ -97,6 +97,8 @@ static llvm::json::Object describeParameter(unsigned index, Type type,
     param["dynamic_shared_memory_bytes"] = true;
   if (tape)
     param["tape"] = true;
+  if (splitTape)
+    param["split_tape"] = true;
   if (auto memref = dyn_cast<MemRefType>(type)) {
     param["kind"] = "buffer";
     describeMemRef(memref, param);
@@ -216,7 +218,8 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
               kernel.getArgAttrOfType<IntegerAttr>(index, kPresenceAttrName),
               static_cast<bool>(
                   kernel.getArgAttr(index, kDynamicSharedBytesAttrName)),
-              static_cast<bool>(kernel.getArgAttr(index, "nabla.tape"))));
+              static_cast<bool>(kernel.getArgAttr(index, "nabla.tape")),
+              static_cast<bool>(kernel.getArgAttr(index, "nabla.split_tape"))));
 
     llvm::json::Value workgroup = nullptr;
     if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize()) {
@@ -243,22 +246,25 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
       entry["scratch_words_per_block"] = words.getInt();
     // A global-memory tape (nabla-materialize-tapes): its parameter and the
     // words per thread as a formula of the launch.
-    if (auto tape = kernel->getAttrOfType<DictionaryAttr>("nabla.tape")) {
-      auto words = tape.getAs<StringAttr>("words_per_thread");
+    for (StringRef attrName : {"nabla.tape", "nabla.split_tape"}) {
+      auto tape = kernel->getAttrOfType<DictionaryAttr>(attrName);
+      auto words = tape ? tape.getAs<StringAttr>("words_per_thread")
+                        : StringAttr();
+      if (!words)
+        continue;
       auto formula = tape.getAs<StringAttr>("formula");
       llvm::Expected<llvm::json::Value> parsed =
-          words ? llvm::json::parse(words.getValue())
-                : llvm::Expected<llvm::json::Value>(nullptr);
+          llvm::json::parse(words.getValue());
       if (!parsed) {
         llvm::consumeError(parsed.takeError());
-      } else {
-        for (auto [index, type] : llvm::enumerate(params))
-          if (kernel.getArgAttr(index, "nabla.tape"))
-            entry["tape"] = llvm::json::Object{
-                {"param", int64_t(index)},
-                {"words_per_thread", std::move(*parsed)},
-                {"formula", formula ? formula.getValue().str() : ""}};
+        continue;
       }
+      for (auto [index, type] : llvm::enumerate(params))
+        if (kernel.getArgAttr(index, attrName))
+          entry[attrName.drop_front(strlen("nabla."))] = llvm::json::Object{
+              {"param", int64_t(index)},
+              {"words_per_thread", std::move(*parsed)},
+              {"formula", formula ? formula.getValue().str() : ""}};
     }
     // Dynamic shared memory: the bytes compiled in (SPIR-V, Metal) or -1
     // (any size, given at launch).

@@ -349,18 +349,29 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     }
 
   // The global-memory tape, sized from the launch (the user passes none):
-  // device memory only, no host copy.
+  // device memory only, no host copy. A split-mode kernel's tape is the
+  // caller's: its size is checked.
   uint64_t tapeBytes = 0;
+  auto argument = [&](unsigned index, int64_t &value) {
+    if (index >= params.size() || abi[index].buffer ||
+        !params[index].scalarBytes ||
+        params[index].info->type.find('f') != std::string::npos)
+      return false;
+    value = params[index].scalarAsInteger();
+    return true;
+  };
+  if (kernel.splitTape && kernel.splitTape->param < params.size()) {
+    const HostParam &tape = params[kernel.splitTape->param];
+    uint64_t elements =
+        tape.onDevice ? tape.device.bytes / 4
+                      : static_cast<uint64_t>(tape.buffer.data.size() / 4);
+    std::string error;
+    if (!checkSplitTape(kernel, argument, spec.grid, spec.block, elements,
+                        error))
+      return makeError(error);
+  }
   if (kernel.tape) {
     std::string error;
-    auto argument = [&](unsigned index, int64_t &value) {
-      if (index >= params.size() || abi[index].buffer ||
-          !params[index].scalarBytes ||
-          params[index].info->type.find('f') != std::string::npos)
-        return false;
-      value = params[index].scalarAsInteger();
-      return true;
-    };
     if (!runtime::tapeBytes(kernel, argument, spec.grid, spec.block,
                             spec.maxTapeBytes, tapeBytes, error))
       return makeError(error);

@@ -184,7 +184,8 @@ bool readParam(ManifestReader &reader, const json &p, const std::string &path,
                           param.presenceOf) ||
       !reader.readBool(p, "dynamic_shared_memory_bytes", path,
                        param.dynamicSharedBytes) ||
-      !reader.readBool(p, "tape", path, param.tape))
+      !reader.readBool(p, "tape", path, param.tape) ||
+      !reader.readBool(p, "split_tape", path, param.splitTape))
     return false;
   if (!kind.empty() && kind != "buffer" && kind != "scalar")
     return reader.fail(ManifestReader::member(path, "kind"),
@@ -255,7 +256,7 @@ bool readSizeExpr(ManifestReader &reader, const json &e,
 }
 
 bool readTape(ManifestReader &reader, const json &t, const std::string &path,
-              KernelInfo &kernel) {
+              KernelInfo &kernel, bool split) {
   TapeInfo tape;
   if (!reader.expectObject(t, path) ||
       !reader.readInteger(t, "param", path, 0, kMaxUnsigned, tape.param,
@@ -270,11 +271,12 @@ bool readTape(ManifestReader &reader, const json &t, const std::string &path,
                     tape.wordsPerThread, 0))
     return false;
   if (tape.param >= kernel.params.size() ||
-      !kernel.params[tape.param].tape ||
+      (split ? !kernel.params[tape.param].splitTape
+             : !kernel.params[tape.param].tape) ||
       !kernel.params[tape.param].isBuffer)
     return reader.fail(ManifestReader::member(path, "param"),
                        "does not name the kernel's tape parameter");
-  kernel.tape = std::move(tape);
+  (split ? kernel.splitTape : kernel.tape) = std::move(tape);
   return true;
 }
 
@@ -340,10 +342,24 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
   }
 
   // The tape parameter belongs to the kernel's tape entry, and back.
-  auto tape = k.find("tape");
-  if (tape != k.end() &&
-      !readTape(reader, *tape, ManifestReader::member(path, "tape"), kernel))
-    return false;
+  for (bool split : {false, true}) {
+    const char *key = split ? "split_tape" : "tape";
+    auto tape = k.find(key);
+    if (tape != k.end() &&
+        !readTape(reader, *tape, ManifestReader::member(path, key), kernel,
+                  split))
+      return false;
+  }
+  for (size_t i = 0; i < kernel.params.size(); ++i)
+    if (kernel.params[i].splitTape &&
+        (!kernel.splitTape || kernel.splitTape->param != i))
+      return reader.fail(
+          ManifestReader::member(
+              ManifestReader::element(ManifestReader::member(path, "params"),
+                                      i),
+              "split_tape"),
+          "a split tape parameter needs the kernel's \"split_tape\" entry "
+          "naming it");
   for (size_t i = 0; i < kernel.params.size(); ++i)
     if (kernel.params[i].tape && (!kernel.tape || kernel.tape->param != i))
       return reader.fail(

@@ -253,3 +253,34 @@ bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
   bytes = 4 * words * threads;
   return true;
 }
+
+bool nabla::runtime::checkSplitTape(const KernelInfo &kernel,
+                                    const ScalarArgument &argument, Dim3 grid,
+                                    Dim3 block, uint64_t elements,
+                                    std::string &error) {
+  if (!kernel.splitTape)
+    return true;
+  uint64_t words;
+  if (!tapeWordsPerThread(*kernel.splitTape, argument, grid, block, words,
+                          error)) {
+    error = "kernel '" + kernel.name + "': " + error;
+    return false;
+  }
+  uint64_t threads = grid.product() * block.product();
+  if (words && threads > std::numeric_limits<uint64_t>::max() / 4 / words) {
+    error = "kernel '" + kernel.name + "' needs a split-mode tape of more "
+            "than 2^64 bytes";
+    return false;
+  }
+  if (elements >= words * threads)
+    return true;
+  error = "kernel '" + kernel.name + "' needs a split-mode tape (parameter #" +
+          std::to_string(kernel.splitTape->param) + ") of " +
+          std::to_string(words * threads) + " int32 elements (" +
+          kernel.splitTape->formula + " = " + std::to_string(words) +
+          " per thread, " + std::to_string(threads) + " threads), got " +
+          std::to_string(elements) +
+          ": pass the same zeroed buffer to the augmented forward and the "
+          "reverse";
+  return false;
+}

@@ -44,6 +44,9 @@ struct ParamInfo {
   /// trip counts known at run time): the launch allocates it from the
   /// kernel's tape formula, the user passes none.
   bool tape = false;
+  /// A split-mode kernel's tape: the caller passes it (the same buffer to the
+  /// augmented forward and to the reverse); the launch checks its size.
+  bool splitTape = false;
 
   /// Whether the user passes an argument for this parameter (the launch
   /// sets relocation tables, presence flags, the dynamic shared size and
@@ -108,6 +111,8 @@ struct KernelInfo {
   std::vector<BindingInfo> bindings;
   std::vector<ArgumentInfo> arguments;
   std::optional<TapeInfo> tape;
+  /// The caller-owned tape of a split-mode kernel (manifest `split_tape`).
+  std::optional<TapeInfo> splitTape;
 };
 
 /// A relocation record and how the kernels were compiled to receive it.

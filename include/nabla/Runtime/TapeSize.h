@@ -40,6 +40,13 @@ bool tapeBytes(const KernelInfo &kernel, const ScalarArgument &argument,
                Dim3 grid, Dim3 block, uint64_t maxBytes, uint64_t &bytes,
                std::string &error);
 
+/// Checks that the caller's tape of a split-mode kernel (`elements` i32)
+/// holds what a launch of `grid` x `block` needs; false with an error naming
+/// the size otherwise.
+bool checkSplitTape(const KernelInfo &kernel, const ScalarArgument &argument,
+                    Dim3 grid, Dim3 block, uint64_t elements,
+                    std::string &error);
+
 } // namespace nabla::runtime
 
 #endif // NABLA_RUNTIME_TAPESIZE_H

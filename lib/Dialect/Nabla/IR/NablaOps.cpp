@@ -229,9 +229,21 @@ LogicalResult verifyKernelRequest(Operation *op,
 
 LogicalResult
 KernelAdjointOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyKernelRequest(*this, symbolTable, getKernelAttr(),
-                             getAdjointAttr(), "adjoint",
-                             getArgumentActivities(), DerivativeMode::Reverse);
+  if (failed(verifyKernelRequest(*this, symbolTable, getKernelAttr(),
+                                 getAdjointAttr(), "adjoint",
+                                 getArgumentActivities(),
+                                 DerivativeMode::Reverse)))
+    return failure();
+  if (FlatSymbolRefAttr reverse = getReverseAttr()) {
+    if (symbolTable.lookupNearestSymbolFrom(*this, reverse))
+      return emitOpError("reverse ")
+             << reverse << " names a symbol that already exists";
+    if (reverse == getAdjointAttr())
+      return emitOpError("reverse ") << reverse << " is also the adjoint";
+    if (getDeterministic())
+      return emitOpError("the split form has no deterministic variant");
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -29,6 +29,7 @@
 #include "KernelAdjoint.h"
 #include "CountedWhileLoops.h"
 #include "PromoteLoopElements.h"
+#include "SplitDerivative.h"
 #include "RecordShadows.h"
 #include "Reverse/ReverseMode.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
@@ -280,15 +281,46 @@ struct Differentiate : public nabla::SuggestOptionNames<
         return request->emitOpError("can only differentiate a func.func with "
                                     "a body or a custom derivative; @")
                << calleeInterface.getName() << " has neither";
+      std::string codes = callee.getName().str() + "_" + activityCode(args);
+      if (!rets.empty())
+        codes += "_" + activityCode(rets);
       std::string name =
           (mode == DerivativeMode::Reverse ? "__nabla_vjp_" : "__nabla_jvp_") +
-          callee.getName().str() + "_" + activityCode(args);
-      if (!rets.empty())
-        name += "_" + activityCode(rets);
+          codes;
       if (ordered)
         name += scratch ? "_det_scratch" : "_det";
       SymbolTable symbols(tableOp);
+      // Split mode: the augmented forward or the reverse of one split.
+      std::optional<StringRef> half;
+      if (auto split = request->getAttrOfType<StringAttr>(kSplitAttrName)) {
+        if (split.getValue() != "augmented" && split.getValue() != "reverse")
+          return request->emitOpError(kSplitAttrName)
+                 << " must be \"augmented\" or \"reverse\", got " << split;
+        if (mode != DerivativeMode::Reverse || ordered)
+          return request->emitOpError(
+              "split mode is a reverse-mode request without deterministic "
+              "accumulation");
+        half = split.getValue();
+        name = (*half == "augmented" ? "__nabla_aug_" : "__nabla_rev_") + codes;
+      }
       derivative = symbols.lookup<func::FuncOp>(name);
+      if (!derivative && half) {
+        std::string augmented = "__nabla_aug_" + codes;
+        std::string reverse = "__nabla_rev_" + codes;
+        FailureOr<func::FuncOp> combined =
+            generate(callee, symbols, "__nabla_split_" + codes, mode, args,
+                     rets, request, ordered, scratch, /*split=*/true);
+        if (failed(combined))
+          return failure();
+        LogicalResult halves = splitDerivative(*combined, splitForwardEnd,
+                                               symbols, augmented, reverse);
+        symbols.erase(*combined);
+        if (failed(halves))
+          return failure();
+        for (StringRef generated : {StringRef(augmented), StringRef(reverse)})
+          eraseDeadCode(symbols.lookup<func::FuncOp>(generated));
+        derivative = symbols.lookup<func::FuncOp>(name);
+      }
       if (!derivative) {
         FailureOr<func::FuncOp> generated = generate(
             callee, symbols, name, mode, args, rets, request, ordered, scratch);
@@ -315,7 +347,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
                                    StringRef name, DerivativeMode mode,
                                    ArrayRef<Activity> args,
                                    ArrayRef<Activity> rets, Operation *request,
-                                   bool ordered, Value scratch) {
+                                   bool ordered, Value scratch,
+                                   bool split = false) {
     DerivativeSignature signature = DerivativeSignature::expand(
         mode, callee.getArgumentTypes(), callee.getResultTypes(), args, rets);
 
@@ -408,6 +441,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
     LoopReversalOptions loops;
     loops.checkpoints = checkpoints;
     loops.tapeBudget = tapeBudget;
+    loops.split = split;
+    splitForwardEnd = nullptr;
     OrderedAccumulation ordering;
     ordering.enabled = ordered;
     if (scratch) {
@@ -420,7 +455,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
                                     primalArgs, shadowArgs, findRule, records)
             : emitReverseDerivative(builder, body, ret, act, args, rets,
                                     primalArgs, shadowArgs, seeds, remarks,
-                                    ordering, loops, findRule, records);
+                                    ordering, loops, findRule, records,
+                                    split ? &splitForwardEnd : nullptr);
     if (failed(result)) {
       derivative.erase();
       return failure();
@@ -428,9 +464,14 @@ struct Differentiate : public nabla::SuggestOptionNames<
     if (ordering.scratch)
       derivative->setAttr(kScratchWordsAttrName,
                           builder.getI64IntegerAttr(ordering.wordsPerBlock));
-    eraseDeadCode(derivative);
+    // Split mode cuts the function first (SplitDerivative.h).
+    if (!split)
+      eraseDeadCode(derivative);
     return derivative;
   }
+
+  /// The forward sweep's last op in the split-mode function `generate` made.
+  Operation *splitForwardEnd = nullptr;
 };
 
 } // namespace

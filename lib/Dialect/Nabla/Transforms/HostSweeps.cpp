@@ -225,7 +225,8 @@ SymbolRefAttr HostDerivative::getDerivedKernel(gpu::LaunchFuncOp launch,
   auto kernelRef = FlatSymbolRefAttr::get(kernel.getNameAttr());
   if (mode == DerivativeMode::Reverse) {
     auto request = KernelAdjointOp::create(builder, launch.getLoc(), kernelRef,
-                                           flat, builder.getArrayAttr(attrs),
+                                           flat, /*reverse=*/nullptr,
+                                           builder.getArrayAttr(attrs),
                                            /*deterministic=*/nullptr);
     if (failed(expandKernelAdjoint(request, /*deterministic=*/false)))
       generationFailed = true;

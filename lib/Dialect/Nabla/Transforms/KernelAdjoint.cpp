@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelAdjoint.h"
+#include "SplitDerivative.h"
 
 #include "nabla/Dialect/Nabla/IR/NablaDialect.h"
 
@@ -139,25 +140,18 @@ bool needsShadow(Type attribution) {
 } // namespace
 
 /// Builds, next to `request`, the kernel `name` that runs `mode`'s
-/// derivative of the kernel `kernelName` with `activities`, and erases the
-/// request.
-static LogicalResult expandKernelDerivative(Operation *request,
-                                            StringRef kernelName,
-                                            StringRef name,
-                                            SmallVector<Activity> activities,
-                                            DerivativeMode mode,
-                                            bool deterministic) {
-  Operation *table = SymbolTable::getNearestSymbolTable(request);
-  SymbolTable symbols(table);
-  auto kernel = symbols.lookup<gpu::GPUFuncOp>(kernelName);
-  if (!kernel)
-    return request->emitOpError("kernel @")
-           << kernelName << " does not resolve";
-  for (BlockArgument attribution : llvm::concat<const BlockArgument>(
-           kernel.getWorkgroupAttributions(), kernel.getPrivateAttributions()))
-    if (!cast<MemRefType>(attribution.getType()).hasStaticShape())
-      return request->emitOpError("needs statically shaped attributions");
-  func::FuncOp body = getBodyFunction(kernel, symbols);
+/// derivative of `kernel` (whose body function is `body`) with
+/// `activities`; `splitHalf` ("augmented", "reverse") builds one half of
+/// split mode, with a trailing caller-owned tape.
+static LogicalResult buildDerivativeKernel(Operation *request,
+                                           gpu::GPUFuncOp kernel,
+                                           func::FuncOp body,
+                                           SymbolTable &symbols,
+                                           StringRef name,
+                                           ArrayRef<Activity> activities,
+                                           DerivativeMode mode,
+                                           bool deterministic,
+                                           StringRef splitHalf) {
   MLIRContext *context = request->getContext();
   Location loc = request->getLoc();
 
@@ -169,7 +163,7 @@ static LogicalResult expandKernelDerivative(Operation *request,
     if (hasShadow(activity))
       inputs.push_back(type);
   }
-  if (deterministic)
+  if (deterministic || !splitHalf.empty())
     inputs.push_back(
         MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 32)));
   // Dynamic shared memory the body views: its shadow follows the primal in
@@ -199,6 +193,9 @@ static LogicalResult expandKernelDerivative(Operation *request,
   if (dynamicViews)
     adjoint.setArgAttr(inputs.size() - 1, kDynamicSharedBytesAttrName,
                        builder.getUnitAttr());
+  if (!splitHalf.empty())
+    adjoint.setArgAttr(inputs.size() - 1 - (dynamicViews ? 1 : 0),
+                       kSplitTapeAttrName, builder.getUnitAttr());
   // An optional buffer's presence flag (a frontend's null test) keeps
   // naming it, at its position among the adjoint's parameters.
   SmallVector<unsigned> positions;
@@ -315,6 +312,8 @@ static LogicalResult expandKernelDerivative(Operation *request,
         builder.getArrayAttr(bodyActivities), builder.getArrayAttr({}));
     if (deterministic)
       autodiff->setAttr(kScratchAttrName, builder.getUnitAttr());
+    if (!splitHalf.empty())
+      autodiff->setAttr(kSplitAttrName, builder.getStringAttr(splitHalf));
   } else {
     FwddiffOp::create(builder, loc, TypeRange{}, callee, operands,
                       builder.getArrayAttr(bodyActivities),
@@ -322,22 +321,57 @@ static LogicalResult expandKernelDerivative(Operation *request,
   }
   gpu::ReturnOp::create(builder, loc);
   symbols.insert(adjoint);
+  return success();
+}
+
+/// Builds the derivative kernel(s) of `request` (KernelAdjoint.h) and
+/// erases it.
+static LogicalResult expandKernelDerivative(Operation *request,
+                                            StringRef kernelName,
+                                            StringRef name, StringRef reverse,
+                                            SmallVector<Activity> activities,
+                                            DerivativeMode mode,
+                                            bool deterministic) {
+  Operation *table = SymbolTable::getNearestSymbolTable(request);
+  SymbolTable symbols(table);
+  auto kernel = symbols.lookup<gpu::GPUFuncOp>(kernelName);
+  if (!kernel)
+    return request->emitOpError("kernel @")
+           << kernelName << " does not resolve";
+  for (BlockArgument attribution : llvm::concat<const BlockArgument>(
+           kernel.getWorkgroupAttributions(), kernel.getPrivateAttributions()))
+    if (!cast<MemRefType>(attribution.getType()).hasStaticShape())
+      return request->emitOpError("needs statically shaped attributions");
+  func::FuncOp body = getBodyFunction(kernel, symbols);
+  if (reverse.empty()) {
+    if (failed(buildDerivativeKernel(request, kernel, body, symbols, name,
+                                     activities, mode, deterministic, "")))
+      return failure();
+  } else if (failed(buildDerivativeKernel(request, kernel, body, symbols, name,
+                                          activities, mode, false,
+                                          "augmented")) ||
+             failed(buildDerivativeKernel(request, kernel, body, symbols,
+                                          reverse, activities, mode, false,
+                                          "reverse"))) {
+    return failure();
+  }
   request->erase();
   return success();
 }
 
 LogicalResult nabla::expandKernelAdjoint(KernelAdjointOp request,
                                          bool deterministic) {
-  return expandKernelDerivative(request, request.getKernel(),
-                                request.getAdjoint(),
-                                request.getArgumentActivities(),
-                                DerivativeMode::Reverse,
-                                deterministic || request.getDeterministic());
+  std::optional<StringRef> reverse = request.getReverse();
+  return expandKernelDerivative(
+      request, request.getKernel(), request.getAdjoint(),
+      reverse ? *reverse : StringRef(), request.getArgumentActivities(),
+      DerivativeMode::Reverse,
+      !reverse && (deterministic || request.getDeterministic()));
 }
 
 LogicalResult nabla::expandKernelTangent(KernelTangentOp request) {
   return expandKernelDerivative(request, request.getKernel(),
-                                request.getTangent(),
+                                request.getTangent(), StringRef(),
                                 request.getArgumentActivities(),
                                 DerivativeMode::Forward,
                                 /*deterministic=*/false);

@@ -22,6 +22,8 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Transforms/InliningUtils.h"
 
+#include "SplitDerivative.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -380,14 +382,36 @@ private:
                             total.text + " + " + f.text, std::nullopt};
     }
 
-    // The tape parameter and the thread's place in it.
-    unsigned index = kernel.getNumArguments();
-    Type tapeType =
-        MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
-    kernel.insertArgument(index, tapeType,
-                          b.getDictionaryAttr(b.getNamedAttr(
-                              kTapeAttrName, b.getUnitAttr())),
-                          loc);
+    // The tape parameter and the thread's place in it: a split kernel's is
+    // the caller's (its nabla.split_tape parameter), else a new one the
+    // launch allocates.
+    bool split = llvm::any_of(tapes, [](TapeOp tape) {
+      return tape->hasAttr(kSplitTapeAttrName);
+    });
+    if (split && !llvm::all_of(tapes, [](TapeOp tape) {
+          return tape->hasAttr(kSplitTapeAttrName);
+        }))
+      return kernel.emitOpError(
+          "holds the tapes of a split-mode derivative and of another one; a "
+          "split kernel differentiates only its own body");
+    std::optional<unsigned> callerTape;
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      if (kernel.getArgAttr(i, kSplitTapeAttrName))
+        callerTape = i;
+    if (split && !callerTape)
+      return tapes.front().emitOpError(
+          "belongs to a split-mode derivative, whose kernel needs a "
+          "caller-owned tape parameter (nabla.kernel_adjoint ... reverse ...)");
+    unsigned index = callerTape ? *callerTape : kernel.getNumArguments();
+    if (!callerTape) {
+      Type tapeType = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+      if (failed(kernel.insertArgument(
+              index, tapeType,
+              b.getDictionaryAttr(
+                  b.getNamedAttr(kTapeAttrName, b.getUnitAttr())),
+              loc)))
+        return kernel.emitOpError("cannot take a tape parameter");
+    }
     Value buffer = entry.getArgument(index);
     SmallVector<Value> grid, block, blockId, threadId;
     for (gpu::Dimension d :
@@ -441,7 +465,7 @@ private:
       }
       tape.erase();
     }
-    kernel->setAttr(kTapeAttrName,
+    kernel->setAttr(split ? StringRef(kSplitTapeAttrName) : StringRef(kTapeAttrName),
                     b.getDictionaryAttr(
                         {b.getNamedAttr("words_per_thread",
                                         b.getStringAttr(total.json)),
@@ -450,7 +474,10 @@ private:
     if (remarks)
       kernel.emitRemark() << "global-memory tape: 4 * (" << total.text
                           << ") bytes per thread (parameter #" << index
-                          << "), allocated by the launch";
+                          << (split ? "), the caller's (split mode)"
+                                    : "), allocated by the launch");
+    if (split)
+      return success();
     KernelTape materialized{kernel, {}, words};
     return updateLaunches(materialized);
   }

@@ -194,12 +194,36 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
         {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
     // generates gpu.func @grad_mul_kernel(%A, %dA, %n) kernel
     ```
+
+    **Split form** (`reverse @rev`): two kernels instead of one, with the
+    parameters of `adjoint` followed by a caller-owned tape `%tape:
+    memref<?xi32>` (argument attribute `nabla.split_tape`). `adjoint` is the
+    augmented forward: it runs the primal and writes into the tape what the
+    reverse needs (values the reverse sweep uses, loops' tapes, checkpoints,
+    Jacobians; every loop is taped, none recomputed from memory). `rev`
+    reads the tape and computes the adjoints without rerunning the forward:
+    launched later (other kernels may run in between) with the same grid,
+    block, arguments and tape, it leaves the shadows as `adjoint`'s combined
+    form would. As in Enzyme's split mode, the memory the kernel reads must
+    hold, when `rev` runs, what the augmented forward left in it. The tape
+    holds `words` i32 per thread of the grid, thread-minor, where `words` is
+    the formula `nabla-materialize-tapes` records (the kernel's
+    `nabla.split_tape` attribute, the manifest's `split_tape`); a launch
+    with a smaller buffer is refused naming the size.
+
+    ```mlir
+    nabla.kernel_adjoint @softmax -> @softmax_fwd reverse @softmax_rev
+        {activity = [#nabla.activity<dup>, #nabla.activity<const>]}
+    // generates gpu.func @softmax_fwd(%x, %dx, %n, %tape) kernel
+    //       and gpu.func @softmax_rev(%x, %dx, %n, %tape) kernel
+    ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
                        FlatSymbolRefAttr:$adjoint,
+                       OptionalAttr<FlatSymbolRefAttr>:$reverse,
                        Nabla_ActivityArrayAttr:$activity,
                        UnitAttr:$deterministic);
-  let assemblyFormat = "$kernel `->` $adjoint attr-dict";
+  let assemblyFormat = "$kernel `->` $adjoint (`reverse` $reverse^)? attr-dict";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {
       return toActivities(getActivity());

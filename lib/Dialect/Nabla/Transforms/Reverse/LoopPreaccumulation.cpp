@@ -195,8 +195,16 @@ VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
   // (after every region has closed) can read them.
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(entry);
-    plan.jacobian = createPrivateSlots(b, loc, floatType, k * columns);
+    if (loopOptions.split) {
+      // Split mode: in the global tape, for the reverse kernel.
+      setInsertionPointAtEntry();
+      plan.jacobian = createGlobalSlots(
+          b, loc, floatType, arith::ConstantIndexOp::create(b, loc, k * columns));
+      hoistAnchor = plan.jacobian.getDefiningOp();
+    } else {
+      b.setInsertionPointToStart(entry);
+      plan.jacobian = createPrivateSlots(b, loc, floatType, k * columns);
+    }
   }
   for (unsigned e = 0; e < k * columns; ++e)
     storePrivateSlot(b, loc, loop.getResult(primalCount + e), plan.jacobian,

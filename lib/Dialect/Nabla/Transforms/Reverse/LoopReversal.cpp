@@ -400,7 +400,7 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
               "taped there";
     else
       diag << " and thread, its trip count known at run time";
-    diag << " (the launch allocates the tape)";
+    diag << " (in the kernel's tape, docs/AD.md)";
     return;
   }
   loop->emitRemark() << "loop reversed with a tape of " << bound
@@ -422,6 +422,8 @@ void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
 std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   if (failed(checkConvergentTripCount(loop)))
     return nullptr;
+  if (loopOptions.split)
+    return planSplitLoop(loop);
   auto chosen = [&](std::unique_ptr<LoopStrategy> strategy, int64_t bytes) {
     if (remarks)
       strategy->remark(loop, bytes);
@@ -538,6 +540,48 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   }
   return chosen(std::make_unique<CheckpointStrategy>(snapshots),
                 stateBytes * snapshots);
+}
+
+std::unique_ptr<LoopStrategy> VJPEmitter::planSplitLoop(Operation *loop) {
+  auto forOp = dyn_cast<scf::ForOp>(loop);
+  if (!forOp) {
+    loop->emitOpError(
+        "cannot be reversed in split mode: a while loop is only checkpointed, "
+        "which recomputes it from memory the reverse kernel does not have "
+        "(a counted loop, `for (i = a; i < n; i += c)`, is taped)");
+    return nullptr;
+  }
+  auto chosen = [&](std::unique_ptr<LoopStrategy> strategy) {
+    if (remarks)
+      strategy->remark(loop, 0);
+    return strategy;
+  };
+  // Preaccumulation keeps nothing but its Jacobian (global in split mode).
+  if (!recomputeRoot && !loop->hasAttr(kCheckpointsAttrName) &&
+      !staticTripCount(forOp)) {
+    auto plan = std::make_unique<PreaccumulationStrategy>();
+    if (canPreaccumulate(forOp, *plan))
+      return chosen(std::move(plan));
+  }
+  std::optional<int64_t> bound = staticTripCount(forOp);
+  if (!bound)
+    if (auto hint = loop->getAttrOfType<IntegerAttr>(kMaxTripCountAttrName))
+      bound = hint.getInt();
+  if (bound) {
+    auto tape = std::make_unique<TapeStrategy>();
+    collectTaped(forOp, tape->taped, tape->recomputed);
+    tape->global = true;
+    tape->bound = *bound;
+    tape->hinted = !staticTripCount(forOp);
+    return chosen(std::move(tape));
+  }
+  if (auto tape = planGlobalTape(forOp))
+    return chosen(std::move(tape));
+  loop->emitOpError("cannot be reversed in split mode: its trip count is not "
+                    "computable from the function's arguments when it starts "
+                    "(give the loop the hint ")
+      << kMaxTripCountAttrName << " = N)";
+  return nullptr;
 }
 
 std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {

@@ -258,6 +258,8 @@ public:
   /// A global-memory tape for `op` (no static bound), its trip count
   /// computed at `entry`; null when the bounds are not computable there.
   std::unique_ptr<TapeStrategy> planGlobalTape(scf::ForOp op);
+  /// planLoop in split mode: preaccumulated or taped in global memory.
+  std::unique_ptr<LoopStrategy> planSplitLoop(Operation *loop);
 
   /// max(0, ceildiv(ub - lb, step)) for a positive step.
   Value emitTripCount(Location loc, Value lb, Value ub, Value step);

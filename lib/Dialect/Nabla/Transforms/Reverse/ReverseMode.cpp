@@ -19,7 +19,7 @@ LogicalResult nabla::emitReverseDerivative(
     ArrayRef<Value> primalArgs, ArrayRef<Value> shadowArgs, ValueRange seeds,
     bool remarks, OrderedAccumulation &ordering,
     const LoopReversalOptions &loops, RuleFinder findRule,
-    RecordShadows &records) {
+    RecordShadows &records, Operation **forwardEnd) {
   VJPEmitter emitter(builder, act, remarks, std::move(findRule), records);
   emitter.entry = builder.getInsertionBlock();
   emitter.ordering = &ordering;
@@ -34,6 +34,10 @@ LogicalResult nabla::emitReverseDerivative(
   }
   if (failed(emitter.forwardBlock(body)))
     return failure();
+  if (forwardEnd) {
+    Block *block = builder.getInsertionBlock();
+    *forwardEnd = block->empty() ? nullptr : &block->back();
+  }
 
   AdjointScope scope;
   Location loc = ret.getLoc();

@@ -36,12 +36,19 @@ inline constexpr llvm::StringLiteral kCheckpointsAttrName = "nabla.checkpoints";
 struct LoopReversalOptions {
   int64_t checkpoints = 8;
   int64_t tapeBudget = 4096;
+  /// Split mode: the forward and the reverse sweep become two functions
+  /// (SplitDerivative.h), so nothing the reverse needs may live in private
+  /// memory or be recomputed from memory: every loop is taped in the global
+  /// tape (nabla.tape), Jacobians too, and no loop is checkpointed.
+  bool split = false;
 };
 
 /// Emits at `builder` (the derivative function's entry) the reverse mode of
 /// `body`: the forward sweep, the reverse sweep seeded with `seeds`, and the
 /// return of primal results and gradients. `remarks` reports every kept
-/// atomic accumulation.
+/// atomic accumulation. `forwardEnd`, when given, receives the forward
+/// sweep's last op in the entry block (null when it emitted none): where
+/// split mode cuts the function.
 mlir::LogicalResult emitReverseDerivative(
     mlir::OpBuilder &builder, mlir::Block &body, mlir::func::ReturnOp ret,
     const Activities &act, llvm::ArrayRef<Activity> args,
@@ -49,7 +56,7 @@ mlir::LogicalResult emitReverseDerivative(
     llvm::ArrayRef<mlir::Value> shadowArgs, mlir::ValueRange seeds,
     bool remarks, OrderedAccumulation &ordering,
     const LoopReversalOptions &loops, RuleFinder findRule,
-    RecordShadows &records);
+    RecordShadows &records, mlir::Operation **forwardEnd = nullptr);
 
 } // namespace nabla
 

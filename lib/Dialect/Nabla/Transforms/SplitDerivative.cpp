@@ -1,0 +1,208 @@
+//===- SplitDerivative.cpp - Split mode: augmented forward and reverse ----===//
+//
+// See SplitDerivative.h. The values crossing the cut are the results of
+// top-level ops of the forward sweep that ops after it use. Each is, in
+// order of preference: a tape op (recreated in the reverse: same op, same
+// place in the order), a pure computation of the function's arguments
+// (recomputed in the reverse), or a scalar stored into a slot of its own at
+// the end of the augmented forward and loaded at the start of the reverse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SplitDerivative.h"
+
+#include "Reverse/ReverseEmitter.h"
+
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace nabla;
+
+namespace {
+
+/// The entry block's ops up to and including `forwardEnd`.
+SmallVector<Operation *> forwardOps(Block &entry, Operation *forwardEnd) {
+  SmallVector<Operation *> ops;
+  if (!forwardEnd)
+    return ops;
+  for (Operation &op : entry) {
+    ops.push_back(&op);
+    if (&op == forwardEnd)
+      break;
+  }
+  return ops;
+}
+
+/// The op of `block` at `index`.
+Operation *opAt(Block &block, size_t index) {
+  auto it = block.begin();
+  std::advance(it, index);
+  return &*it;
+}
+
+/// True if `value` can be computed again from the function's arguments:
+/// an argument, or a pure op without regions of such values.
+bool isRecomputable(Value value, Block &entry,
+                    DenseMap<Value, bool> &known) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &entry;
+  auto it = known.find(value);
+  if (it != known.end())
+    return it->second;
+  Operation *op = value.getDefiningOp();
+  bool result = op->getBlock() == &entry && op->getNumRegions() == 0 &&
+                isMemoryEffectFree(op);
+  if (result)
+    for (Value operand : op->getOperands())
+      if (!isRecomputable(operand, entry, known)) {
+        result = false;
+        break;
+      }
+  known[value] = result;
+  return result;
+}
+
+/// Whether a slot holds values of `type`.
+bool isSlotType(Type type) {
+  return (type.isIntOrIndexOrFloat() && !isa<ComplexType>(type) &&
+          (type.isIndex() || type.getIntOrFloatBitWidth() <= 64));
+}
+
+Value createSlot(OpBuilder &b, Location loc, Type type) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value slot = createGlobalSlots(b, loc, type, one);
+  slot.getDefiningOp()->setAttr(kSplitTapeAttrName, b.getUnitAttr());
+  return slot;
+}
+
+void markTapes(func::FuncOp function) {
+  function.walk([](TapeOp tape) {
+    tape->setAttr(kSplitTapeAttrName, UnitAttr::get(tape.getContext()));
+  });
+}
+
+} // namespace
+
+LogicalResult nabla::splitDerivative(func::FuncOp combined,
+                                     Operation *forwardEnd,
+                                     SymbolTable &symbols,
+                                     StringRef augmentedName,
+                                     StringRef reverseName) {
+  if (!combined.getBody().hasOneBlock())
+    return combined.emitOpError("cannot be split: its body is not one block");
+  if (combined.getNumResults())
+    return combined.emitOpError(
+        "cannot be split: split mode differentiates functions returning "
+        "nothing (a kernel's body)");
+  Block &entry = combined.getBody().front();
+  SmallVector<Operation *> forward = forwardOps(entry, forwardEnd);
+  DenseSet<Operation *> inForward(forward.begin(), forward.end());
+
+  // The values crossing the cut, in the order of their definitions.
+  llvm::SetVector<Value> crossing;
+  for (Operation &op : entry) {
+    if (inForward.contains(&op))
+      continue;
+    op.walk([&](Operation *user) {
+      for (Value v : user->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def)
+          continue;
+        Operation *top = entry.findAncestorOpInBlock(*def);
+        if (top && inForward.contains(top))
+          crossing.insert(v);
+      }
+    });
+  }
+  SmallVector<Value> crossingSorted(crossing.begin(), crossing.end());
+  llvm::stable_sort(crossingSorted, [&](Value a, Value b) {
+    return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
+  });
+  DenseMap<Value, bool> recomputable;
+  SmallVector<Value> taped;
+  for (Value v : crossingSorted) {
+    if (v.getDefiningOp<TapeOp>() || isRecomputable(v, entry, recomputable))
+      continue;
+    if (!isSlotType(v.getType())) {
+      InFlightDiagnostic diag = v.getDefiningOp()->emitOpError(
+          "defines a value that split mode cannot keep between the augmented "
+          "forward and the reverse: ");
+      diag << v.getType()
+           << " (a private buffer or a vector has no place in the tape)";
+      return failure();
+    }
+    taped.push_back(v);
+  }
+  size_t cut = forward.size();
+
+  // The augmented forward: the forward sweep, then the crossing scalars
+  // into slots of their own.
+  OpBuilder builder(combined);
+  IRMapping toAugmented;
+  auto augmented = cast<func::FuncOp>(builder.clone(*combined, toAugmented));
+  augmented.setName(augmentedName);
+  {
+    Block &block = augmented.getBody().front();
+    SmallVector<Operation *> after;
+    for (auto it = std::next(block.begin(), cut); it != block.end(); ++it)
+      after.push_back(&*it);
+    for (Operation *op : llvm::reverse(after)) {
+      op->dropAllUses();
+      op->erase();
+    }
+    OpBuilder b = OpBuilder::atBlockEnd(&block);
+    Location loc = combined.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (Value v : taped) {
+      Value slot = createSlot(b, loc, v.getType());
+      storePrivateSlot(b, loc, toAugmented.lookup(v), slot, zero);
+    }
+    func::ReturnOp::create(b, loc);
+    markTapes(augmented);
+  }
+  symbols.insert(augmented);
+
+  // The reverse: the tape ops and what their counts need, the crossing
+  // scalars loaded, then the reverse sweep.
+  IRMapping toReverse;
+  auto reverse = cast<func::FuncOp>(builder.clone(*combined, toReverse));
+  reverse.setName(reverseName);
+  {
+    Block &block = reverse.getBody().front();
+    SmallVector<Operation *> removed;
+    DenseMap<Value, bool> keptValues;
+    for (size_t k = 0; k < cut; ++k) {
+      Operation *op = opAt(block, k);
+      bool keep = isa<TapeOp>(op);
+      if (!keep && op->getNumResults() == 1)
+        keep = isRecomputable(op->getResult(0), block, keptValues);
+      if (!keep)
+        removed.push_back(op);
+    }
+    Operation *firstReverse = cut < block.getOperations().size()
+                                  ? opAt(block, cut)
+                                  : nullptr;
+    OpBuilder b(reverse.getContext());
+    if (firstReverse)
+      b.setInsertionPoint(firstReverse);
+    else
+      b.setInsertionPointToEnd(&block);
+    Location loc = combined.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (Value v : taped) {
+      Value slot = createSlot(b, loc, v.getType());
+      Value loaded = loadPrivateSlot(b, loc, slot, zero, v.getType());
+      toReverse.lookup(v).replaceAllUsesWith(loaded);
+    }
+    for (Operation *op : llvm::reverse(removed)) {
+      op->dropAllUses();
+      op->erase();
+    }
+    markTapes(reverse);
+  }
+  symbols.insert(reverse);
+  return success();
+}

@@ -1,0 +1,129 @@
+# Split mode (nabla.kernel_adjoint ... reverse ...): the augmented forward
+# kernel runs the primal and writes a caller-owned tape; the reverse kernel,
+# launched later in another process with an unrelated kernel run in
+# between, reads it and gives the combined adjoint's gradients. The tape's
+# size follows the manifest's formula; a smaller one is refused naming the
+# size. Trip counts 0, 1, 7, 1000 of the row loop (taped in global memory).
+#
+# Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
+# ===----------------------------------------------------------------------=== #
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split",
+                       "normalize_rows.mlir")
+ROWS, THREADS = 5, 8
+
+
+def launch(tmp_path, kernel, args, tag, extra=()):
+    """nabla-run PROGRAM --kernel=kernel; buffers from .npy, outputs back."""
+    work = tmp_path / tag
+    work.mkdir()
+    specs = []
+    for k, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            np.save(work / f"in{k}.npy", arg)
+            specs.append(f"--arg={work / f'in{k}.npy'}")
+        else:
+            specs.append(f"--arg={arg}")
+    r = subprocess.run([os.path.join(BIN, "nabla-run"), PROGRAM,
+                        f"--kernel={kernel}", "--grid=1",
+                        f"--block={THREADS}", f"--out={work / 'out'}"] +
+                       specs + list(extra),
+                       capture_output=True, text=True, timeout=300)
+    return r, {k: np.load(work / "out" / f"arg{k}.npy")
+               for k, a in enumerate(args) if isinstance(a, np.ndarray)
+               and r.returncode == 0}
+
+
+def tape_words(tmp_path, cols):
+    """The tape's words per thread from the manifest's formula (3 words per
+    row element: two for the loops' loaded values, one for the row's sum
+    inside; plus the fixed loop's and the scalars' words)."""
+    out = tmp_path / "compiled"
+    r = subprocess.run([os.path.join(BIN, "nabla-compile"), "--no-cache",
+                        "--target=spirv", "-o", str(out), PROGRAM],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    kernels = {k["name"]: k for k in manifest["kernels"]}
+    fwd, rev = kernels["grad_fwd"], kernels["grad_rev"]
+    assert fwd["split_tape"]["words_per_thread"] == \
+        rev["split_tape"]["words_per_thread"]
+    assert fwd["params"][fwd["split_tape"]["param"]]["split_tape"] is True
+    assert "tape" not in fwd and "tape" not in rev
+    return fwd["split_tape"]["formula"]
+
+
+@pytest.mark.parametrize("cols", [0, 1, 7, 1000])
+def test_split_equals_combined(tmp_path, cols):
+    rng = np.random.default_rng(cols)
+    x = rng.uniform(0.5, 1.5, ROWS * cols).astype(np.float32)
+    dx = rng.standard_normal(ROWS * cols).astype(np.float32)
+    dy = rng.standard_normal(THREADS).astype(np.float32)
+    y = np.zeros(THREADS, np.float32)
+    scalars = [f"index:{ROWS}", f"index:{cols}"]
+    r, combined = launch(tmp_path, "grad", [x, dx, y, dy] + scalars, "combined")
+    assert r.returncode == 0, r.stderr
+
+    # The augmented forward with a tape too small is refused, naming the
+    # size; then with the size it named.
+    small = np.zeros(1, np.int32)
+    r, _ = launch(tmp_path, "grad_fwd", [x, dx, y, dy] + scalars + [small],
+                  "small")
+    assert r.returncode == 1
+    assert "needs a split-mode tape (parameter #6) of" in r.stderr
+    needed = int(r.stderr.split("split-mode tape (parameter #6) of ")[1]
+                 .split(" ")[0])
+    tape = np.zeros(needed, np.int32)
+    r, forward = launch(tmp_path, "grad_fwd", [x, dx, y, dy] + scalars + [tape],
+                        "forward")
+    assert r.returncode == 0, r.stderr
+    # The primal's results, and the shadows untouched.
+    np.testing.assert_allclose(forward[0], combined[0], rtol=1e-6)
+    np.testing.assert_allclose(forward[2], combined[2], rtol=1e-6)
+    np.testing.assert_array_equal(forward[1], dx)
+    np.testing.assert_array_equal(forward[3], dy)
+
+    # Other work in between: another kernel, another process.
+    r, _ = launch(tmp_path, "unrelated", [np.ones(THREADS, np.float32)],
+                  "between")
+    assert r.returncode == 0, r.stderr
+
+    r, reverse = launch(tmp_path, "grad_rev",
+                        [forward[0], dx, forward[2], dy] + scalars +
+                        [forward[6]], "reverse")
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(reverse[1], combined[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(reverse[3], combined[3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(reverse[0], combined[0], rtol=1e-6)
+
+    # The analytic gradient: y = g(s), s = sum x^2, x <- x / s.
+    if cols:
+        x64 = x.astype(np.float64).reshape(ROWS, cols)
+        s = (x64 ** 2).sum(axis=1)
+
+        def g(a):
+            for _ in range(3):
+                a = a + 0.5 * np.sin(a)
+            return a
+
+        h = 1e-6
+        dg = (g(s + h) - g(s - h)) / (2 * h)
+        d = dx.astype(np.float64).reshape(ROWS, cols)
+        ds = -(d * x64).sum(axis=1) / s ** 2 + dy[:ROWS] * dg
+        expected = d / s[:, None] + 2 * x64 * ds[:, None]
+        np.testing.assert_allclose(reverse[1].reshape(ROWS, cols), expected,
+                                   rtol=2e-3, atol=1e-4)
+
+
+def test_manifest_formula_is_shared(tmp_path):
+    formula = tape_words(tmp_path, 7)
+    assert "arg5" in formula
