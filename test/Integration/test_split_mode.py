@@ -127,3 +127,29 @@ def test_split_equals_combined(tmp_path, cols):
 def test_manifest_formula_is_shared(tmp_path):
     formula = tape_words(tmp_path, 7)
     assert "arg5" in formula
+
+
+def test_private_window_split_equals_combined(tmp_path):
+    """A private array the kernel fills and reads: the reverse makes its
+    shadow again, zeroed; d/dx sum(exp(x)^2) = 2 exp(2x) dy."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, 4 * THREADS).astype(np.float32)
+    dx = np.zeros_like(x)
+    y = np.zeros(THREADS, np.float32)
+    dy = rng.standard_normal(THREADS).astype(np.float32)
+    r, combined = launch(tmp_path, "window_grad", [x, dx, y, dy], "combined")
+    assert r.returncode == 0, r.stderr
+    r, _ = launch(tmp_path, "window_fwd", [x, dx, y, dy, np.zeros(1, np.int32)],
+                  "small")
+    needed = int(r.stderr.split("split-mode tape (parameter #4) of ")[1]
+                 .split(" ")[0])
+    r, forward = launch(tmp_path, "window_fwd",
+                        [x, dx, y, dy, np.zeros(needed, np.int32)], "forward")
+    assert r.returncode == 0, r.stderr
+    r, reverse = launch(tmp_path, "window_rev",
+                        [forward[0], dx, forward[2], dy, forward[4]],
+                        "reverse")
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(reverse[1], combined[1], rtol=1e-6, atol=1e-7)
+    expected = 2 * np.exp(2 * x.astype(np.float64)) * np.repeat(dy, 4)
+    np.testing.assert_allclose(reverse[1], expected, rtol=1e-4, atol=1e-6)

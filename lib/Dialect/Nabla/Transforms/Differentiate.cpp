@@ -300,6 +300,11 @@ struct Differentiate : public nabla::SuggestOptionNames<
           return request->emitOpError(
               "split mode is a reverse-mode request without deterministic "
               "accumulation");
+        if (callee.getNumResults())
+          return request->emitOpError(
+              "cannot be split: split mode differentiates functions returning "
+              "nothing (a kernel's body); @")
+                 << callee.getName() << " returns values";
         half = split.getValue();
         name = (*half == "augmented" ? "__nabla_aug_" : "__nabla_rev_") + codes;
       }

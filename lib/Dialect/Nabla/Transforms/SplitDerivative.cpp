@@ -6,6 +6,8 @@
 // place in the order), a pure computation of the function's arguments
 // (recomputed in the reverse), or a scalar stored into a slot of its own at
 // the end of the augmented forward and loaded at the start of the reverse.
+// A private buffer the forward sweep only zeroes (a shadow) is made again,
+// zeroed, in the reverse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -63,6 +67,47 @@ bool isRecomputable(Value value, Block &entry,
       }
   known[value] = result;
   return result;
+}
+
+/// True if `buffer` is a statically shaped private buffer that the forward
+/// sweep (`forward`'s ops) only fills with zeros (a shadow: the reverse
+/// accumulates into it), so the reverse can make it again, zeroed.
+bool isZeroedBuffer(Value buffer, const DenseSet<Operation *> &forward,
+                    Block &entry) {
+  auto alloca = buffer.getDefiningOp<memref::AllocaOp>();
+  if (!alloca || !alloca.getType().hasStaticShape())
+    return false;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *top = entry.findAncestorOpInBlock(*use.getOwner());
+    if (!top || !forward.contains(top))
+      continue;
+    if (isa<memref::DimOp>(use.getOwner()))
+      continue;
+    auto store = dyn_cast<memref::StoreOp>(use.getOwner());
+    if (!store || store.getMemRef() != buffer ||
+        !(matchPattern(store.getValue(), m_AnyZeroFloat()) ||
+          matchPattern(store.getValue(), m_Zero())))
+      return false;
+  }
+  return true;
+}
+
+/// Stores zero into every element of the static `buffer`.
+void zeroFill(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(type.getElementType())));
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> indices;
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t extent : type.getShape()) {
+    Value ub = arith::ConstantIndexOp::create(b, loc, extent);
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+    b.setInsertionPointToStart(loop.getBody());
+    indices.push_back(loop.getInductionVar());
+  }
+  memref::StoreOp::create(b, loc, zero, buffer, indices);
 }
 
 /// Whether a slot holds values of `type`.
@@ -122,10 +167,14 @@ LogicalResult nabla::splitDerivative(func::FuncOp combined,
     return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
   });
   DenseMap<Value, bool> recomputable;
-  SmallVector<Value> taped;
+  SmallVector<Value> taped, zeroed;
   for (Value v : crossingSorted) {
     if (v.getDefiningOp<TapeOp>() || isRecomputable(v, entry, recomputable))
       continue;
+    if (isZeroedBuffer(v, inForward, entry)) {
+      zeroed.push_back(v);
+      continue;
+    }
     if (!isSlotType(v.getType())) {
       InFlightDiagnostic diag = v.getDefiningOp()->emitOpError(
           "defines a value that split mode cannot keep between the augmented "
@@ -174,9 +223,12 @@ LogicalResult nabla::splitDerivative(func::FuncOp combined,
     Block &block = reverse.getBody().front();
     SmallVector<Operation *> removed;
     DenseMap<Value, bool> keptValues;
+    DenseSet<Operation *> remade;
+    for (Value v : zeroed)
+      remade.insert(toReverse.lookup(v).getDefiningOp());
     for (size_t k = 0; k < cut; ++k) {
       Operation *op = opAt(block, k);
-      bool keep = isa<TapeOp>(op);
+      bool keep = isa<TapeOp>(op) || remade.contains(op);
       if (!keep && op->getNumResults() == 1)
         keep = isRecomputable(op->getResult(0), block, keptValues);
       if (!keep)
@@ -197,6 +249,10 @@ LogicalResult nabla::splitDerivative(func::FuncOp combined,
       Value loaded = loadPrivateSlot(b, loc, slot, zero, v.getType());
       toReverse.lookup(v).replaceAllUsesWith(loaded);
     }
+    // Shadows the forward sweep only zeroed: zeroed again here, the
+    // forward's zeroing being removed with the forward sweep.
+    for (Value v : zeroed)
+      zeroFill(b, loc, toReverse.lookup(v));
     for (Operation *op : llvm::reverse(removed)) {
       op->dropAllUses();
       op->erase();
