@@ -153,3 +153,43 @@ def test_private_window_split_equals_combined(tmp_path):
     np.testing.assert_allclose(reverse[1], combined[1], rtol=1e-6, atol=1e-7)
     expected = 2 * np.exp(2 * x.astype(np.float64)) * np.repeat(dy, 4)
     np.testing.assert_allclose(reverse[1], expected, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.skipif(not os.path.isdir("/usr/local/cuda/include"),
+                    reason="clang's CUDA mode needs the CUDA toolkit headers")
+@pytest.mark.parametrize("opt", [1, 2])
+def test_enzyme_split_calls_from_cuda(tmp_path, opt):
+    """frontends/enzyme_split.cu: __enzyme_augmentsize gives the bytes per
+    thread, __enzyme_augmentfwd writes each thread's region of a byte tape,
+    __enzyme_reverse (another launch, another process) reads it: the
+    gradients equal __enzyme_autodiff's."""
+    from frontend_helpers import compile_cuda, mangled, run_named
+    ll = compile_cuda(tmp_path, "enzyme_split", opt)
+    n, threads, width = 10, 16, 6
+    out = run_named(tmp_path, ll, mangled(ll, "window_tape_bytes"), 1, 1,
+                    [np.zeros(1, np.uint64)])
+    per_thread = int(out[0][0])
+    # The loaded values, the sum, the scaled values' operands: a few
+    # words per window element, all known at compile time.
+    assert 4 * width <= per_thread <= 4 * 8 * width, per_thread
+    rng = np.random.default_rng(opt)
+    x = rng.uniform(0.5, 1.5, threads * width).astype(np.float32)
+    dx = rng.standard_normal(threads * width).astype(np.float32)
+    y = np.zeros(threads, np.float32)
+    dy = rng.standard_normal(threads).astype(np.float32)
+    combined = run_named(tmp_path, ll, mangled(ll, "window_combined"), 2, 8,
+                         [x, dx, y, dy, f"i32:{n}"])
+    tape = np.zeros(threads * per_thread, np.int8)
+    forward = run_named(tmp_path, ll, mangled(ll, "window_forward"), 2, 8,
+                        [x, dx, y, dy, f"i32:{n}", tape,
+                         f"i64:{per_thread}"])
+    np.testing.assert_allclose(forward[0], combined[0], rtol=1e-6)
+    np.testing.assert_allclose(forward[2], combined[2], rtol=1e-6)
+    np.testing.assert_array_equal(forward[1], dx)
+    reverse = run_named(tmp_path, ll, mangled(ll, "window_reverse"), 2, 8,
+                        [forward[0], dx, forward[2], dy, f"i32:{n}",
+                         forward[5], f"i64:{per_thread}"])
+    np.testing.assert_allclose(reverse[1], combined[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(reverse[3], combined[3], rtol=1e-5, atol=1e-6)
+    # Threads past n leave their shadows alone.
+    np.testing.assert_array_equal(reverse[1][n * width:], dx[n * width:])

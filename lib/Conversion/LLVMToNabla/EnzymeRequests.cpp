@@ -72,7 +72,11 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
   // floats active (reverse) or dup (forward), the rest const.
   SmallVector<RequestArgument> arguments;
   std::optional<nabla::Activity> pending;
-  auto operands = call.getArgOperands().drop_front();
+  // Split mode: the caller's tape comes first (enzyme_allocated, SIZE,
+  // enzyme_tape, POINTER).
+  EnzymeSplitPrefix prefix = getEnzymeSplitPrefix(call);
+  std::optional<StringRef> half = getEnzymeSplitHalf(*call.getCallee());
+  auto operands = call.getArgOperands().drop_front(1 + prefix.size);
   for (unsigned i = 0; i < operands.size(); ++i) {
     auto marker = markers.find(operands[i]);
     if (marker != markers.end()) {
@@ -223,6 +227,33 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
 
   auto callee_ = FlatSymbolRefAttr::get(calleeFunc.getSymNameAttr());
   Operation *request;
+  if (half) {
+    if (hasResult)
+      return fail(call) << "split mode differentiates functions returning "
+                           "void; @"
+                        << calleeFunc.getName() << " returns a value";
+    FailureOr<std::pair<Value, Value>> tape =
+        lookupPointer(call, prefix.tape);
+    if (failed(tape))
+      return failure();
+    Value buffer = castToDynamic(loc, tape->first);
+    auto type = cast<MemRefType>(buffer.getType());
+    Type element = type.getElementType();
+    if (!(element.isInteger(8) || element.isInteger(32) || element.isF32()))
+      return fail(call) << "the tape of a split-mode request must point at "
+                           "bytes, 32-bit integers or floats, not "
+                        << element;
+    if (type.getMemorySpace())
+      buffer = memref::MemorySpaceCastOp::create(
+          builder, loc,
+          MemRefType::get(type.getShape(), element, type.getLayout()), buffer);
+    nabla::SplitAutodiffOp::create(builder, loc, TypeRange{},
+                                   builder.getStringAttr(*half), callee_,
+                                   inputs, buffer, tape->second,
+                                   builder.getArrayAttr(activities),
+                                   builder.getArrayAttr(resultActivities));
+    return success();
+  }
   if (reverse)
     request =
         nabla::AutodiffOp::create(builder, loc, resultTypes, callee_, inputs,
@@ -259,6 +290,78 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
       return fail(call) << "the gradients this Enzyme request returns must "
                            "be read with extractvalue";
     scalars.map(extract.getResult(), results[extract.getPosition()[0]]);
+  }
+  return success();
+}
+
+LogicalResult FunctionRaiser::raiseEnzymeAugmentSize(LLVM::CallOp call) {
+  Location loc = plainLoc(call.getLoc());
+  MLIRContext *context = call.getContext();
+  if (call.getArgOperands().empty())
+    return fail(call) << "__enzyme_augmentsize needs the function first";
+  auto fnRoot = plan.rootOf.find(call.getArgOperands()[0]);
+  FunctionPlan *callee =
+      fnRoot == plan.rootOf.end()
+          ? nullptr
+          : module.lookup(plan.roots[fnRoot->second].global);
+  if (!callee)
+    return fail(call) << "the first argument of __enzyme_augmentsize must be "
+                         "a function of this module";
+  LLVM::LLVMFuncOp calleeFunc = callee->func;
+  // The activities the markers give (no values follow them): the defaults
+  // are those of a reverse-mode request.
+  SmallVector<nabla::Activity> perArgument;
+  std::optional<nabla::Activity> pending;
+  for (Value operand : call.getArgOperands().drop_front()) {
+    auto marker = markers.find(operand);
+    if (marker == markers.end())
+      return fail(call) << "__enzyme_augmentsize takes the function and "
+                           "Enzyme activity markers only";
+    pending = marker->second;
+    perArgument.push_back(*pending);
+  }
+  for (unsigned i = perArgument.size(); i < calleeFunc.getNumArguments();
+       ++i) {
+    Type type = calleeFunc.getArgumentTypes()[i];
+    perArgument.push_back(isa<LLVM::LLVMPointerType>(type) ? nabla::Activity::Dup
+                          : isa<FloatType>(type)            ? nabla::Activity::Active
+                                                 : nabla::Activity::Const);
+  }
+  if (perArgument.size() != calleeFunc.getNumArguments())
+    return fail(call) << "__enzyme_augmentsize names " << perArgument.size()
+                      << " activities, @" << calleeFunc.getName() << " takes "
+                      << calleeFunc.getNumArguments();
+  SmallVector<Attribute> activities;
+  auto add = [&](nabla::Activity a) {
+    activities.push_back(nabla::ActivityAttr::get(context, a));
+  };
+  for (const Param &param : callee->params) {
+    nabla::Activity activity = perArgument[param.llvmArgument];
+    bool dup = activity == nabla::Activity::Dup ||
+               activity == nabla::Activity::DupNoNeed;
+    if (param.kind == Param::Presence || param.kind == Param::Offset)
+      add(nabla::Activity::Const);
+    else if (param.kind == Param::Scalar)
+      add(activity);
+    else
+      add(dup ? activity : nabla::Activity::Const);
+  }
+  for (const SharedSlot &slot : callee->shared) {
+    const SharedSlot shadowSlot{slot.global, true};
+    bool shadowed = !slot.shadow &&
+                    llvm::find(plan.shared, shadowSlot) != plan.shared.end();
+    add(shadowed ? nabla::Activity::Dup : nabla::Activity::Const);
+  }
+  Value bytes = nabla::SplitTapeBytesOp::create(
+      builder, loc, builder.getIndexType(),
+      FlatSymbolRefAttr::get(calleeFunc.getSymNameAttr()),
+      builder.getArrayAttr(activities), builder.getArrayAttr({}));
+  if (call.getNumResults()) {
+    Type type = call.getResult().getType();
+    if (!type.isInteger())
+      return fail(call) << "__enzyme_augmentsize returns an integer";
+    scalars.map(call.getResult(),
+                arith::IndexCastOp::create(builder, loc, type, bytes));
   }
   return success();
 }

@@ -147,9 +147,12 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
     // structs into scalars; the variadic request passes them `byref`).
     OpBuilder builder(call);
     Location loc = call.getLoc();
-    auto operands = call.getArgOperands().drop_front();
+    // Split mode's prefix (the caller's tape) is kept as it is.
+    unsigned prefix = getEnzymeSplitPrefix(call).size;
+    auto operands = call.getArgOperands().drop_front(1 + prefix);
     ArrayAttr siteAttrs = call.getArgAttrsAttr();
     auto getSiteStruct = [&](unsigned operand) -> Type {
+      operand += prefix;
       if (!siteAttrs || operand + 1 >= siteAttrs.size())
         return Type();
       auto dict = dyn_cast<DictionaryAttr>(siteAttrs[operand + 1]);
@@ -159,7 +162,8 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
           return attr.getValue();
       return Type();
     };
-    SmallVector<Value> rewritten;
+    SmallVector<Value> rewritten(
+        call.getArgOperands().drop_front().take_front(prefix));
     bool needsWrapper = false, changed = false;
     unsigned param = 0;
     std::optional<StringRef> activity;

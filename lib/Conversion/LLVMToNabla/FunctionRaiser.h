@@ -59,6 +59,8 @@ private:
   LogicalResult raiseMemoryOp(Operation *op);
   LogicalResult raiseAtomic(LLVM::AtomicRMWOp rmw);
   LogicalResult raiseCall(LLVM::CallOp call);
+  /// `__enzyme_augmentsize(f, markers...)`: nabla.split_tape_bytes.
+  LogicalResult raiseEnzymeAugmentSize(LLVM::CallOp call);
   LogicalResult raiseEnzymeRequest(LLVM::CallOp call, FunctionPlan &callee,
                                    bool reverse);
   LogicalResult raiseNamedOp(Operation *op);

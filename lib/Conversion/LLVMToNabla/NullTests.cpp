@@ -55,7 +55,12 @@ std::optional<StringRef> nabla::raise::getLoadedMarker(Value value) {
 static std::optional<unsigned> getEnzymeParam(LLVM::CallOp call,
                                               LLVM::LLVMFuncOp callee,
                                               bool reverse, unsigned operand) {
-  auto operands = call.getArgOperands().drop_front();
+  // Split mode's prefix (the caller's tape) tags no parameter.
+  unsigned prefix = getEnzymeSplitPrefix(call).size;
+  if (operand < prefix)
+    return std::nullopt;
+  operand -= prefix;
+  auto operands = call.getArgOperands().drop_front(1 + prefix);
   unsigned param = 0;
   std::optional<StringRef> activity;
   for (unsigned i = 0; i < operands.size(); ++i) {

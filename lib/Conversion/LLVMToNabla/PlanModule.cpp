@@ -30,11 +30,62 @@ bool nabla::raise::isKernel(LLVM::LLVMFuncOp func) {
 }
 
 std::optional<bool> nabla::raise::getEnzymeMode(StringRef name) {
-  if (name.contains("__enzyme_autodiff"))
+  if (name.contains("__enzyme_autodiff") || getEnzymeSplitHalf(name))
     return true;
   if (name.contains("__enzyme_fwddiff"))
     return false;
   return std::nullopt;
+}
+
+std::optional<StringRef> nabla::raise::getEnzymeSplitHalf(StringRef name) {
+  if (name.contains("__enzyme_augmentfwd"))
+    return StringRef("augmented");
+  if (name.contains("__enzyme_reverse"))
+    return StringRef("reverse");
+  return std::nullopt;
+}
+
+bool nabla::raise::isEnzymeAugmentSize(StringRef name) {
+  return name.contains("__enzyme_augmentsize");
+}
+
+bool nabla::raise::isSplitMarker(StringRef name) {
+  return name == "enzyme_allocated" || name == "enzyme_tape" ||
+         name == "enzyme_nofree";
+}
+
+EnzymeSplitPrefix nabla::raise::getEnzymeSplitPrefix(LLVM::CallOp call) {
+  EnzymeSplitPrefix prefix;
+  if (!call.getCallee() || !getEnzymeSplitHalf(*call.getCallee()))
+    return prefix;
+  auto operands = call.getArgOperands().drop_front();
+  auto splitMarker = [](Value v) -> std::optional<StringRef> {
+    auto load = v.getDefiningOp<LLVM::LoadOp>();
+    if (!load)
+      return std::nullopt;
+    Value address = load.getAddr();
+    while (auto cast = address.getDefiningOp<LLVM::AddrSpaceCastOp>())
+      address = cast.getArg();
+    auto global = address.getDefiningOp<LLVM::AddressOfOp>();
+    if (!global || !isSplitMarker(global.getGlobalName()))
+      return std::nullopt;
+    return global.getGlobalName();
+  };
+  while (prefix.size < operands.size()) {
+    std::optional<StringRef> marker = splitMarker(operands[prefix.size]);
+    if (!marker)
+      break;
+    if (*marker == "enzyme_nofree") {
+      prefix.size += 1;
+      continue;
+    }
+    if (prefix.size + 1 >= operands.size())
+      break;
+    if (*marker == "enzyme_tape")
+      prefix.tape = operands[prefix.size + 1];
+    prefix.size += 2;
+  }
+  return prefix;
 }
 
 std::optional<StringRef> nabla::raise::getMarkerActivity(StringRef name) {
@@ -272,7 +323,9 @@ FunctionPlanner::resolveDefinition(Value value, Operation *user) {
             if (!global)
               return emitError(plainLoc(address.getLoc()))
                      << "cannot raise the address of @" << name.getValue();
-            Root::Kind kind = getMarkerActivity(name.getValue()) ? Root::Marker
+            Root::Kind kind = getMarkerActivity(name.getValue()) ||
+                                      isSplitMarker(name.getValue())
+                                  ? Root::Marker
                               : global.getAddrSpace() == 3       ? Root::Shared
                                                            : Root::HostGlobal;
             return std::optional<unsigned>(
@@ -513,10 +566,16 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
                         << plan.roots[**fnRoot].global.getValue()
                         << ": it has no body in this module";
     // Walk the arguments as the rewrite will: markers tag the next
-    // argument; pointers (and dup scalars) are followed by a shadow.
+    // argument; pointers (and dup scalars) are followed by a shadow. Split
+    // mode's prefix (the caller's tape) comes first.
     unsigned param = 0;
     std::optional<StringRef> activity;
-    auto operands = call.getArgOperands().drop_front();
+    EnzymeSplitPrefix prefix = getEnzymeSplitPrefix(call);
+    if (getEnzymeSplitHalf(*name) && !prefix.tape)
+      return fail(call) << "a split-mode Enzyme request needs its tape: "
+                           "enzyme_allocated, SIZE, enzyme_tape, POINTER "
+                           "after the function";
+    auto operands = call.getArgOperands().drop_front(1 + prefix.size);
     for (unsigned i = 0; i < operands.size(); ++i) {
       Value operand = operands[i];
       if (auto load = operand.getDefiningOp<LLVM::LoadOp>()) {
@@ -560,6 +619,18 @@ LogicalResult FunctionPlanner::planCall(LLVM::CallOp call) {
     return success();
   }
 
+  if (isEnzymeAugmentSize(*name)) {
+    FailureOr<std::optional<unsigned>> fnRoot =
+        call.getNumOperands() ? resolve(call.getOperand(0))
+                              : FailureOr<std::optional<unsigned>>(
+                                    std::optional<unsigned>());
+    if (failed(fnRoot))
+      return failure();
+    if (!*fnRoot || plan.roots[**fnRoot].kind != Root::Function)
+      return fail(call) << "the first argument of __enzyme_augmentsize must "
+                           "be a function of this module";
+    return success();
+  }
   FunctionPlan *callee = module.lookup(calleeName);
   if (!callee)
     return success(); // device library calls, checked by the rewrite

@@ -426,7 +426,9 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
     if (root != plan.rootOf.end() &&
         plan.roots[root->second].kind == Root::Marker) {
       auto name = getMarkerActivity(plan.roots[root->second].global.getValue());
-      markers[load.getResult()] = *nabla::symbolizeActivity(*name);
+      // Split mode's markers (enzyme_tape...) are read where they stand.
+      if (name)
+        markers[load.getResult()] = *nabla::symbolizeActivity(*name);
       return success();
     }
     if (root != plan.rootOf.end() &&
@@ -507,6 +509,8 @@ LogicalResult FunctionRaiser::raiseCall(LLVM::CallOp call) {
     FunctionPlan *callee = module.lookup(plan.roots[plan.rootOf[fn]].global);
     return raiseEnzymeRequest(call, *callee, *reverse);
   }
+  if (isEnzymeAugmentSize(name))
+    return raiseEnzymeAugmentSize(call);
   if (FunctionPlan *callee =
           module.lookup(StringAttr::get(call.getContext(), name))) {
     if (callee->isKernel)

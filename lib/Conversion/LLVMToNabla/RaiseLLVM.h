@@ -172,6 +172,26 @@ std::optional<bool> getEnzymeMode(llvm::StringRef name);
 /// The activity a marker global stands for (`enzyme_dup` → "dup", ...).
 std::optional<llvm::StringRef> getMarkerActivity(llvm::StringRef name);
 
+/// True for Enzyme's split-mode markers (`enzyme_allocated`, `enzyme_tape`,
+/// `enzyme_nofree`), which tag no argument of the function.
+bool isSplitMarker(llvm::StringRef name);
+
+/// The half of split mode an Enzyme entry point asks for: "augmented"
+/// (`__enzyme_augmentfwd`), "reverse" (`__enzyme_reverse`), or none.
+std::optional<llvm::StringRef> getEnzymeSplitHalf(llvm::StringRef name);
+
+/// True for `__enzyme_augmentsize`.
+bool isEnzymeAugmentSize(llvm::StringRef name);
+
+/// The split-mode prefix of an Enzyme request's operands after the
+/// function (`enzyme_allocated, SIZE, enzyme_tape, PTR, enzyme_nofree` in
+/// any order): how many operands it takes, and the tape pointer.
+struct EnzymeSplitPrefix {
+  unsigned size = 0;
+  mlir::Value tape;
+};
+EnzymeSplitPrefix getEnzymeSplitPrefix(mlir::LLVM::CallOp call);
+
 /// A field of AMDGPU launch data: the workgroup size (`grid` false) or the
 /// grid (true; in workgroups, or in work-items when `inItems`) along
 /// dimension `dim`.

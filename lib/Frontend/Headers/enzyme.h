@@ -45,6 +45,11 @@ extern NABLA_ENZYME_DEVICE int enzyme_dup;
 extern NABLA_ENZYME_DEVICE int enzyme_dupnoneed;
 extern NABLA_ENZYME_DEVICE int enzyme_const;
 extern NABLA_ENZYME_DEVICE int enzyme_out;
+/// Split mode's markers: enzyme_allocated SIZE, enzyme_tape POINTER (the
+/// caller's tape of SIZE bytes), enzyme_nofree.
+extern NABLA_ENZYME_DEVICE int enzyme_allocated;
+extern NABLA_ENZYME_DEVICE int enzyme_tape;
+extern NABLA_ENZYME_DEVICE int enzyme_nofree;
 
 #ifdef __cplusplus
 }
@@ -61,6 +66,24 @@ NABLA_ENZYME_DEVICE Ret __enzyme_autodiff(void *function, Args... args);
 /// the final state); returns the tangent of the function's result.
 template <typename Ret = void, typename... Args>
 NABLA_ENZYME_DEVICE Ret __enzyme_fwddiff(void *function, Args... args);
+
+/// Split mode (reverse mode in two calls, the function returning void):
+///   size_t bytes = __enzyme_augmentsize((void *)f, enzyme_dup, enzyme_const);
+///   __enzyme_augmentfwd((void *)f, enzyme_allocated, bytes, enzyme_tape,
+///                       tape, enzyme_dup, x, dx, enzyme_const, n);
+///   ... later, with the same arguments and tape ...
+///   __enzyme_reverse((void *)f, enzyme_allocated, bytes, enzyme_tape, tape,
+///                    enzyme_dup, x, dx, enzyme_const, n);
+/// The augmented forward runs f and writes into the caller's `bytes` at
+/// `tape` (char, int or float memory; one region per thread) what the
+/// reverse reads; the reverse adds the gradients into the shadows.
+template <typename... Args>
+NABLA_ENZYME_DEVICE unsigned long __enzyme_augmentsize(void *function,
+                                                       Args... markers);
+template <typename... Args>
+NABLA_ENZYME_DEVICE void __enzyme_augmentfwd(void *function, Args... args);
+template <typename... Args>
+NABLA_ENZYME_DEVICE void __enzyme_reverse(void *function, Args... args);
 #endif // __cplusplus
 
 // C has no variadic templates: declare the request with the types of one

@@ -6,7 +6,16 @@ extern __device__ int enzyme_dup;
 extern __device__ int enzyme_dupnoneed;
 extern __device__ int enzyme_const;
 extern __device__ int enzyme_out;
+extern __device__ int enzyme_allocated;
+extern __device__ int enzyme_tape;
+extern __device__ int enzyme_nofree;
 template <typename Ret, typename... Args>
 __device__ Ret __enzyme_autodiff(void *, Args...);
 template <typename Ret, typename... Args>
 __device__ Ret __enzyme_fwddiff(void *, Args...);
+template <typename... Args>
+__device__ unsigned long __enzyme_augmentsize(void *, Args...);
+template <typename... Args>
+__device__ void __enzyme_augmentfwd(void *, Args...);
+template <typename... Args>
+__device__ void __enzyme_reverse(void *, Args...);

@@ -113,6 +113,41 @@ static LogicalResult verifyAgainstCallee(OpTy op,
 }
 
 //===----------------------------------------------------------------------===//
+// SplitAutodiffOp, SplitTapeBytesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitAutodiffOp::verify() {
+  if (getHalf() != "augmented" && getHalf() != "reverse")
+    return emitOpError("half must be \"augmented\" or \"reverse\", got \"")
+           << getHalf() << "\"";
+  auto tape = cast<MemRefType>(getTape().getType());
+  Type element = tape.getElementType();
+  if (tape.getRank() != 1 ||
+      !(element.isInteger(8) || element.isInteger(32) || element.isF32()))
+    return emitOpError("tape must be a rank-1 memref of i8, i32 or f32, got ")
+           << tape;
+  return verifyActivitiesForMode(*this);
+}
+
+LogicalResult
+SplitAutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyAgainstCallee(*this, symbolTable);
+}
+
+LogicalResult
+SplitTapeBytesOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee = dyn_cast_or_null<FunctionOpInterface>(
+      symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr()));
+  if (!callee)
+    return emitOpError("callee ") << getCalleeAttr() << " does not resolve";
+  if (getActivity().size() != callee.getNumArguments() ||
+      getRetActivity().size() != callee.getNumResults())
+    return emitOpError("expects one activity per argument and result of ")
+           << getCalleeAttr();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CustomDerivativeOp
 //===----------------------------------------------------------------------===//
 

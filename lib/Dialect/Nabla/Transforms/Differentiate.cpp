@@ -216,6 +216,15 @@ struct Differentiate : public nabla::SuggestOptionNames<
     for (Operation *request : requests)
       if (failed(expand(request)))
         return signalPassFailure();
+    // Enzyme's split calls: their tape in the caller's memory.
+    SmallVector<Operation *> callerTapeRequests;
+    getOperation().walk([&](Operation *op) {
+      if (isa<SplitAutodiffOp, SplitTapeBytesOp>(op))
+        callerTapeRequests.push_back(op);
+    });
+    for (Operation *request : callerTapeRequests)
+      if (failed(expandCallerTapeRequest(request)))
+        return signalPassFailure();
     // Every request is expanded: the registrations have served their
     // purpose, and no target lowers them.
     SmallVector<CustomDerivativeOp> rules;
@@ -310,20 +319,9 @@ struct Differentiate : public nabla::SuggestOptionNames<
       }
       derivative = symbols.lookup<func::FuncOp>(name);
       if (!derivative && half) {
-        std::string augmented = "__nabla_aug_" + codes;
-        std::string reverse = "__nabla_rev_" + codes;
-        FailureOr<func::FuncOp> combined =
-            generate(callee, symbols, "__nabla_split_" + codes, mode, args,
-                     rets, request, ordered, scratch, /*split=*/true);
-        if (failed(combined))
+        if (failed(ensureSplitPair(callee, symbols, codes, args, rets,
+                                   request)))
           return failure();
-        LogicalResult halves = splitDerivative(*combined, splitForwardEnd,
-                                               symbols, augmented, reverse);
-        symbols.erase(*combined);
-        if (failed(halves))
-          return failure();
-        for (StringRef generated : {StringRef(augmented), StringRef(reverse)})
-          eraseDeadCode(symbols.lookup<func::FuncOp>(generated));
         derivative = symbols.lookup<func::FuncOp>(name);
       }
       if (!derivative) {
@@ -343,6 +341,92 @@ struct Differentiate : public nabla::SuggestOptionNames<
     }
     auto call =
         func::CallOp::create(builder, request->getLoc(), derivative, operands);
+    request->replaceAllUsesWith(call.getResults());
+    request->erase();
+    return success();
+  }
+
+  /// Generates `__nabla_aug_<codes>` and `__nabla_rev_<codes>`, the halves
+  /// of split mode, unless they exist.
+  LogicalResult ensureSplitPair(func::FuncOp callee, SymbolTable &symbols,
+                                const std::string &codes,
+                                ArrayRef<Activity> args,
+                                ArrayRef<Activity> rets, Operation *request) {
+    std::string augmented = "__nabla_aug_" + codes;
+    std::string reverse = "__nabla_rev_" + codes;
+    if (symbols.lookup(augmented) && symbols.lookup(reverse))
+      return success();
+    FailureOr<func::FuncOp> combined =
+        generate(callee, symbols, "__nabla_split_" + codes,
+                 DerivativeMode::Reverse, args, rets, request,
+                 /*ordered=*/false, /*scratch=*/Value(), /*split=*/true);
+    if (failed(combined))
+      return failure();
+    LogicalResult halves = splitDerivative(*combined, splitForwardEnd, symbols,
+                                           augmented, reverse);
+    symbols.erase(*combined);
+    if (failed(halves))
+      return failure();
+    for (StringRef generated : {StringRef(augmented), StringRef(reverse)})
+      eraseDeadCode(symbols.lookup<func::FuncOp>(generated));
+    return success();
+  }
+
+  /// Enzyme's split calls with a caller-allocated tape
+  /// (nabla.split_autodiff, nabla.split_tape_bytes): the halves of split
+  /// mode with their tape in the caller's memory.
+  LogicalResult expandCallerTapeRequest(Operation *request) {
+    auto calleeAttr = request->getAttrOfType<FlatSymbolRefAttr>("callee");
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        request, calleeAttr);
+    if (!callee || callee.isExternal())
+      return request->emitOpError("can only split a func.func with a body; @")
+             << calleeAttr.getValue() << " has none";
+    if (callee.getNumResults())
+      return request->emitOpError(
+                 "cannot be split: split mode differentiates functions "
+                 "returning nothing; @")
+             << callee.getName() << " returns values";
+    SmallVector<Activity> args = toActivities(
+        request->getAttrOfType<ArrayAttr>("activity"));
+    std::string codes = callee.getName().str() + "_" + activityCode(args);
+    Operation *tableOp = SymbolTable::getNearestSymbolTable(callee);
+    SymbolTable symbols(tableOp);
+    if (failed(ensureSplitPair(callee, symbols, codes, args, {}, request)))
+      return failure();
+    auto augmented = symbols.lookup<func::FuncOp>("__nabla_aug_" + codes);
+    FailureOr<int64_t> words = callerTapeWords(augmented, request);
+    if (failed(words))
+      return failure();
+    OpBuilder builder(request);
+    if (auto size = dyn_cast<SplitTapeBytesOp>(request)) {
+      Value bytes =
+          arith::ConstantIndexOp::create(builder, request->getLoc(), 4 * *words);
+      size.replaceAllUsesWith(bytes);
+      size.erase();
+      return success();
+    }
+    auto split = cast<SplitAutodiffOp>(request);
+    Type element = cast<MemRefType>(split.getTape().getType()).getElementType();
+    std::string elementName;
+    llvm::raw_string_ostream(elementName) << element;
+    bool isAugmented = split.getHalf() == "augmented";
+    std::string half = isAugmented ? "__nabla_aug_" : "__nabla_rev_";
+    std::string name = half + codes + "_tape_" + elementName;
+    auto derivative = symbols.lookup<func::FuncOp>(name);
+    if (!derivative) {
+      auto source = symbols.lookup<func::FuncOp>(half + codes);
+      FailureOr<func::FuncOp> made = lowerToCallerTape(
+          source, symbols, name, split.getTape().getType(), request);
+      if (failed(made))
+        return failure();
+      derivative = *made;
+    }
+    SmallVector<Value> operands(split.getInputs());
+    operands.push_back(split.getTape());
+    operands.push_back(split.getTapeOffset());
+    auto call = func::CallOp::create(builder, request->getLoc(), derivative,
+                                     operands);
     request->replaceAllUsesWith(call.getResults());
     request->erase();
     return success();

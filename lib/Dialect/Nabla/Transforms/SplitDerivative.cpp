@@ -18,6 +18,7 @@
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -261,4 +262,123 @@ LogicalResult nabla::splitDerivative(func::FuncOp combined,
   }
   symbols.insert(reverse);
   return success();
+}
+
+FailureOr<int64_t> nabla::callerTapeWords(func::FuncOp half,
+                                          Operation *request) {
+  int64_t words = 0;
+  WalkResult result = half.walk([&](TapeOp tape) {
+    std::optional<int64_t> count = getConstantIntValue(tape.getCount());
+    if (!count) {
+      InFlightDiagnostic diag = request->emitOpError(
+          "needs a caller-allocated tape of a size known at compile time "
+          "(Enzyme's __enzyme_augmentsize), but a loop's trip count is known "
+          "only at run time");
+      diag.attachNote(tape.getLoc())
+          << "its slots; the kernel-level split form (nabla.kernel_adjoint "
+             "... reverse ...) sizes such a tape at launch, or give the loop "
+             "nabla.max_trip_count = N";
+      return WalkResult::interrupt();
+    }
+    int64_t width = cast<MemRefType>(tape.getType()).getRank() == 2 ? 2 : 1;
+    words += *count * width;
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return words;
+}
+
+FailureOr<func::FuncOp> nabla::lowerToCallerTape(func::FuncOp source,
+                                                 SymbolTable &symbols,
+                                                 StringRef name,
+                                                 Type tapeType,
+                                                 Operation *request) {
+  if (failed(callerTapeWords(source, request)))
+    return failure();
+  OpBuilder builder(source);
+  auto lowered = cast<func::FuncOp>(builder.clone(*source));
+  lowered.setName(name);
+  Location loc = source.getLoc();
+  unsigned count = lowered.getNumArguments();
+  Type index = builder.getIndexType();
+  if (failed(lowered.insertArgument(count, tapeType, {}, loc)) ||
+      failed(lowered.insertArgument(count + 1, index, {}, loc)))
+    return request->emitOpError("cannot add the tape parameters");
+  Value tape = lowered.getArgument(count);
+  Value offset = lowered.getArgument(count + 1);
+  Type element = cast<MemRefType>(tapeType).getElementType();
+  bool bytes = element.isInteger(8);
+  Type i32 = builder.getI32Type();
+
+  SmallVector<TapeOp> tapes;
+  lowered.walk([&](TapeOp op) { tapes.push_back(op); });
+  int64_t base = 0;
+  for (TapeOp op : tapes) {
+    bool pairs = cast<MemRefType>(op.getType()).getRank() == 2;
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
+      auto load = dyn_cast<memref::LoadOp>(user);
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!load && !store)
+        return user->emitOpError(
+            "uses a tape's slots; only memref.load and memref.store may");
+      OpBuilder b(user);
+      Location l = user->getLoc();
+      ValueRange indices = load ? load.getIndices() : store.getIndices();
+      Value word = indices[0];
+      if (pairs)
+        word = arith::AddIOp::create(
+            b, l,
+            arith::MulIOp::create(b, l, word,
+                                  arith::ConstantIndexOp::create(b, l, 2)),
+            indices[1]);
+      word = arith::AddIOp::create(
+          b, l, word, arith::ConstantIndexOp::create(b, l, base));
+      if (!bytes) {
+        Value at = arith::AddIOp::create(b, l, offset, word);
+        if (store) {
+          Value v = store.getValue();
+          if (element != i32)
+            v = arith::BitcastOp::create(b, l, element, v);
+          memref::StoreOp::create(b, l, v, tape, at);
+        } else {
+          Value v = memref::LoadOp::create(b, l, tape, at);
+          if (element != i32)
+            v = arith::BitcastOp::create(b, l, i32, v);
+          load.replaceAllUsesWith(v);
+        }
+        user->erase();
+        continue;
+      }
+      // Bytes, little-endian.
+      Value first = arith::AddIOp::create(
+          b, l, offset,
+          arith::MulIOp::create(b, l, word,
+                                arith::ConstantIndexOp::create(b, l, 4)));
+      Value result = store ? Value() : arith::ConstantIntOp::create(b, l, i32, 0);
+      for (int k = 0; k < 4; ++k) {
+        Value at = arith::AddIOp::create(
+            b, l, first, arith::ConstantIndexOp::create(b, l, k));
+        Value shift = arith::ConstantIntOp::create(b, l, i32, 8 * k);
+        if (store) {
+          Value part = arith::TruncIOp::create(
+              b, l, element,
+              arith::ShRUIOp::create(b, l, store.getValue(), shift));
+          memref::StoreOp::create(b, l, part, tape, at);
+        } else {
+          Value part = arith::ExtUIOp::create(
+              b, l, i32, memref::LoadOp::create(b, l, tape, at));
+          result = arith::OrIOp::create(
+              b, l, result, arith::ShLIOp::create(b, l, part, shift));
+        }
+      }
+      if (load)
+        load.replaceAllUsesWith(result);
+      user->erase();
+    }
+    base += *getConstantIntValue(op.getCount()) * (pairs ? 2 : 1);
+    op.erase();
+  }
+  symbols.insert(lowered);
+  return lowered;
 }

@@ -38,6 +38,22 @@ mlir::LogicalResult splitDerivative(mlir::func::FuncOp combined,
                                     llvm::StringRef augmented,
                                     llvm::StringRef reverse);
 
+/// The words of a split-mode half's tape when every slot count is a
+/// constant (Enzyme's caller-allocated tape has a size known at compile
+/// time); else a located error on `request`.
+mlir::FailureOr<int64_t> callerTapeWords(mlir::func::FuncOp half,
+                                         mlir::Operation *request);
+
+/// A copy of the split-mode half `source` named `name` whose tape is the
+/// caller's: two more parameters, the tape (`tapeType`: a rank-1 memref of
+/// i8, i32 or f32) and where this call's tape starts in it (elements); the
+/// words follow one another from there (one thread's tape is contiguous, as
+/// Enzyme lays it out).
+mlir::FailureOr<mlir::func::FuncOp>
+lowerToCallerTape(mlir::func::FuncOp source, mlir::SymbolTable &symbols,
+                  llvm::StringRef name, mlir::Type tapeType,
+                  mlir::Operation *request);
+
 } // namespace nabla
 
 #endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_SPLITDERIVATIVE_H

@@ -118,6 +118,69 @@ def Nabla_FwddiffOp : Nabla_DifferentiateOp<"fwddiff", "Forward"> {
   }];
 }
 
+def Nabla_SplitAutodiffOp : Nabla_Op<"split_autodiff", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "One half of a split-mode gradient, its tape in the caller's memory";
+  let description = [{
+    Enzyme's `__enzyme_augmentfwd` (`half = "augmented"`) and
+    `__enzyme_reverse` (`half = "reverse"`) with a caller-allocated tape:
+    the operands are those of `nabla.autodiff` of `callee` with the same
+    activities, and `tape[tape_offset]` is where this thread's tape starts
+    (elements of `tape`'s type: `i8`, `i32` or `f32`). The augmented forward
+    runs the primal and writes the values the reverse needs into the
+    `nabla.split_tape_bytes` bytes from there; the reverse, called later
+    with the same arguments and tape, reads them and accumulates the
+    adjoints as `nabla.autodiff` would. The tape's size must be known at
+    compile time (trip counts known only at run time need the kernel-level
+    split form, whose tape is sized at launch).
+
+    ```mlir
+    %bytes = nabla.split_tape_bytes @f {activity = [#nabla.activity<dup>], ret_activity = []} : index
+    nabla.split_autodiff "augmented" @f(%x, %dx) tape(%tape[%offset] : memref<?xi8>)
+        {activity = [#nabla.activity<dup>], ret_activity = []} : (memref<?xf32>, memref<?xf32>) -> ()
+    ```
+  }];
+  let arguments = (ins StrAttr:$half,
+                       FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$inputs,
+                       AnyMemRef:$tape,
+                       Index:$tape_offset,
+                       Nabla_ActivityArrayAttr:$activity,
+                       Nabla_ActivityArrayAttr:$ret_activity);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $half $callee `(` $inputs `)` `tape` `(` $tape `[` $tape_offset `]` `:`
+    type($tape) `)` attr-dict `:` functional-type($inputs, $outputs)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::nabla::DerivativeMode getMode() {
+      return ::nabla::DerivativeMode::Reverse;
+    }
+    ::llvm::SmallVector<::nabla::Activity> getArgumentActivities() {
+      return toActivities(getActivity());
+    }
+    ::llvm::SmallVector<::nabla::Activity> getResultActivities() {
+      return toActivities(getRetActivity());
+    }
+  }];
+}
+
+def Nabla_SplitTapeBytesOp : Nabla_Op<"split_tape_bytes", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The bytes of a split-mode gradient's caller-allocated tape";
+  let description = [{
+    Enzyme's `__enzyme_augmentsize`: the bytes per call of the tape that
+    `nabla.split_autodiff` of `callee` with these activities reads and
+    writes. `nabla-differentiate` replaces it by a constant.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Nabla_ActivityArrayAttr:$activity,
+                       Nabla_ActivityArrayAttr:$ret_activity);
+  let results = (outs Index:$bytes);
+  let assemblyFormat = "$callee attr-dict `:` type($bytes)";
+}
+
 def Nabla_CustomDerivativeOp : Nabla_Op<"custom_derivative", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Registers a hand-written derivative of a function";
