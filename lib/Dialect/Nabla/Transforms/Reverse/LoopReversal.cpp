@@ -400,7 +400,12 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
               "taped there";
     else
       diag << " and thread, its trip count known at run time";
-    diag << " (in the kernel's tape, docs/AD.md)";
+    // Why memory: the last resort (docs/AD.md, loops).
+    if (split)
+      diag << " (split mode: nothing is recomputed)";
+    else
+      diag << " (its reads are overwritten, so it cannot be recomputed from "
+              "checkpoints, and no static bound sizes a private tape)";
     return;
   }
   loop->emitRemark() << "loop reversed with a tape of " << bound
@@ -552,6 +557,8 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planSplitLoop(Operation *loop) {
     return nullptr;
   }
   auto chosen = [&](std::unique_ptr<LoopStrategy> strategy) {
+    if (auto *tape = dyn_cast<TapeStrategy>(strategy.get()))
+      tape->split = true;
     if (remarks)
       strategy->remark(loop, 0);
     return strategy;

@@ -87,6 +87,8 @@ public:
   /// The slots live in global memory (nabla.tape): a dynamic bound here or
   /// in an enclosing taped loop.
   bool global = false;
+  /// Chosen by split mode (which recomputes nothing), for the remark.
+  bool split = false;
 
   /// The slots one execution of the loop takes.
   SlotCount slotsPerIteration() const {
