@@ -329,7 +329,28 @@ private:
     Location loc = kernel.getLoc();
     Block &entry = kernel.getBody().front();
     SmallVector<TapeOp> tapes;
-    kernel.walk([&](TapeOp tape) { tapes.push_back(tape); });
+    kernel.walk([&](TapeOp tape) {
+      // Slots nothing reads back (a sum's accumulator, whose adjoint needs
+      // no value) take no memory. A split half's slots are read by the
+      // other half: all kept.
+      bool unread = !tape->hasAttr(kSplitTapeAttrName) &&
+                    llvm::all_of(tape->getUsers(), [](Operation *user) {
+                      return isa<memref::StoreOp>(user);
+                    });
+      if (!unread) {
+        tapes.push_back(tape);
+        return;
+      }
+      for (Operation *user : llvm::make_early_inc_range(tape->getUsers()))
+        user->erase();
+      tape.erase();
+    });
+    if (tapes.empty()) {
+      if (remarks)
+        kernel.emitRemark() << "global-memory tape: every slot unread, none "
+                               "allocated";
+      return success();
+    }
 
     // The words per thread, as a formula and at the kernel's entry.
     FormulaBuilder formulas(kernel);

@@ -15,7 +15,9 @@ module attributes {gpu.container_module} {
       %b = arith.bitcast %x : f32 to i32
       memref.store %b, %t[%c0] : memref<?xi32>
       %y = memref.load %w[%c0, %c0] : memref<?x2xi32>
-      %f = arith.bitcast %y : i32 to f32
+      %z = memref.load %t[%c0] : memref<?xi32>
+      %s = arith.addi %y, %z : i32
+      %f = arith.bitcast %s : i32 to f32
       memref.store %f, %A[%c0] : memref<?xf32>
       return
     }
@@ -44,6 +46,7 @@ module attributes {gpu.container_module} {
 // CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
 // CHECK: memref.store %{{.*}}, %[[TAPE]][%[[AT]]] : memref<?xi32>
 // CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
+// CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
 // CHECK-LABEL: func.func @main(
 // CHECK: %[[ELEMENTS:.*]] = arith.muli %{{.*}}, %{{[0-9]+}} : index
 // CHECK-NEXT: %[[BUFFER:.*]] = gpu.alloc (%[[ELEMENTS]]) : memref<?xi32>
@@ -60,6 +63,7 @@ module attributes {gpu.container_module} {
       %n = memref.load %N[%c0] : memref<1xindex>
       // expected-error @below {{'nabla.tape' op needs a size computable before the launch from the kernel's integer scalar parameters and constants, but it depends on 'memref.load'}}
       %t = nabla.tape %n : memref<?xi32>
+      %v = memref.load %t[%c0] : memref<?xi32>
       gpu.return
     }
   }
@@ -72,3 +76,23 @@ func.func @f(%n: index) {
   %t = nabla.tape %n : memref<?xi32>
   return
 }
+
+// -----
+
+// Slots nothing reads back take no memory: no parameter, no allocation.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: every slot unread, none allocated}}
+    gpu.func @k(%A: memref<?xf32>, %n: index) kernel {
+      %c0 = arith.constant 0 : index
+      %t = nabla.tape %n : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      gpu.return
+    }
+  }
+}
+// CHECK-LABEL: gpu.func @k(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: index) kernel {
+// CHECK-NOT: nabla.tape
