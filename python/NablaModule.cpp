@@ -446,7 +446,8 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
                  std::vector<uint32_t> block, py::list args,
                  std::vector<std::vector<int64_t>> shapes, py::dict patches,
                  const std::string &target, int index, unsigned timeout,
-                 int64_t repeat, bool timing, int64_t sharedMemory) {
+                 int64_t repeat, bool timing, int64_t sharedMemory,
+                 uint64_t maxTapeBytes) {
   if (repeat < 1 || repeat > kMaxLaunchRepeat)
     throw py::value_error("repeat must be 1 to " +
                           std::to_string(kMaxLaunchRepeat) + ", got " +
@@ -527,6 +528,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
     spec.printf = &printf->second;
   device->setTimeout(timeout);
   spec.repeat = static_cast<unsigned>(repeat);
+  spec.maxTapeBytes = maxTapeBytes;
   spec.dynamicSharedMemory =
       static_cast<uint32_t>(std::max<int64_t>(0, sharedMemory));
   runtime::LaunchTiming times;
@@ -657,7 +659,8 @@ PYBIND11_MODULE(_nabla, m) {
         py::arg("kernel"), py::arg("grid"), py::arg("block"), py::arg("args"),
         py::arg("shapes"), py::arg("patches"), py::arg("target"),
         py::arg("index"), py::arg("timeout"), py::arg("repeat") = 1,
-        py::arg("timing") = false, py::arg("shared_memory") = -1);
+        py::arg("timing") = false, py::arg("shared_memory") = -1,
+        py::arg("max_tape_bytes") = 0);
   m.def("registered_passes", &registeredPasses);
   m.def("location_names", &locationNames);
   m.def("host_function_parameters", &hostFunctionParameters);

@@ -15,8 +15,9 @@
 # interleaved round after round on the default device (lavapipe without a
 # GPU), medians over the rounds; each launch runs its kernel LAUNCH_REPEATS
 # times from the same inputs and counts the median of the repeats after the
-# first (lavapipe's shader compilation). Also the tape's bytes per thread
-# (the manifest's formula, evaluated by the runtime) against 4 C.
+# first (lavapipe's shader compilation). Also the bytes per thread of the
+# combined gradient's tape and of the split halves' tape (the manifests'
+# formulas, evaluated by the runtime), against 4 C for one word per element.
 #
 # Usage: PYTHONPATH=build/python nice -n 10 bench/tapes/run.py [BUILD]
 #        [--repeat N] [--rows R]
@@ -141,6 +142,22 @@ def main():
                                  timing=True)
         return statistics.median(launched[2]["kernel_ns"][1:]) * 1e-9
 
+    def combined_tape_bytes(cols, x):
+        """The runtime-owned tape's bytes, from the launcher's refusal at a
+        one-byte cap."""
+        packed, shapes, _ = nabla._pack_args(
+            manifest["combined"], [x, x.copy(), ("index", rows), ("index", cols)], {})
+        try:
+            _nabla.launch(compiled.manifest_text, compiled.artifacts, "combined",
+                          [grid], [64], packed, shapes, {}, "vulkan", -1, 600,
+                          max_tape_bytes=1)
+        except Exception as error:
+            found = re.search(r"global-memory tape of (\d+) bytes", str(error))
+            if found:
+                return int(found.group(1))
+            raise
+        raise RuntimeError("a one-byte cap was accepted")
+
     def split_tape_elements(cols, x):
         """The split tape's int32 elements, from the launcher's refusal."""
         try:
@@ -160,7 +177,7 @@ def main():
     print(f"tape words per thread (manifest): {formula}")
     names = ["primal", "combined", "augmented", "reverse", "split",
              "recomputed", "handwritten"]
-    print(f"{'C':>6}{'tape B/thr':>11}" + "".join(f"{n + ' ms':>15}" for n in names)
+    print(f"{'C':>6}{'tape B/thr':>11}{'split B/thr':>12}" + "".join(f"{n + ' ms':>15}" for n in names)
           + f"{'comb/prim':>10}{'split/prim':>11}{'comb/hand':>10}")
     rng = np.random.default_rng(0)
     for cols in COLS:
@@ -182,8 +199,9 @@ def main():
             times["recomputed"].append(launch("recomputed", [x, dy, y, dy] + sizes))
             times["handwritten"].append(launch("handwritten", [x, dy] + sizes))
         med = {n: statistics.median(v) for n, v in times.items()}
-        bytes_per_thread = 4 * elements // (grid * 64)
-        print(f"{cols:>6}{bytes_per_thread:>11}"
+        split_per_thread = 4 * elements // (grid * 64)
+        tape_per_thread = combined_tape_bytes(cols, x) // (grid * 64)
+        print(f"{cols:>6}{tape_per_thread:>11}{split_per_thread:>12}"
               + "".join(f"{med[n] * 1e3:>15.3f}" for n in names)
               + f"{med['combined'] / med['primal']:>10.2f}"
               + f"{med['split'] / med['primal']:>11.2f}"

@@ -232,7 +232,8 @@ def _final(source, out):
 
 
 def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
-            names, converted=None, repeat=1, times=False, shared_memory=None):
+            names, converted=None, repeat=1, times=False, shared_memory=None,
+            max_tape_bytes=None):
     """Launches `kernel` of a compilation `repeat` times; `converted` holds
     the arguments already checked against the kernel's signature (else
     `args` are checked against the manifest's). Returns the outputs, and
@@ -254,7 +255,8 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
                              kernel, grid, block, packed, shapes, patches,
                              target, -1, timeout, repeat=repeat, timing=times,
                              shared_memory=(-1 if shared_memory is None
-                                            else shared_memory))
+                                            else shared_memory),
+                             max_tape_bytes=_tape_cap(max_tape_bytes))
     outputs, patched = launched[0], launched[1]
     results = []
     for param, source, out in zip(info["params"], sources, outputs):
@@ -278,8 +280,20 @@ def _launch(compiled, kernel, grid, block, args, relocs, target, timeout,
     return (results, KernelTimes(launched[2])) if times else results
 
 
+def _tape_cap(max_tape_bytes):
+    """The runtime's cap on a launch's global-memory tape (0: its default)."""
+    if max_tape_bytes is None:
+        return 0
+    if (isinstance(max_tape_bytes, bool) or not isinstance(max_tape_bytes, int)
+            or max_tape_bytes <= 0):
+        raise ValueError(f"max_tape_bytes must be a positive number of bytes, "
+                         f"got {max_tape_bytes!r}")
+    return max_tape_bytes
+
+
 def run(module, kernel, grid, block, args, relocs=None, target=None,
-        timeout=60, repeat=1, times=False, shared_memory=None, cache=True):
+        timeout=60, repeat=1, times=False, shared_memory=None, cache=True,
+        max_tape_bytes=None):
     """Compiles `module` for the device and launches `kernel` (`repeat`
     times, on the same device objects, each repeat from the same inputs).
 
@@ -300,7 +314,10 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     Repeats do not change the outputs: every repeat starts from `args`.
     `shared_memory`: bytes of dynamic shared memory (`extern __shared__`,
     `gpu.dynamic_shared_memory`; CUDA's third launch parameter).
-    `cache=False` compiles even when the kernel cache holds the kernel."""
+    `cache=False` compiles even when the kernel cache holds the kernel.
+    `max_tape_bytes`: the most bytes a gradient kernel's global-memory tape
+    may take (default 1 GiB); a launch needing more raises, naming the size.
+    """
     repeat = _repeat(repeat, times)
     shared_bytes = _shared_bytes(shared_memory)
     target = _target(target, args)
@@ -316,7 +333,8 @@ def run(module, kernel, grid, block, args, relocs=None, target=None,
     compiled = _compile_for(module, target, block, device(target), kernel,
                             shared_memory, cache)
     return _launch(compiled, kernel, grid, block, args, relocs, target,
-                   timeout, names, converted, repeat, times, shared_bytes)
+                   timeout, names, converted, repeat, times, shared_bytes,
+                   max_tape_bytes)
 
 
 class Kernel:
@@ -367,7 +385,7 @@ class Kernel:
 
     def __call__(self, *args, grid, block, target=None, relocs=None,
                  timeout=60, repeat=1, times=False, shared_memory=None,
-                 cache=True):
+                 cache=True, max_tape_bytes=None):
         repeat = _repeat(repeat, times)
         shared_bytes = _shared_bytes(shared_memory)
         target = _target(target, args)
@@ -384,4 +402,4 @@ class Kernel:
                                                cache)
         return _launch(self._compiled[key], self.name, grid, block, args,
                        relocs, target, timeout, self._names, converted,
-                       repeat, times, shared_bytes)
+                       repeat, times, shared_bytes, max_tape_bytes)

@@ -453,3 +453,29 @@ __global__ void grad_normalize(float *x, float *dx, int rows, int cols) {
     entry = next(k for k in compiled.manifest["kernels"]
                  if k["name"] == grad.name)
     assert "arg3" in entry["tape"]["formula"]
+
+
+@needs_cuda_headers
+def test_global_tape_over_the_cap_raises():
+    """max_tape_bytes caps the tape a launch allocates; over it, the launch
+    raises before it starts, naming the bytes it needed."""
+    source = r"""
+#include <enzyme.h>
+__device__ void scale(float *x, int n) {
+  int t = threadIdx.x;
+  float s = 0.0f;
+  for (int j = 0; j < n; ++j) s += x[t * n + j];
+  for (int j = 0; j < n; ++j) x[t * n + j] *= s;
+}
+__global__ void grad_scale(float *x, float *dx, int n) {
+  __enzyme_autodiff((void *)scale, enzyme_dup, x, dx, enzyme_const, n);
+}
+"""
+    grad = nabla.cuda.Kernel(source, "grad_scale")
+    x = np.ones(4 * 100, np.float32)
+    grad(x, x.copy(), 100, grid=1, block=4, max_tape_bytes=1 << 20)
+    with pytest.raises(RuntimeError, match=r"needs a global-memory tape of \d+ "
+                       r"bytes .* over the limit of 64 bytes"):
+        grad(x, x.copy(), 100, grid=1, block=4, max_tape_bytes=64)
+    with pytest.raises(ValueError, match="max_tape_bytes must be a positive"):
+        grad(x, x.copy(), 100, grid=1, block=4, max_tape_bytes=0)
