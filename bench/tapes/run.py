@@ -15,7 +15,11 @@
 # interleaved round after round on the default device (lavapipe without a
 # GPU), medians over the rounds; each launch runs its kernel LAUNCH_REPEATS
 # times from the same inputs and counts the median of the repeats after the
-# first (lavapipe's shader compilation). Also the bytes per thread of the
+# first (lavapipe's shader compilation). The same for bench/gradients' tiled
+# matmul (16 x 16 workgroup tiles overwritten every step of a run-time K
+# loop): with its trip-count hint (a private tape), without it (the global
+# tape), in split mode, and bench/handwritten's adjoint (three kernels).
+# Also the bytes per thread of the
 # combined gradient's tape and of the split halves' tape (the manifests'
 # formulas, evaluated by the runtime), against 4 C for one word per element.
 #
@@ -116,6 +120,34 @@ def module_text():
                          outofplace=ROW_LOOPS.format(out="y"))
 
 
+def _function(text, name):
+    """The text of `gpu.func @name` (to its `gpu.return` and brace)."""
+    start = text.index(f"    gpu.func @{name}(")
+    end = text.index("      gpu.return\n    }\n", start) + len("      gpu.return\n    }\n")
+    return text[start:end]
+
+
+def matmul_module_text():
+    """bench/gradients' tiled matmul with its trip-count hint (a private
+    tape) and without it (the global tape, and split mode), and
+    bench/handwritten's three adjoint kernels."""
+    gradients = open(os.path.join(ROOT, "bench", "gradients", "kernels.mlir")).read()
+    handwritten = open(os.path.join(ROOT, "bench", "handwritten", "adjoints.mlir")).read()
+    hinted = _function(gradients, "matmul").replace("@matmul(", "@matmul_hinted(")
+    plain = hinted.replace("@matmul_hinted(", "@matmul(").replace(
+        " {nabla.max_trip_count = 16 : i64}", "")
+    assert plain != hinted.replace("@matmul_hinted(", "@matmul(")
+    dup = ", ".join(["#nabla.activity<dup>"] * 3 + ["#nabla.activity<const>"])
+    return ("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n"
+            + hinted + plain
+            + "".join(_function(handwritten, k) for k in
+                      ("matmul_adj_da", "matmul_adj_db", "matmul_adj_zero"))
+            + f"    nabla.kernel_adjoint @matmul_hinted -> @hinted {{activity = [{dup}]}}\n"
+            + f"    nabla.kernel_adjoint @matmul -> @combined {{activity = [{dup}]}}\n"
+            + f"    nabla.kernel_adjoint @matmul -> @augmented reverse @reverse {{activity = [{dup}]}}\n"
+            + "  }\n}\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
@@ -205,6 +237,67 @@ def main():
               + "".join(f"{med[n] * 1e3:>15.3f}" for n in names)
               + f"{med['combined'] / med['primal']:>10.2f}"
               + f"{med['split'] / med['primal']:>11.2f}"
+              + f"{med['combined'] / med['handwritten']:>10.2f}")
+
+    # The tiled matmul: 16 x 16 workgroup tiles overwritten every step of
+    # the run-time K loop.
+    mm = nabla.compile(nabla.Module.parse(matmul_module_text()), "spirv",
+                       workgroup_size=[16, 16], subgroup_size=subgroup)
+    mm_manifest = {k["name"]: k for k in mm.manifest["kernels"]}
+
+    def mm_launch(kernel, launch_args, n, cap=0):
+        packed, shapes, _ = nabla._pack_args(mm_manifest[kernel], launch_args, {})
+        launched = _nabla.launch(mm.manifest_text, mm.artifacts, kernel,
+                                 [n // 16, n // 16], [16, 16], packed, shapes,
+                                 {}, "vulkan", -1, 600, repeat=LAUNCH_REPEATS,
+                                 timing=True, max_tape_bytes=cap)
+        return statistics.median(launched[2]["kernel_ns"][1:]) * 1e-9
+
+    def mm_tape_bytes(kernel, launch_args, n):
+        try:
+            mm_launch(kernel, launch_args, n, cap=1)
+        except Exception as error:
+            found = re.search(r"tape of (\d+) bytes|tape \(parameter #\d+\) of (\d+) int32",
+                              str(error))
+            if found:
+                return int(found.group(1)) if found.group(1) else 4 * int(found.group(2))
+            raise
+        return 0
+
+    names = ["primal", "hinted", "combined", "augmented", "reverse", "split",
+             "handwritten"]
+    print("tiled matmul (16 x 16 tiles, run-time K = n): private tape (hint), "
+          "global tape, split mode, hand-written (3 kernels)")
+    print(f"{'n':>6}{'glob B/thr':>11}{'split B/thr':>12}" + "".join(f"{n + ' ms':>15}" for n in names)
+          + f"{'comb/prim':>10}{'hint/prim':>10}{'comb/hand':>10}")
+    for n in (64, 256):
+        A = rng.uniform(-1, 1, n * n).astype(np.float32)
+        B = rng.uniform(-1, 1, n * n).astype(np.float32)
+        dC = rng.standard_normal(n * n).astype(np.float32)
+        z = np.zeros(n * n, np.float32)
+        operands = [A, z, B, z, z, dC, ("index", n)]
+        threads = n * n
+        global_bytes = mm_tape_bytes("combined", operands, n)
+        tape = np.zeros(mm_tape_bytes("augmented", operands + [np.zeros(1, np.int32)], n) // 4,
+                        np.int32)
+        times = {k: [] for k in names}
+        for _ in range(args.repeat):
+            times["primal"].append(mm_launch("matmul", [A, B, z, ("index", n)], n))
+            times["hinted"].append(mm_launch("hinted", operands, n))
+            times["combined"].append(mm_launch("combined", operands, n))
+            a = mm_launch("augmented", operands + [tape], n)
+            r = mm_launch("reverse", operands + [tape], n)
+            times["augmented"].append(a)
+            times["reverse"].append(r)
+            times["split"].append(a + r)
+            times["handwritten"].append(sum(mm_launch(k, operands, n) for k in
+                                            ("matmul_adj_da", "matmul_adj_db",
+                                             "matmul_adj_zero")))
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{n:>6}{global_bytes // threads:>11}{4 * tape.size // threads:>12}"
+              + "".join(f"{med[k] * 1e3:>15.3f}" for k in names)
+              + f"{med['combined'] / med['primal']:>10.2f}"
+              + f"{med['hinted'] / med['primal']:>10.2f}"
               + f"{med['combined'] / med['handwritten']:>10.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
