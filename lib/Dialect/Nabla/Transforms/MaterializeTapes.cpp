@@ -256,7 +256,7 @@ public:
     ModuleOp module = getOperation();
     if (!module.walk([](TapeOp) { return WalkResult::interrupt(); })
              .wasInterrupted())
-      return;
+      return answerEmptyQueries();
     if (failed(inlineTapeHolders(module)))
       return signalPassFailure();
     SmallVector<gpu::GPUFuncOp> kernels;
@@ -279,6 +279,45 @@ public:
     for (gpu::GPUFuncOp kernel : unique)
       if (failed(materialize(kernel)))
         return signalPassFailure();
+    answerEmptyQueries();
+  }
+
+  /// The nabla.split_tape_elements left: of split kernels whose tape has no
+  /// slot (0 elements); any other is an error.
+  void answerEmptyQueries() {
+    SmallVector<SplitTapeElementsOp> queries;
+    getOperation().walk(
+        [&](SplitTapeElementsOp query) { queries.push_back(query); });
+    for (SplitTapeElementsOp query : queries) {
+      // Host code may be set aside in a nested module: look the kernel up
+      // from the top.
+      gpu::GPUFuncOp kernel;
+      getOperation().walk([&](gpu::GPUFuncOp candidate) {
+        auto parent = candidate->getParentOfType<gpu::GPUModuleOp>();
+        if (parent &&
+            parent.getNameAttr() == query.getKernel().getRootReference() &&
+            candidate.getNameAttr() == query.getKernel().getLeafReference())
+          kernel = candidate;
+      });
+      bool split = kernel && llvm::any_of(
+                                 llvm::seq(kernel.getNumArguments()),
+                                 [&](unsigned i) {
+                                   return static_cast<bool>(kernel.getArgAttr(
+                                       i, kSplitTapeAttrName));
+                                 });
+      if (!split) {
+        query.emitOpError("names ")
+            << query.getKernel()
+            << ", which is not a split-mode kernel (nabla.kernel_adjoint ... "
+               "reverse ...)";
+        signalPassFailure();
+        continue;
+      }
+      OpBuilder b(query);
+      query.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(b, query.getLoc(), 0).getResult());
+      query.erase();
+    }
   }
 
 private:
@@ -497,10 +536,112 @@ private:
                           << ") bytes per thread (parameter #" << index
                           << (split ? "), the caller's (split mode)"
                                     : "), allocated by the launch");
-    if (split)
-      return success();
     KernelTape materialized{kernel, {}, words};
+    if (split)
+      return updateSizeQueries(materialized, index);
     return updateLaunches(materialized);
+  }
+
+  /// The tape's int32 elements for a launch of `tape.kernel` with `grid`,
+  /// `block` and the kernel's leading parameters `operands`, computed at
+  /// `b`: words per thread (the largest over the grid when the formula reads
+  /// thread ids) times the grid's threads.
+  Value elementsAtLaunch(OpBuilder &b, Location loc, const KernelTape &tape,
+                         ValueRange operands, gpu::KernelDim3 grid,
+                         gpu::KernelDim3 block) {
+    gpu::GPUFuncOp kernel = tape.kernel;
+    Block &entry = kernel.getBody().front();
+    IRMapping mapping;
+    for (auto [arg, operand] :
+         llvm::zip(entry.getArguments().take_front(operands.size()),
+                   operands))
+      mapping.map(arg, operand);
+    auto pick = [](const gpu::KernelDim3 &v, gpu::Dimension d) {
+      return d == gpu::Dimension::x   ? v.x
+             : d == gpu::Dimension::y ? v.y
+                                      : v.z;
+    };
+    Value threads = product(
+        b, loc, {grid.x, grid.y, grid.z, block.x, block.y, block.z});
+    Value words;
+    DenseSet<Value> seen;
+    if (!readsIds(tape.words, seen)) {
+      words = rematerialize(b, tape.words, mapping,
+                            [&](const char *name, gpu::Dimension d) {
+                              return pick(StringRef(name) == "grid_dim"
+                                              ? grid
+                                              : block,
+                                          d);
+                            });
+    } else {
+      // The largest words over the grid's threads.
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ForOp::create(b, loc, zero, threads, one,
+                                     ValueRange{zero});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      // thread = ((bz * gy + by) * gx + bx) * (bx * by * bz) + tid.
+      Value rest = loop.getInductionVar();
+      DenseMap<std::pair<StringRef, unsigned>, Value> ids;
+      for (auto [name, sizes] : {std::make_pair("thread_id", block),
+                                 std::make_pair("block_id", grid)})
+        for (gpu::Dimension d : {gpu::Dimension::x, gpu::Dimension::y,
+                                 gpu::Dimension::z}) {
+          ids[{name, unsigned(d)}] =
+              arith::RemUIOp::create(b, loc, rest, pick(sizes, d));
+          rest = arith::DivUIOp::create(b, loc, rest, pick(sizes, d));
+        }
+      IRMapping perThread = mapping;
+      Value mine = rematerialize(
+          b, tape.words, perThread,
+          [&](const char *name, gpu::Dimension d) -> Value {
+            StringRef n(name);
+            if (n == "grid_dim")
+              return pick(grid, d);
+            if (n == "block_dim")
+              return pick(block, d);
+            return ids.lookup({n, unsigned(d)});
+          });
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::MaxSIOp::create(b, loc, loop.getRegionIterArgs()[0],
+                                            mine)
+                         .getResult()});
+      words = loop.getResult(0);
+    }
+    return arith::MulIOp::create(b, loc, words, threads);
+  }
+
+  /// Replaces every nabla.split_tape_elements of the split kernel
+  /// `tape.kernel` (its tape parameter #`tapeIndex`) by the elements its
+  /// launch needs.
+  LogicalResult updateSizeQueries(const KernelTape &tape, unsigned tapeIndex) {
+    gpu::GPUFuncOp kernel = tape.kernel;
+    auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+    SmallVector<SplitTapeElementsOp> queries;
+    getOperation().walk([&](SplitTapeElementsOp query) {
+      SymbolRefAttr ref = query.getKernel();
+      if (ref.getRootReference() == gpuModule.getNameAttr() &&
+          ref.getLeafReference() == kernel.getNameAttr())
+        queries.push_back(query);
+    });
+    for (SplitTapeElementsOp query : queries) {
+      if (query.getKernelOperands().size() != tapeIndex)
+        return query.emitOpError("names ")
+               << query.getKernelOperands().size() << " arguments of @"
+               << kernel.getName() << ", whose parameters before its tape are "
+               << tapeIndex;
+      OpBuilder b(query);
+      Value elements = elementsAtLaunch(
+          b, query.getLoc(), tape, query.getKernelOperands(),
+          {query.getGridSizeX(), query.getGridSizeY(), query.getGridSizeZ()},
+          {query.getBlockSizeX(), query.getBlockSizeY(),
+           query.getBlockSizeZ()});
+      query.replaceAllUsesWith(elements);
+      query.erase();
+    }
+    return success();
   }
 
   /// Allocates the tape around every launch of `tape.kernel` in host code.
@@ -514,7 +655,6 @@ private:
           launch.getKernelName() == name)
         launches.push_back(launch);
     });
-    Block &entry = kernel.getBody().front();
     unsigned params = kernel.getNumArguments() - 1;
     for (gpu::LaunchFuncOp launch : launches) {
       Location loc = launch.getLoc();
@@ -523,68 +663,9 @@ private:
                << name << " with " << launch.getKernelOperands().size()
                << " operands, but it takes " << params;
       OpBuilder b(launch);
-      IRMapping mapping;
-      for (auto [arg, operand] :
-           llvm::zip(entry.getArguments().take_front(params),
-                     launch.getKernelOperands()))
-        mapping.map(arg, operand);
-      gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-      auto pick = [](const gpu::KernelDim3 &v, gpu::Dimension d) {
-        return d == gpu::Dimension::x   ? v.x
-               : d == gpu::Dimension::y ? v.y
-                                        : v.z;
-      };
-      Value threads = product(
-          b, loc, {grid.x, grid.y, grid.z, block.x, block.y, block.z});
-      Value words;
-      DenseSet<Value> seen;
-      if (!readsIds(tape.words, seen)) {
-        words = rematerialize(b, tape.words, mapping,
-                              [&](const char *name, gpu::Dimension d) {
-                                return pick(StringRef(name) == "grid_dim"
-                                                ? grid
-                                                : block,
-                                            d);
-                              });
-      } else {
-        // The largest words over the grid's threads.
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-        Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        auto loop = scf::ForOp::create(b, loc, zero, threads, one,
-                                       ValueRange{zero});
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        // thread = ((bz * gy + by) * gx + bx) * (bx * by * bz) + tid.
-        Value rest = loop.getInductionVar();
-        DenseMap<std::pair<StringRef, unsigned>, Value> ids;
-        for (auto [name, sizes] : {std::make_pair("thread_id", block),
-                                   std::make_pair("block_id", grid)})
-          for (gpu::Dimension d : {gpu::Dimension::x, gpu::Dimension::y,
-                                   gpu::Dimension::z}) {
-            ids[{name, unsigned(d)}] =
-                arith::RemUIOp::create(b, loc, rest, pick(sizes, d));
-            rest = arith::DivUIOp::create(b, loc, rest, pick(sizes, d));
-          }
-        IRMapping perThread = mapping;
-        Value mine = rematerialize(
-            b, tape.words, perThread,
-            [&](const char *name, gpu::Dimension d) -> Value {
-              StringRef n(name);
-              if (n == "grid_dim")
-                return pick(grid, d);
-              if (n == "block_dim")
-                return pick(block, d);
-              return ids.lookup({n, unsigned(d)});
-            });
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{arith::MaxSIOp::create(b, loc, loop.getRegionIterArgs()[0],
-                                              mine)
-                           .getResult()});
-        words = loop.getResult(0);
-      }
-      Value elements = arith::MulIOp::create(b, loc, words, threads);
+      Value elements = elementsAtLaunch(
+          b, loc, tape, launch.getKernelOperands(),
+          launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues());
       auto type = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
       Value token = launch.getAsyncToken();
       Value buffer;

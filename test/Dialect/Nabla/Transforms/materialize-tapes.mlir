@@ -96,3 +96,55 @@ module attributes {gpu.container_module} {
 // CHECK-LABEL: gpu.func @k(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: index) kernel {
 // CHECK-NOT: nabla.tape
+
+// -----
+
+// A split kernel's tape is its caller-owned parameter; host code sizes it
+// with nabla.split_tape_elements, replaced by the formula of its operands.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (2 * arg1) bytes per thread (parameter #2), the caller's (split mode)}}
+    gpu.func @fwd(%A: memref<?xf32>, %n: index, %tape: memref<?xi32> {nabla.split_tape}) kernel {
+      %c0 = arith.constant 0 : index
+      %t = nabla.tape %n {nabla.split_tape} : memref<?x2xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0, %c0] : memref<?x2xi32>
+      gpu.return
+    }
+  }
+  func.func @host(%A: memref<?xf32>, %n: index) -> index {
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %e = nabla.split_tape_elements @m::@fwd blocks in (%c2, %c2, %c2) threads in (%c4, %c2, %c2)
+        args(%A, %n : memref<?xf32>, index) : index
+    return %e : index
+  }
+}
+// CHECK-LABEL: gpu.func @fwd(
+// CHECK-SAME: %[[TAPE:[^:]*]]: memref<?xi32> {nabla.split_tape}) kernel
+// CHECK: memref.store %{{.*}}, %[[TAPE]][%{{.*}}] : memref<?xi32>
+// CHECK-LABEL: func.func @host(
+// CHECK-NOT: nabla.split_tape_elements
+// The words, 2 * n, times the 128 threads of the launch.
+// CHECK: %[[DOUBLE:.*]] = arith.muli %arg1, %{{.*}} : index
+// CHECK: %[[WORDS:.*]] = arith.addi %{{.*}}, %[[DOUBLE]] : index
+// CHECK: %[[ELEMENTS:.*]] = arith.muli %[[WORDS]], %{{.*}} : index
+// CHECK: return %[[ELEMENTS]]
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @plain(%A: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%A: memref<?xf32>) -> index {
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{names @m::@plain, which is not a split-mode kernel}}
+    %e = nabla.split_tape_elements @m::@plain blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%A : memref<?xf32>) : index
+    return %e : index
+  }
+}

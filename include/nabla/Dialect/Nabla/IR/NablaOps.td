@@ -181,6 +181,35 @@ def Nabla_SplitTapeBytesOp : Nabla_Op<"split_tape_bytes", [
   let assemblyFormat = "$callee attr-dict `:` type($bytes)";
 }
 
+def Nabla_SplitTapeElementsOp : Nabla_Op<"split_tape_elements"> {
+  let summary = "Host code: the int32 elements of a split kernel's tape for a launch";
+  let description = [{
+    The elements of the caller-owned tape (`nabla.split_tape` parameter) that
+    a launch of the split-mode kernel `kernel` (either half of
+    `nabla.kernel_adjoint ... reverse ...`) with these sizes and arguments
+    (the kernel's parameters before the tape) needs: host code allocates it
+    once and passes it to both launches. `nabla-materialize-tapes` replaces
+    the op by the computation of the kernel's tape formula from these
+    operands.
+
+    ```mlir
+    %n = nabla.split_tape_elements @kernels::@grad_fwd blocks in (%c1, %c1, %c1)
+        threads in (%c8, %c1, %c1) args(%x, %dx, %cols : memref<?xf32>, memref<?xf32>, index) : index
+    %tape = gpu.alloc (%n) : memref<?xi32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel, Index:$gridSizeX, Index:$gridSizeY,
+                       Index:$gridSizeZ, Index:$blockSizeX, Index:$blockSizeY,
+                       Index:$blockSizeZ, Variadic<AnyType>:$kernelOperands);
+  let results = (outs Index:$elements);
+  let assemblyFormat = [{
+    $kernel `blocks` `in` `(` $gridSizeX `,` $gridSizeY `,` $gridSizeZ `)`
+    `threads` `in` `(` $blockSizeX `,` $blockSizeY `,` $blockSizeZ `)`
+    (`args` `(` $kernelOperands^ `:` type($kernelOperands) `)`)? attr-dict
+    `:` type($elements)
+  }];
+}
+
 def Nabla_CustomDerivativeOp : Nabla_Op<"custom_derivative", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Registers a hand-written derivative of a function";
