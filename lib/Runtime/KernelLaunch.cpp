@@ -372,8 +372,10 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
   }
   if (kernel.tape) {
     std::string error;
-    if (!runtime::tapeBytes(kernel, argument, spec.grid, spec.block,
-                            spec.maxTapeBytes, tapeBytes, error))
+    uint64_t cap = spec.maxTapeBytes ? spec.maxTapeBytes
+                                     : defaultMaxTapeBytes(info.memoryBytes);
+    if (!runtime::tapeBytes(kernel, argument, spec.grid, spec.block, cap,
+                            tapeBytes, error))
       return makeError(error);
     HostParam &tape = params[kernel.tape->param];
     tape.buffer = NpyArray();

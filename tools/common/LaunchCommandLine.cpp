@@ -76,7 +76,8 @@ const char *nabla::runtime::launchFlagsHelp() {
          "  --dynamic-shared-memory=BYTES  dynamic shared memory of the "
          "launch (extern __shared__; CUDA's third launch parameter)\n"
          "  --max-tape-bytes=N     the most bytes of a gradient kernel's "
-         "global-memory tape, which the launch allocates (default 1 GiB)\n";
+         "global-memory tape, which the launch allocates (default a quarter "
+         "of the device's memory where the driver reports it, else 1 GiB)\n";
 }
 
 bool nabla::runtime::parseLaunchFlags(int argc, char **argv,

@@ -102,6 +102,9 @@ struct DeviceInfo {
   bool dynamicSharedMemoryAtLaunch = false;
   /// Why the device cannot time kernels on its own clock; "" when it can.
   std::string timingProblem;
+  /// The bytes of memory buffers are allocated from, where the driver says
+  /// (Vulkan: the largest heap of the buffers' memory type); 0 if unknown.
+  uint64_t memoryBytes = 0;
 };
 
 /// The object a module is loaded from.

@@ -86,8 +86,9 @@ struct LaunchSpec {
   /// parameter; Vulkan: compiled into the SPIR-V, checked before).
   uint32_t dynamicSharedMemory = 0;
   /// The most bytes the kernel's global-memory tape may take (0: the
-  /// default, kDefaultMaxTapeBytes); a launch needing more fails before it
-  /// starts, naming the size.
+  /// default, a quarter of the device's memory where the driver reports it,
+  /// else 1 GiB: TapeSize.h); a launch needing more fails before it starts,
+  /// naming the size.
   uint64_t maxTapeBytes = 0;
   /// Times the kernel runs, on one set of device objects. Before each repeat
   /// every buffer and writable patch object is written again from the host

@@ -19,8 +19,15 @@
 
 namespace nabla::runtime {
 
-/// The default cap on one launch's tape: 1 GiB.
+/// The default cap on one launch's tape where the device's memory is not
+/// known: 1 GiB.
 inline constexpr uint64_t kDefaultMaxTapeBytes = uint64_t(1) << 30;
+
+/// The default cap on one launch's tape on a device with `memoryBytes` of
+/// memory (0: unknown): a quarter of it, else kDefaultMaxTapeBytes.
+inline uint64_t defaultMaxTapeBytes(uint64_t memoryBytes) {
+  return memoryBytes ? memoryBytes / 4 : kDefaultMaxTapeBytes;
+}
 
 /// The value of the kernel's integer scalar parameter `index` (sign-extended
 /// to 64 bits), or false when it has none.

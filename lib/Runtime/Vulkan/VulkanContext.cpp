@@ -206,6 +206,23 @@ bool VulkanContext::checkStorageBufferBindings(const std::string &kernel,
   return false;
 }
 
+uint64_t VulkanContext::bufferHeapBytes() const {
+  VkPhysicalDeviceMemoryProperties memoryProperties;
+  vkGetPhysicalDeviceMemoryProperties(physical, &memoryProperties);
+  const VkMemoryPropertyFlags wanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < memoryProperties.memoryTypeCount; ++i) {
+    const VkMemoryType &type = memoryProperties.memoryTypes[i];
+    if ((type.propertyFlags & wanted) == wanted &&
+        type.heapIndex < memoryProperties.memoryHeapCount)
+      bytes = std::max<uint64_t>(
+          bytes, memoryProperties.memoryHeaps[type.heapIndex].size);
+  }
+  return bytes;
+}
+
+
 bool VulkanContext::createBuffer(VkDeviceSize size, VkBuffer &buffer,
                                  VkDeviceMemory &memory, std::string &error) {
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};

@@ -129,6 +129,9 @@ public:
   }
 
   std::string deviceName() const { return properties.deviceName; }
+  /// The bytes of the largest heap holding host-visible coherent memory, the
+  /// memory buffers are allocated from (0 when there is none).
+  uint64_t bufferHeapBytes() const;
 
   /// True if a kernel with `count` storage-buffer bindings fits the device's
   /// per-stage and per-set limits; otherwise false with `error` naming

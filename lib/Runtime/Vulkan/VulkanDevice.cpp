@@ -99,6 +99,7 @@ Error VulkanDevice::open(int index) {
     info_.maxGrid[d] = limits.maxComputeWorkGroupCount[d];
   }
   info_.dynamicSharedMemoryAtLaunch = false;
+  info_.memoryBytes = vk->bufferHeapBytes();
   if (!vk->timestampValidBits)
     info_.timingProblem =
         std::string("its compute queue has no timestamps (timestampValidBits "
