@@ -223,6 +223,27 @@ bool nabla::runtime::tapeWordsPerThread(const TapeInfo &tape,
   return true;
 }
 
+namespace {
+
+/// The words per thread of `tape` of `kernel` for a launch and the launch's
+/// threads; `overflows` when 4 * words * threads exceeds 64 bits. False
+/// with `error` (naming the kernel) when the formula cannot be evaluated.
+bool launchWords(const KernelInfo &kernel, const TapeInfo &tape,
+                 const ScalarArgument &argument, Dim3 grid, Dim3 block,
+                 uint64_t &words, uint64_t &threads, bool &overflows,
+                 std::string &error) {
+  if (!tapeWordsPerThread(tape, argument, grid, block, words, error)) {
+    error = "kernel '" + kernel.name + "': " + error;
+    return false;
+  }
+  threads = grid.product() * block.product();
+  overflows =
+      words && threads > std::numeric_limits<uint64_t>::max() / 4 / words;
+  return true;
+}
+
+} // namespace
+
 bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
                                const ScalarArgument &argument, Dim3 grid,
                                Dim3 block, uint64_t maxBytes, uint64_t &bytes,
@@ -230,15 +251,12 @@ bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
   bytes = 0;
   if (!kernel.tape)
     return true;
-  uint64_t words;
-  if (!tapeWordsPerThread(*kernel.tape, argument, grid, block, words, error)) {
-    error = "kernel '" + kernel.name + "': " + error;
+  uint64_t words, threads;
+  bool overflows;
+  if (!launchWords(kernel, *kernel.tape, argument, grid, block, words,
+                   threads, overflows, error))
     return false;
-  }
-  uint64_t threads = grid.product() * block.product();
   uint64_t cap = maxBytes ? maxBytes : kDefaultMaxTapeBytes;
-  bool overflows =
-      words && threads > std::numeric_limits<uint64_t>::max() / 4 / words;
   if (overflows || 4 * words * threads > cap) {
     error = "kernel '" + kernel.name + "' needs a global-memory tape of " +
             (overflows ? std::string("more than 2^64")
@@ -260,14 +278,12 @@ bool nabla::runtime::checkSplitTape(const KernelInfo &kernel,
                                     std::string &error) {
   if (!kernel.splitTape)
     return true;
-  uint64_t words;
-  if (!tapeWordsPerThread(*kernel.splitTape, argument, grid, block, words,
-                          error)) {
-    error = "kernel '" + kernel.name + "': " + error;
+  uint64_t words, threads;
+  bool overflows;
+  if (!launchWords(kernel, *kernel.splitTape, argument, grid, block, words,
+                   threads, overflows, error))
     return false;
-  }
-  uint64_t threads = grid.product() * block.product();
-  if (words && threads > std::numeric_limits<uint64_t>::max() / 4 / words) {
+  if (overflows) {
     error = "kernel '" + kernel.name + "' needs a split-mode tape of more "
             "than 2^64 bytes";
     return false;

@@ -9,6 +9,7 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 
 #include "mlir/IR/Builders.h"
@@ -110,6 +111,15 @@ static LogicalResult verifyAgainstCallee(OpTy op,
     return failure();
   return verifySlots(op, "result", op.getOutputs().getTypes(),
                      signature.results);
+}
+
+Value TapeOp::emitWord(OpBuilder &builder, Location loc, ValueRange indices) {
+  if (indices.size() == 1)
+    return indices[0];
+  Value two = arith::ConstantIndexOp::create(builder, loc, 2);
+  return arith::AddIOp::create(
+      builder, loc, arith::MulIOp::create(builder, loc, indices[0], two),
+      indices[1]);
 }
 
 //===----------------------------------------------------------------------===//

@@ -131,6 +131,16 @@ LogicalResult inlineCalls(func::FuncOp func, SymbolTable &symbols) {
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// `<callee>_<argument codes>[_<result codes>]`, the part of a generated
+/// derivative's name after its kind (`__nabla_vjp_`, `__nabla_aug_`...).
+std::string derivativeCodes(func::FuncOp callee, ArrayRef<Activity> args,
+                            ArrayRef<Activity> rets) {
+  std::string codes = callee.getName().str() + "_" + activityCode(args);
+  if (!rets.empty())
+    codes += "_" + activityCode(rets);
+  return codes;
+}
+
 /// Removes what the emitters produced but nothing uses (zero adjoints of
 /// inactive paths, unused partials, primal values only a rule would need),
 /// innermost first, until nothing is left to remove.
@@ -290,9 +300,7 @@ struct Differentiate : public nabla::SuggestOptionNames<
         return request->emitOpError("can only differentiate a func.func with "
                                     "a body or a custom derivative; @")
                << calleeInterface.getName() << " has neither";
-      std::string codes = callee.getName().str() + "_" + activityCode(args);
-      if (!rets.empty())
-        codes += "_" + activityCode(rets);
+      std::string codes = derivativeCodes(callee, args, rets);
       std::string name =
           (mode == DerivativeMode::Reverse ? "__nabla_vjp_" : "__nabla_jvp_") +
           codes;
@@ -389,7 +397,7 @@ struct Differentiate : public nabla::SuggestOptionNames<
              << callee.getName() << " returns values";
     SmallVector<Activity> args = toActivities(
         request->getAttrOfType<ArrayAttr>("activity"));
-    std::string codes = callee.getName().str() + "_" + activityCode(args);
+    std::string codes = derivativeCodes(callee, args, {});
     Operation *tableOp = SymbolTable::getNearestSymbolTable(callee);
     SymbolTable symbols(tableOp);
     if (failed(ensureSplitPair(callee, symbols, codes, args, {}, request)))

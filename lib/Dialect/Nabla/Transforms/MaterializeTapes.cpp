@@ -22,6 +22,7 @@
 #include "nabla/Dialect/Nabla/Transforms/Passes.h"
 #include "nabla/Transforms/InliningUtils.h"
 
+#include "GPUDerivatives.h"
 #include "SplitDerivative.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -241,8 +242,6 @@ Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
 /// A materialized tape of one kernel.
 struct KernelTape {
   gpu::GPUFuncOp kernel;
-  /// The kernel's parameters the formula reads, cloned at a launch.
-  SmallVector<Operation *> slice;
   /// Words per thread, computed from the kernel's parameters.
   Value words;
 };
@@ -473,30 +472,14 @@ private:
         return kernel.emitOpError("cannot take a tape parameter");
     }
     Value buffer = entry.getArgument(index);
-    SmallVector<Value> grid, block, blockId, threadId;
-    for (gpu::Dimension d :
-         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
-      grid.push_back(gpu::GridDimOp::create(b, loc, d));
-      block.push_back(gpu::BlockDimOp::create(b, loc, d));
-      blockId.push_back(gpu::BlockIdOp::create(b, loc, d));
-      threadId.push_back(gpu::ThreadIdOp::create(b, loc, d));
-    }
-    auto linear = [&](ArrayRef<Value> id, ArrayRef<Value> size) {
-      Value v = arith::MulIOp::create(b, loc, id[2], size[1]);
-      v = arith::AddIOp::create(b, loc, v, id[1]);
-      v = arith::MulIOp::create(b, loc, v, size[0]);
-      return arith::AddIOp::create(b, loc, v, id[0]).getResult();
-    };
-    Value blockThreads = product(b, loc, block);
-    Value threads =
-        arith::MulIOp::create(b, loc, product(b, loc, grid), blockThreads);
+    auto [inBlock, blockThreads] = emitLinearIdAndCount(b, loc);
+    auto [blockId, blocks] = emitLinearIdAndCount(b, loc, /*ofBlocks=*/true);
+    Value threads = arith::MulIOp::create(b, loc, blocks, blockThreads);
     Value thread = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, linear(blockId, grid), blockThreads),
-        linear(threadId, block));
+        b, loc, arith::MulIOp::create(b, loc, blockId, blockThreads), inBlock);
 
     // Every access of a tape's slots, into the buffer.
     for (auto [tape, offset] : llvm::zip(tapes, offsets)) {
-      bool pairs = cast<MemRefType>(tape.getType()).getRank() == 2;
       for (Operation *user : llvm::make_early_inc_range(tape->getUsers())) {
         auto load = dyn_cast<memref::LoadOp>(user);
         auto store = dyn_cast<memref::StoreOp>(user);
@@ -505,15 +488,10 @@ private:
                                    "memref.load and memref.store may");
         OpBuilder at(user);
         Location l = user->getLoc();
-        ValueRange indices = load ? load.getIndices() : store.getIndices();
-        Value word = indices[0];
-        if (pairs)
-          word = arith::AddIOp::create(
-              at, l,
-              arith::MulIOp::create(at, l, word,
-                                    arith::ConstantIndexOp::create(at, l, 2)),
-              indices[1]);
-        word = arith::AddIOp::create(at, l, offset, word);
+        Value word = arith::AddIOp::create(
+            at, l, offset,
+            tape.emitWord(at, l,
+                          load ? load.getIndices() : store.getIndices()));
         Value element = arith::AddIOp::create(
             at, l, arith::MulIOp::create(at, l, word, threads), thread);
         if (load)
@@ -536,7 +514,7 @@ private:
                           << ") bytes per thread (parameter #" << index
                           << (split ? "), the caller's (split mode)"
                                     : "), allocated by the launch");
-    KernelTape materialized{kernel, {}, words};
+    KernelTape materialized{kernel, words};
     if (split)
       return updateSizeQueries(materialized, index);
     return updateLaunches(materialized);

@@ -324,16 +324,9 @@ FailureOr<func::FuncOp> nabla::lowerToCallerTape(func::FuncOp source,
             "uses a tape's slots; only memref.load and memref.store may");
       OpBuilder b(user);
       Location l = user->getLoc();
-      ValueRange indices = load ? load.getIndices() : store.getIndices();
-      Value word = indices[0];
-      if (pairs)
-        word = arith::AddIOp::create(
-            b, l,
-            arith::MulIOp::create(b, l, word,
-                                  arith::ConstantIndexOp::create(b, l, 2)),
-            indices[1]);
-      word = arith::AddIOp::create(
-          b, l, word, arith::ConstantIndexOp::create(b, l, base));
+      Value word = arith::AddIOp::create(
+          b, l, op.emitWord(b, l, load ? load.getIndices() : store.getIndices()),
+          arith::ConstantIndexOp::create(b, l, base));
       if (!bytes) {
         Value at = arith::AddIOp::create(b, l, offset, word);
         if (store) {

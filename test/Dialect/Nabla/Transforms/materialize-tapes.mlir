@@ -39,11 +39,18 @@ module attributes {gpu.container_module} {
 // CHECK-LABEL: gpu.func @k(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %[[N:.*]]: i32, %[[TAPE:.*]]: memref<?xi32> {nabla.tape}) kernel
 // CHECK-SAME: nabla.tape = {formula = "3 * arg1", words_per_thread = "[\22muli\22,64,[\22index_cast\22,64,[\22arg\22,32,1]],[\22const\22,64,3]]"}
-// CHECK: gpu.thread_id z
-// CHECK: %[[BLOCK:.*]] = arith.muli %{{.*}}, %block_dim_z : index
-// CHECK: %[[THREADS:.*]] = arith.muli %{{.*}}, %[[BLOCK]] : index
+// The thread's linear id in its block and the block's thread count, the
+// block's in the grid and the grid's block count (x fastest); word w of
+// thread t at w * threads + t.
+// CHECK: %[[IN_BLOCK:.*]] = arith.addi %{{.*}}, %thread_id_x : index
+// CHECK: %[[BLOCK:.*]] = arith.muli %{{.*}}, %block_dim_x : index
+// CHECK: %[[BLOCK_ID:.*]] = arith.addi %{{.*}}, %block_id_x : index
+// CHECK: %[[BLOCKS:.*]] = arith.muli %{{.*}}, %grid_dim_x : index
+// CHECK: %[[THREADS:.*]] = arith.muli %[[BLOCKS]], %[[BLOCK]] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[BLOCK_ID]], %[[BLOCK]] : index
+// CHECK: %[[THREAD:.*]] = arith.addi %[[FIRST]], %[[IN_BLOCK]] : index
 // CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %[[THREADS]] : index
-// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[THREAD]] : index
 // CHECK: memref.store %{{.*}}, %[[TAPE]][%[[AT]]] : memref<?xi32>
 // CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
 // CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>

@@ -416,6 +416,12 @@ def Nabla_TapeOp : Nabla_Op<"tape"> {
   let results = (outs MemRefOf<[I32]>:$slots);
   let assemblyFormat = "$count attr-dict `:` type($slots)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The word, from this tape's first, that the access at `indices` of
+    /// its slots reads or writes: `i`, or `2 * i + j` for 64-bit slots.
+    ::mlir::Value emitWord(::mlir::OpBuilder &builder, ::mlir::Location loc,
+                           ::mlir::ValueRange indices);
+  }];
 }
 
 def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
