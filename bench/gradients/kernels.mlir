@@ -298,8 +298,10 @@ module attributes {gpu.container_module} {
       }
       gpu.return
     }
+    // The outputs are dupnoneed, as the hand-written adjoints (which do not
+    // recompute them) and the elementwise kernels' requests.
     nabla.kernel_adjoint @blocksum -> @blocksum_adjoint
-        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+        {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>]}
 
     // Y = softmax(X) along each row of 64 (block-wide max and sum trees).
     gpu.func @softmax(%X: memref<?xf32>, %Y: memref<?xf32>)
@@ -349,7 +351,7 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     nabla.kernel_adjoint @softmax -> @softmax_adjoint
-        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+        {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>]}
 
     // Y = (X - mean) / sqrt(var + 1e-5) along each row of 64 (two tree sums).
     gpu.func @layernorm(%X: memref<?xf32>, %Y: memref<?xf32>)
@@ -405,7 +407,7 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     nabla.kernel_adjoint @layernorm -> @layernorm_adjoint
-        {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+        {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>]}
 
     // C = A B for n x n row-major matrices (n a multiple of 16, n <= 256:
     // the tile loop's hint), 16 x 16 workgroup tiles and 16 x 16 blocks.

@@ -31,6 +31,7 @@
 #include "PromoteLoopElements.h"
 #include "SplitDerivative.h"
 #include "RecordShadows.h"
+#include "UnreadAttributions.h"
 #include "Reverse/ReverseMode.h"
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Dialect/Nabla/Transforms/DerivativeRuleModels.h"
@@ -539,6 +540,9 @@ struct Differentiate : public nabla::SuggestOptionNames<
     loops.checkpoints = checkpoints;
     loops.tapeBudget = tapeBudget;
     loops.split = split;
+    for (unsigned i = 0; i < callee.getNumArguments(); ++i)
+      if (callee.getArgAttr(i, kAttributionArgAttrName))
+        loops.attributions.push_back(i);
     splitForwardEnd = nullptr;
     OrderedAccumulation ordering;
     ordering.enabled = ordered;
@@ -562,8 +566,19 @@ struct Differentiate : public nabla::SuggestOptionNames<
       derivative->setAttr(kScratchWordsAttrName,
                           builder.getI64IntegerAttr(ordering.wordsPerBlock));
     // Split mode cuts the function first (SplitDerivative.h).
-    if (!split)
+    if (!split) {
       eraseDeadCode(derivative);
+      // Attributions whose values only feed their own writes (a reduction
+      // tree whose adjoint needs no primal values) are computed for nothing.
+      SmallVector<Value> attributions;
+      for (unsigned i : loops.attributions)
+        attributions.push_back(primalArgs[i]);
+      if (eraseUnreadAttributions(derivative, attributions)) {
+        eraseDeadCode(derivative);
+        if (mergeAdjacentBarriers(derivative))
+          eraseDeadCode(derivative);
+      }
+    }
     return derivative;
   }
 

@@ -109,6 +109,9 @@ func::FuncOp getBodyFunction(gpu::GPUFuncOp kernel, SymbolTable &symbols) {
     ret.erase();
   });
   extractDynamicSharedViews(body);
+  // Attributions and views of dynamic shared memory, zeroed shadows all.
+  for (unsigned i = kernel.getNumArguments(); i < body.getNumArguments(); ++i)
+    body.setArgAttr(i, kAttributionArgAttrName, builder.getUnitAttr());
   symbols.insert(body);
   return body;
 }

@@ -16,6 +16,14 @@ namespace nabla {
 /// kernel's last argument is the scratch of the ordered accumulation.
 inline constexpr llvm::StringLiteral kScratchAttrName = "nabla.scratch";
 
+/// A body function's argument that is one of the kernel's workgroup or
+/// private attributions: its contents die with the kernel (nothing reads
+/// them after the body returns), and the adjoint kernel zeroes its shadow
+/// before the body's derivative runs, so the derivative may take the
+/// shadow's incoming value as zero and drop writes nothing reads.
+inline constexpr llvm::StringLiteral kAttributionArgAttrName =
+    "nabla.attribution";
+
 /// The attribute (i64) on a deterministic adjoint kernel and on its derivative
 /// function: scratch words per block beyond the leading counter.
 inline constexpr llvm::StringLiteral kScratchWordsAttrName =

@@ -107,6 +107,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
                                               ArrayRef<Value> outside,
                                               AdjointScope &outer) {
   Location loc = loop.op->getLoc();
+  if (strategy.restartable)
+    return reverseRestarted(loop, outside, outer);
   Type index = b.getIndexType();
   int64_t snapshots = strategy.snapshots;
   // Recomputation writes the snapshotted buffers (restored with the state).
@@ -254,6 +256,43 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
       outer.add(b, loc, loop.srcInits[i], sweep.getResult(2 + k));
   for (auto [k, o] : llvm::enumerate(outside))
     outer.add(b, loc, o, sweep.getResult(2 + adjoints.size() + k));
+  return success();
+}
+
+LogicalResult VJPEmitter::reverseRestarted(SteppedLoop &loop,
+                                           ArrayRef<Value> outside,
+                                           AdjointScope &outer) {
+  // No state but the step's index: step count - 1 - k restarts from it.
+  Location loc = loop.op->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> inits = llvm::map_to_vector(
+      outside, [&](Value o) { return createZero(b, loc, o.getType()); });
+  auto sweep = scf::ForOp::create(b, loc, zero, loop.count, one, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    // Without iter_args the builder made the yield; ours replaces it.
+    if (!sweep.getBody()->empty())
+      sweep.getBody()->getTerminator()->erase();
+    b.setInsertionPointToStart(sweep.getBody());
+    Value target = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, loop.count, one),
+        sweep.getInductionVar());
+    AdjointScope scope;
+    for (auto [o, d] : llvm::zip(outside, sweep.getRegionIterArgs()))
+      scope.adjoints[o] = d;
+    if (failed(inLocalSweep(loop.op, [&] {
+          return success(succeeded(
+              loop.reverseStep(target, ValueRange{}, ValueRange{}, scope)));
+        })))
+      return failure();
+    SmallVector<Value> yields;
+    for (Value o : outside)
+      yields.push_back(scope.get(o));
+    scf::YieldOp::create(b, loc, yields);
+  }
+  for (auto [k, o] : llvm::enumerate(outside))
+    outer.add(b, loc, o, sweep.getResult(k));
   return success();
 }
 

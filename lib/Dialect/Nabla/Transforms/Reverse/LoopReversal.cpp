@@ -415,6 +415,12 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
 }
 
 void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
+  if (restartable) {
+    loop->emitRemark() << "loop reversed by recomputing each iteration from "
+                          "its index (its only state): no snapshots, "
+                       << bytes << " bytes per thread";
+    return;
+  }
   InFlightDiagnostic diag = loop->emitRemark()
                             << "loop reversed by binomial checkpointing with "
                             << snapshots << " snapshots";
@@ -434,6 +440,10 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
       strategy->remark(loop, bytes);
     return strategy;
   };
+  // A block's sum tree whose root alone is read: a broadcast, nothing kept.
+  if (auto forOp = dyn_cast<scf::ForOp>(loop); forOp && !recomputeRoot)
+    if (auto tree = ReductionTreeStrategy::match(forOp, attributionArgs))
+      return chosen(std::move(tree), 0);
   // The hints' values and places are checked by the nabla dialect's
   // attribute verifier.
   int64_t snapshots = loopOptions.checkpoints;
@@ -543,8 +553,10 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
              "the kernel runs)";
     return nullptr;
   }
-  return chosen(std::make_unique<CheckpointStrategy>(snapshots),
-                stateBytes * snapshots);
+  auto strategy = std::make_unique<CheckpointStrategy>(snapshots);
+  strategy->restartable = forOp && forOp.getInitArgs().empty();
+  int64_t bytes = strategy->restartable ? 0 : stateBytes * snapshots;
+  return chosen(std::move(strategy), bytes);
 }
 
 std::unique_ptr<LoopStrategy> VJPEmitter::planSplitLoop(Operation *loop) {

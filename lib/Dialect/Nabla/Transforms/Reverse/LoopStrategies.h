@@ -11,6 +11,8 @@
 //    the loop state; iterations are recomputed from snapshots.
 //  - PreaccumulationStrategy (LoopPreaccumulation.cpp): the forward loop
 //    carries the Jacobian of its state; the reverse applies its transpose.
+//  - ReductionTreeStrategy (ReductionTree.cpp): a workgroup-memory sum tree
+//    whose root alone is read after it; its adjoint is a broadcast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +39,7 @@ struct SlotCount {
 
 class LoopStrategy {
 public:
-  enum class Kind { Tape, Checkpoint, Preaccumulation };
+  enum class Kind { Tape, Checkpoint, Preaccumulation, ReductionTree };
 
   virtual ~LoopStrategy();
   Kind getKind() const { return kind; }
@@ -126,6 +128,10 @@ public:
   void remark(mlir::Operation *loop, int64_t bytes) const override;
 
   int64_t snapshots;
+  /// An scf.for with no iter_args and no snapshotted buffers: its state is
+  /// the step's index, so each step restarts from it (a grid-stride loop);
+  /// no snapshots are taken.
+  bool restartable = false;
   /// The snapshotted buffers (src view sources: static rank-1 workgroup or
   /// private memrefs defined outside the loop) and, once the forward sweep
   /// made them, their slots: `snapshots` copies of each, per thread (a
@@ -157,6 +163,40 @@ public:
   llvm::SmallVector<mlir::Value> inputs;
   /// The Jacobian's slots (function entry), state-major.
   mlir::Value jacobian;
+};
+
+/// A block's sum tree in workgroup memory, the idiom of every block
+/// reduction: `for k: if (t < s_k) W[t] += W[t + s_k]; barrier` with
+/// halving strides s_k = s_0 >> k, t a thread id. Element j of W reaches the
+/// root W[0] along one path (it moves down by s_k while it is at least s_k,
+/// when thread j - s_k exists), so when W[0] alone is read after the tree
+/// the adjoint of every element on a path to the root is W[0]'s: a
+/// broadcast, one barrier, no reversed steps, no atomics, no tape (Futhark's
+/// rule for the adjoint of a reduction with +). The forward sweep runs the
+/// tree as is.
+class ReductionTreeStrategy final : public LoopStrategy {
+public:
+  ReductionTreeStrategy() : LoopStrategy(Kind::ReductionTree) {}
+  static bool classof(const LoopStrategy *s) {
+    return s->getKind() == Kind::ReductionTree;
+  }
+
+  /// The strategy when `op` is such a tree over a buffer in `attributions`
+  /// (their shadows start at zero and nothing reads them after the
+  /// function), W[0] alone is read after it, and no loop encloses it; null
+  /// otherwise.
+  static std::unique_ptr<ReductionTreeStrategy>
+  match(mlir::scf::ForOp op, const llvm::DenseSet<mlir::Value> &attributions);
+
+  mlir::LogicalResult forward(VJPEmitter &emitter,
+                              mlir::scf::ForOp op) override;
+  mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                              AdjointScope &outer) override;
+  void remark(mlir::Operation *loop, int64_t bytes) const override;
+
+  /// The tree's buffer and thread id (src values), its strides in order.
+  mlir::Value buffer, thread;
+  llvm::SmallVector<int64_t> strides;
 };
 
 } // namespace nabla

@@ -165,6 +165,9 @@ public:
   void collectWrittenBuffers(Block &body);
 
   LoopReversalOptions loopOptions;
+  /// The src function's arguments that are kernel attributions
+  /// (loopOptions.attributions).
+  llvm::DenseSet<Value> attributionArgs;
 
   /// How each loop is reversed (LoopStrategies.h).
   DenseMap<Operation *, std::unique_ptr<LoopStrategy>> loopPlans;
@@ -353,6 +356,12 @@ public:
                                     ValueRange adjoints,
                                     ArrayRef<Value> outside,
                                     AdjointScope &outer);
+
+  /// reverseCheckpointed for a loop whose only state is the step's index
+  /// (CheckpointStrategy::restartable): the steps in reverse order, each
+  /// recomputed from its index; no snapshots.
+  LogicalResult reverseRestarted(SteppedLoop &loop, ArrayRef<Value> outside,
+                                 AdjointScope &outer);
 
   /// Emits the primal steps `from` up to `to` of `loop` from `state`;
   /// returns the state reached.

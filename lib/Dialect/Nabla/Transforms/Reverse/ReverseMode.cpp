@@ -27,6 +27,8 @@ LogicalResult nabla::emitReverseDerivative(
   emitter.primalBody = &body;
   emitter.collectWrittenBuffers(body);
   emitter.collectUnneededBuffers(body, args);
+  for (unsigned i : loops.attributions)
+    emitter.attributionArgs.insert(body.getArgument(i));
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     emitter.fwd.map(arg, primalArgs[i]);
     if (shadowArgs[i])

@@ -41,6 +41,10 @@ struct LoopReversalOptions {
   /// memory or be recomputed from memory: every loop is taped in the global
   /// tape (nabla.tape), Jacobians too, and no loop is checkpointed.
   bool split = false;
+  /// The differentiated function's arguments that are a kernel's
+  /// attributions (kAttributionArgAttrName): contents dead at its exit,
+  /// shadows zero at its entry.
+  llvm::SmallVector<unsigned> attributions;
 };
 
 /// Emits at `builder` (the derivative function's entry) the reverse mode of

@@ -1,0 +1,121 @@
+//===- UnreadAttributions.cpp - Writes no read needs, in derivatives ------===//
+//
+// See UnreadAttributions.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "UnreadAttributions.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+/// True if every use of `value`, through memory-free ops without regions,
+/// ends in a store of it into `buffer`.
+static bool feedsOnlyStoresInto(Value value, Value buffer) {
+  SmallVector<Value> worklist{value};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        if (store.getMemRef() != buffer ||
+            use.getOperandNumber() != store.getValueMutable()
+                                          .getOperandNumber())
+          return false;
+        continue;
+      }
+      // A terminator hands the value on (an scf.if's results, a loop's
+      // iter_args): live.
+      if (user->getNumRegions() || user->hasTrait<OpTrait::IsTerminator>() ||
+          !isMemoryEffectFree(user))
+        return false;
+      llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return true;
+}
+
+bool nabla::eraseUnreadAttributions(func::FuncOp function,
+                                    ArrayRef<Value> buffers) {
+  bool erased = false;
+  for (Value buffer : buffers) {
+    if (!isa<MemRefType>(buffer.getType()))
+      continue;
+    SmallVector<memref::StoreOp> stores;
+    bool unread = true;
+    for (OpOperand &use : buffer.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getMemRef() == buffer &&
+          store.getValueToStore() != buffer) {
+        stores.push_back(store);
+        continue;
+      }
+      auto load = dyn_cast<memref::LoadOp>(user);
+      if (!load || !feedsOnlyStoresInto(load.getResult(), buffer)) {
+        unread = false;
+        break;
+      }
+    }
+    if (!unread || stores.empty())
+      continue;
+    for (memref::StoreOp store : stores)
+      store.erase();
+    erased = true;
+  }
+  (void)function;
+  return erased;
+}
+
+/// True if `op` is a barrier-only region-free op or memory-free.
+static bool isBarrierOrFree(Operation &op) {
+  return isa<gpu::BarrierOp>(op) ||
+         (op.getNumRegions() == 0 && isMemoryEffectFree(&op));
+}
+
+bool nabla::mergeAdjacentBarriers(func::FuncOp function) {
+  bool changed = false;
+  // Loops of barriers: one barrier (every thread runs the same count).
+  SmallVector<scf::ForOp> loops;
+  function.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0 || *ub <= *lb ||
+        loop.getNumResults() ||
+        !llvm::all_of(loop.getBody()->without_terminator(), isBarrierOrFree) ||
+        llvm::none_of(loop.getBody()->without_terminator(),
+                      [](Operation &op) { return isa<gpu::BarrierOp>(op); }))
+      continue;
+    OpBuilder b(loop);
+    gpu::BarrierOp::create(b, loop.getLoc());
+    loop.erase();
+    changed = true;
+  }
+  // A barrier right after another (memory-free ops between) orders nothing.
+  SmallVector<gpu::BarrierOp> redundant;
+  function.walk([&](Block *block) {
+    Operation *previous = nullptr;
+    for (Operation &op : *block) {
+      if (isa<gpu::BarrierOp>(op)) {
+        if (previous)
+          redundant.push_back(cast<gpu::BarrierOp>(op));
+        previous = &op;
+      } else if (!isBarrierOrFree(op)) {
+        previous = nullptr;
+      }
+    }
+  });
+  for (gpu::BarrierOp barrier : redundant)
+    barrier.erase();
+  return changed || !redundant.empty();
+}

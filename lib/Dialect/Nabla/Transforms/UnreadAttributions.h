@@ -1,0 +1,34 @@
+//===- UnreadAttributions.h - Writes no read needs, in derivatives -*- C++ -*-===//
+//
+// A kernel adjoint's derivative repeats the primal's forward sweep, also the
+// parts only the primal's outputs needed: a block reduction whose result
+// went to a `dupnoneed` buffer, or whose adjoint (a broadcast) needs no
+// primal value, still fills its workgroup tree. These helpers drop such
+// writes to the kernel's attributions, then the barriers that only ordered
+// them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_UNREADATTRIBUTIONS_H
+#define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_UNREADATTRIBUTIONS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace nabla {
+
+/// Erases the stores into each of `buffers` (a kernel's attributions, whose
+/// contents die with it) when nothing but stores into the same buffer uses
+/// what is loaded from it, through pure ops. Returns true if it erased any;
+/// the loads and the values they fed are then dead code.
+bool eraseUnreadAttributions(mlir::func::FuncOp function,
+                             llvm::ArrayRef<mlir::Value> buffers);
+
+/// Merges barriers nothing separates: a `gpu.barrier` after another with
+/// only memory-free ops between them, and an `scf.for` with a constant,
+/// positive trip count whose body holds nothing but barriers and memory-free
+/// ops (one barrier). Returns true if it changed anything.
+bool mergeAdjacentBarriers(mlir::func::FuncOp function);
+
+} // namespace nabla
+
+#endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_UNREADATTRIBUTIONS_H
