@@ -104,6 +104,36 @@ def test_float_shuffled_as_int(tmp_path, opt, arch):
     check(out[1], 4 * x * w[partner])
 
 
+def shuffle_broadcast_model(x, source, width):
+    """y = x * x[source lane of the thread's segment of `width` threads]."""
+    segments = x.reshape(-1, width)
+    return (segments * segments[:, source:source + 1]).reshape(-1)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", [1, 2])
+@pytest.mark.parametrize("block", [32, 64])
+@pytest.mark.parametrize("kernel,source,width", [
+    ("scale_by_lane0", 0, 32), ("scale_by_segment_lane3", 3, 16)])
+def test_broadcast_shuffle(tmp_path, opt, block, kernel, source, width):
+    """`__shfl_sync(mask, v, src, width)`: the source lane gathers every
+    reader's adjoint, counted within the segment (before the fix, lanes 8, 16
+    and 24 of an 8-lane subgroup device got lane 0's adjoint too)."""
+    ll = compile_cuda(tmp_path, "shuffle_broadcast", opt)
+    grid = 2
+    n = grid * block
+    x = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, kernel + "_kernel", grid, block,
+              [f32(x), f32(np.zeros(n))])
+    check(out[1], shuffle_broadcast_model(x, source, width))
+    w = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_" + kernel, grid, block,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w)])
+    (dx,) = finite_differences(
+        lambda v: [shuffle_broadcast_model(v[0], source, width)], [x], [w])
+    check(out[1], dx)
+
+
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
 def test_double_shuffled_as_halves(tmp_path, opt):

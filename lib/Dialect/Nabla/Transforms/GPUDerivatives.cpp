@@ -184,14 +184,21 @@ FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
 }
 
 /// The adjoint of an idx shuffle: each lane k in turn broadcasts its source
-/// lane and its adjoint; the lane it read from accumulates it.
+/// lane and its adjoint; the lane it read from accumulates it. Lanes are
+/// numbered within the shuffle's segment of `width` consecutive linear
+/// thread ids, as the shuffle itself numbers them on every target (not the
+/// device's subgroup lane, which differs where subgroups are narrower than
+/// the emulated warp: lavapipe's 8 lanes).
 static Value emitIdxShuffleAdjoint(OpBuilder &b, gpu::ShuffleOp shuffle,
                                    ValueRange operands, Value adjoint) {
   Location loc = shuffle.getLoc();
   Value source = operands[1], width = operands[2];
   Type i32 = b.getI32Type();
   Value lane = arith::IndexCastOp::create(
-      b, loc, i32, gpu::LaneIdOp::create(b, loc, nullptr));
+      b, loc, i32,
+      arith::RemUIOp::create(
+          b, loc, nabla::emitLinearIdAndCount(b, loc).first,
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), width)));
   Value lower = arith::ConstantIndexOp::create(b, loc, 0);
   Value upper = arith::IndexCastOp::create(b, loc, b.getIndexType(), width);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
