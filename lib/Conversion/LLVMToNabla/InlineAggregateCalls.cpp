@@ -483,9 +483,62 @@ void retypeReinterpretedAccesses(LLVM::LLVMFuncOp func) {
 
 } // namespace
 
+/// True if `from` calls `to`, directly or through other functions of
+/// `module` (`calls`: each function's direct callees, filled on demand).
+static bool reaches(LLVM::LLVMFuncOp from, LLVM::LLVMFuncOp to,
+                    ModuleOp module,
+                    DenseMap<Operation *, SmallVector<LLVM::LLVMFuncOp>> &calls) {
+  SmallVector<LLVM::LLVMFuncOp> worklist{from};
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    LLVM::LLVMFuncOp func = worklist.pop_back_val();
+    if (!seen.insert(func).second)
+      continue;
+    auto known = calls.find(func);
+    if (known == calls.end()) {
+      SmallVector<LLVM::LLVMFuncOp> callees;
+      func.walk([&](LLVM::CallOp call) {
+        if (auto name = call.getCallee())
+          if (auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(*name))
+            callees.push_back(callee);
+      });
+      known = calls.try_emplace(func, std::move(callees)).first;
+    }
+    for (LLVM::LLVMFuncOp callee : known->second) {
+      if (callee == to)
+        return true;
+      worklist.push_back(callee);
+    }
+  }
+  return false;
+}
+
 LogicalResult nabla::raise::inlineAggregateCalls(ModuleOp module) {
   nabla::InlineEverything inliner(module.getContext());
   SetVector<LLVM::LLVMFuncOp> inlined, callers;
+  // A call that must be inlined of a recursive function is refused before
+  // inlining: each round would multiply the calls (two recursive calls
+  // double them, exhausting memory long before any round limit).
+  {
+    DenseMap<Operation *, SmallVector<LLVM::LLVMFuncOp>> calls;
+    LLVM::CallOp recursive;
+    module.walk([&](LLVM::CallOp call) {
+      auto name = call.getCallee();
+      if (!name || recursive)
+        return;
+      // A callee on a cycle of calls: inlining it never ends (its own
+      // calls may need inlining only once it is inlined: given the
+      // caller's local memory).
+      auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(*name);
+      if (callee && mustInline(call, callee, module) &&
+          reaches(callee, callee, module, calls))
+        recursive = call;
+    });
+    if (recursive)
+      return emitError(recursive.getLoc())
+             << "cannot raise a recursive call of a function that takes or "
+                "returns a struct or is given local or workgroup memory";
+  }
   // A callee's own calls are inlined by later rounds; a chain longer than
   // this is recursion.
   constexpr unsigned kMaxRounds = 64;

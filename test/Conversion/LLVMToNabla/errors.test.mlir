@@ -7,6 +7,7 @@
 // RUN: not nabla-opt %t/punning.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=PUN
 // RUN: not nabla-opt %t/intrinsic.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=INTRINSIC
 // RUN: not nabla-opt %t/recursion.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=RECURSION
+// RUN: not nabla-opt %t/recursion_local.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=RECURSION-LOCAL
 // RUN: not nabla-opt %t/external.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=EXTERNAL
 // RUN: not nabla-opt %t/libdevice.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=LIBDEVICE
 // RUN: not nabla-opt %t/mangled.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=MANGLED
@@ -27,6 +28,10 @@
 // PUN: punning.ll:4:3: error: cannot raise an atomic of 'i32' on an object also accessed as another type
 // INTRINSIC: intrinsic.ll:2:3: error: cannot raise 'nvvm.read.ptx.sreg.clock' (an intrinsic Nabla does not know)
 // RECURSION: recursion.ll:2:3: error: cannot raise the recursive function @f
+// Recursion through calls the raise inlines (a local struct passed by
+// reference, called twice per level): refused before inlining, which doubled
+// the calls each round until memory ran out.
+// RECURSION-LOCAL: recursion_local.ll:18:3: error: cannot raise a recursive call of a function that takes or returns a struct or is given local or workgroup memory
 // EXTERNAL: external.ll:4:3: error: cannot raise a call of the external function @my_helper
 // LIBDEVICE: libdevice.ll:4:3: error: cannot raise a call of CUDA's device function 'frobnicatef' (or '__frobnicatef'; libdevice's @__nv_frobnicatef)
 // MANGLED: mangled.ll:4:3: error: cannot raise a call of the device function 'helper(float, int)' (@_Z6helperfi, which has no body in this module)
@@ -74,6 +79,29 @@ define void @f(ptr %a) {
 }
 define ptx_kernel void @k(ptr %a) {
   call void @f(ptr %a)
+  ret void
+}
+//--- recursion_local.ll
+define void @g(ptr %s, i32 %d) {
+  %stop = icmp slt i32 %d, 1
+  br i1 %stop, label %leaf, label %deeper
+deeper:
+  %e = add i32 %d, -1
+  call void @g(ptr %s, i32 %e)
+  call void @g(ptr %s, i32 %e)
+  ret void
+leaf:
+  %v = load float, ptr %s
+  %w = fadd float %v, 1.0
+  store float %w, ptr %s
+  ret void
+}
+define ptx_kernel void @k(ptr %a, i32 %n) {
+  %s = alloca [5 x float]
+  store float 0.0, ptr %s
+  call void @g(ptr %s, i32 %n)
+  %r = load float, ptr %s
+  store float %r, ptr %a
   ret void
 }
 //--- external.ll
