@@ -295,6 +295,17 @@ def as_buffer(param, value, what):
     if (not isinstance(value, np.ndarray) and array.dtype.itemsize == 1
             and array.dtype.kind in "ui" and dtype.itemsize != 1):
         array = _view_bytes(array, dtype, shape, what)
+    if element == "i8" and len(shape) == 1 and array.dtype.itemsize != 1:
+        # A pointer raised as bytes (never read, or read as several types)
+        # takes any array as its bytes, as nabla-run does; the output keeps
+        # the array's dtype and shape (launch_shape counts the bytes).
+        if not array.flags.c_contiguous:
+            raise ValueError(f"{what}: an array passed as bytes "
+                             f"({mlir_type}) must be C-contiguous")
+        if shape[0] is not None and array.nbytes != shape[0]:
+            raise ValueError(f"{what} takes {shape[0]} bytes, got an array "
+                             f"of {array.nbytes}")
+        return array
     if not element_dtype_accepts(dtype, array.dtype):
         raise TypeError(f"{what} needs dtype {dtype.name}, got {array.dtype}")
     if len(shape) == 1 and array.ndim > 1:
@@ -320,6 +331,9 @@ def launch_shape(param, array):
     """The shape the runtime launches buffer `array` with for memref
     parameter `param` (a manifest entry): flat for an N-D array passed to a
     1-D memref."""
+    if (param.get("element") == "i8" and array.dtype.itemsize != 1
+            and len(param.get("shape") or ()) == 1):
+        return [array.nbytes]  # an array passed as bytes (as_buffer)
     if len(param.get("shape") or ()) == 1 and array.ndim > 1:
         return [array.size]
     return list(array.shape)

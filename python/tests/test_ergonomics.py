@@ -150,6 +150,36 @@ def test_bytes_reshaped_to_a_static_shape(fills):
     np.testing.assert_array_equal(out[0], 2 * np.arange(8).reshape(2, 4))
 
 
+BYTES_PARAMETER = """
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%raw: memref<?xi8>, %y: memref<?xf32>) kernel {
+      %i = gpu.global_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %y[%i] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_a_pointer_raised_as_bytes_takes_any_array():
+    # A pointer parameter the kernel never reads is raised as memref<?xi8>:
+    # it takes an array of any dtype as its bytes, as nabla-run does, and
+    # the output keeps the array's dtype and shape.
+    module = nabla.Module.parse(BYTES_PARAMETER)
+    u = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for outputs in (nabla.run(module, "k", 1, 4, [u, np.zeros(4, np.float32)]),
+                    nabla.Kernel(module, "k")(u, np.zeros(4, np.float32),
+                                              grid=(1,), block=(4,))):
+        assert outputs[0].dtype == np.float32 and outputs[0].shape == (3, 4)
+        np.testing.assert_array_equal(outputs[0], u)
+        np.testing.assert_array_equal(outputs[1], 1)
+    with pytest.raises(ValueError, match="must be C-contiguous"):
+        nabla.run(module, "k", 1, 4, [u.T, np.zeros(4, np.float32)])
+
+
 class HostArray:
     """A minimal foreign host array: only __array_interface__."""
 
