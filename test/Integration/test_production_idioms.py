@@ -833,11 +833,13 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "memmove_rows", "warp_sync", "cas_atomics", "optional_bias",
            "struct_args", "local_pointer_args", "object_select",
            "dynamic_shared_grad", "llm_kernels", "loop_buffers",
-           "rounding_conversions", "atomic_counters", "thread_fences"]
+           "rounding_conversions", "atomic_counters", "thread_fences",
+           "shuffle_broadcast", "block_reduce"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.
-DYNAMIC_SHARED = {"dynamic_shared": 256, "dynamic_shared_grad": 256}
+DYNAMIC_SHARED = {"dynamic_shared": 256, "dynamic_shared_grad": 256,
+                  "block_reduce": 256}
 F64_SOURCES = ["float_bits_f64", "cas_atomics"]
 
 

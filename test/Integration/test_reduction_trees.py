@@ -3,7 +3,10 @@
 # gradients/reduction_trees.mlir: a block's sum tree in workgroup memory
 # whose root alone is read after it is reversed as a broadcast of the root's
 # adjoint (ReductionTree.cpp); one that also reads another element keeps the
-# step-by-step reversal. Both are checked against the tree's linear map,
+# step-by-step reversal; frontends/block_reduce.cu is CUDA's own idiom (a
+# run-time first stride, blockDim.x / 2, in dynamic or static shared memory,
+# compiled by clang-22 at -O1..-O3). All are checked against the tree's
+# linear map,
 # simulated in NumPy for the launch's block size: blocks narrower than the
 # tree (48, 16, 8, 1 threads for 64 elements) leave elements without a path
 # to the root, wider ones (128) have idle threads. Also: the primal, the
@@ -19,6 +22,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from frontend_helpers import (check, compile_cuda, f32, needs_cuda_headers,
+                              run as run_cuda)
 from gradient_helpers import BIN, KERNELS, RNG, launch
 
 SOURCE = "reduction_trees.mlir"
@@ -106,3 +111,58 @@ def test_remarks_name_the_strategy_and_the_broadcast_keeps_no_tape(tmp_path):
     assert "memref<64xf32" in body.splitlines()[0].split("%arg4:")[1]
     assert not re.search(r"memref\.store [^\n]*, %arg4\[", body), body
     assert body.count("gpu.barrier") <= 3, body
+
+
+def cuda_tree_root(threads):
+    """The root's weights over a block of `threads` elements for CUDA's
+    `for (s = blockDim.x / 2; s > 0; s >>= 1) if (tid < s) ...`."""
+    m = np.eye(threads)
+    s = threads // 2
+    while s > 0:
+        for t in range(s):
+            m[t] = m[t] + m[t + s]
+        s //= 2
+    return m[0]
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", [1, 2, 3])
+@pytest.mark.parametrize("threads", [64, 256, 48, 1])
+def test_cuda_block_reduce_with_runtime_strides(tmp_path, opt, threads):
+    """The samples' block reduction (first stride blockDim.x / 2, a do-while
+    after clang) in dynamic and static shared memory: reversed as a
+    broadcast (the remark), gradients against the tree's linear map; 48
+    threads leave elements off the root's paths (24, 12, 6, 3, 1)."""
+    ll = compile_cuda(tmp_path, "block_reduce", opt)
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-opt"), str(ll), "--nabla-raise-llvm",
+         "--nabla-differentiate=remarks=true", "-o", os.devnull],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("loop reversed as a reduction") == 2, result.stderr
+    blocks, n = 3, 3 * threads - threads // 2  # the last block partly past n
+    x = RNG.uniform(-1, 1, blocks * threads)
+    x[n:] = 0
+    root = cuda_tree_root(threads)
+    rows = x.reshape(blocks, threads)
+    dout = RNG.standard_normal(blocks)
+    shared = [f"--dynamic-shared-memory={4 * threads}"]
+    out = run_cuda(tmp_path, ll, "reduce_dynamic_kernel", blocks, threads,
+                   [f32(x), f32(np.zeros(blocks)), f"i32:{n}"], shared)
+    check(out[1], rows @ root)
+    out = run_cuda(tmp_path, ll, "grad_reduce_dynamic", blocks, threads,
+                   [f32(x), f32(np.zeros_like(x)), f32(np.zeros(blocks)),
+                    f32(dout), f"i32:{n}"], shared)
+    expected = (dout[:, None] * root[None, :]).reshape(-1)
+    expected[n:] = 0
+    check(out[1], expected)
+    check(out[3], np.zeros(blocks))
+    sums = (rows * rows) @ root
+    out = run_cuda(tmp_path, ll, "reduce_static_kernel", blocks, threads,
+                   [f32(x), f32(np.zeros(blocks)), f"i32:{n}"])
+    check(out[1], sums * sums)
+    out = run_cuda(tmp_path, ll, "grad_reduce_static", blocks, threads,
+                   [f32(x), f32(np.zeros_like(x)), f32(np.zeros(blocks)),
+                    f32(dout), f"i32:{n}"])
+    expected = (4 * (dout * sums)[:, None] * root[None, :] * rows).reshape(-1)
+    check(out[1], expected)

@@ -307,6 +307,15 @@ struct Differentiate : public nabla::SuggestOptionNames<
           codes;
       if (ordered)
         name += scratch ? "_det_scratch" : "_det";
+      // Kernel attributions at this call (the callee's own marks need no
+      // name: they hold at every call).
+      SmallVector<unsigned> attributions;
+      if (mode == DerivativeMode::Reverse)
+        for (unsigned i : attributionOperands(request, args))
+          if (!callee.getArgAttr(i, kAttributionArgAttrName)) {
+            attributions.push_back(i);
+            name += "_w" + std::to_string(i);
+          }
       SymbolTable symbols(tableOp);
       // Split mode: the augmented forward or the reverse of one split.
       std::optional<StringRef> half;
@@ -334,8 +343,9 @@ struct Differentiate : public nabla::SuggestOptionNames<
         derivative = symbols.lookup<func::FuncOp>(name);
       }
       if (!derivative) {
-        FailureOr<func::FuncOp> generated = generate(
-            callee, symbols, name, mode, args, rets, request, ordered, scratch);
+        FailureOr<func::FuncOp> generated =
+            generate(callee, symbols, name, mode, args, rets, request, ordered,
+                     scratch, /*split=*/false, attributions);
         if (failed(generated))
           return failure();
         derivative = *generated;
@@ -446,7 +456,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
                                    ArrayRef<Activity> args,
                                    ArrayRef<Activity> rets, Operation *request,
                                    bool ordered, Value scratch,
-                                   bool split = false) {
+                                   bool split = false,
+                                   ArrayRef<unsigned> attributions = {}) {
     DerivativeSignature signature = DerivativeSignature::expand(
         mode, callee.getArgumentTypes(), callee.getResultTypes(), args, rets);
 
@@ -541,7 +552,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
     loops.tapeBudget = tapeBudget;
     loops.split = split;
     for (unsigned i = 0; i < callee.getNumArguments(); ++i)
-      if (callee.getArgAttr(i, kAttributionArgAttrName))
+      if (callee.getArgAttr(i, kAttributionArgAttrName) ||
+          llvm::is_contained(attributions, i))
         loops.attributions.push_back(i);
     splitForwardEnd = nullptr;
     OrderedAccumulation ordering;

@@ -10,9 +10,69 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
+
+SmallVector<unsigned>
+nabla::attributionOperands(Operation *request, ArrayRef<Activity> activities) {
+  SmallVector<unsigned> found;
+  auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(request->getParentOp());
+  if (!kernel || !kernel.isKernel())
+    return found;
+  Block &body = kernel.getBody().front();
+  // An attribution, or a view of the kernel's dynamic shared memory.
+  auto isAttribution = [&](Value v) {
+    if (auto view = v.getDefiningOp<memref::ViewOp>())
+      return view->getBlock() == &body &&
+             view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>();
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body &&
+           arg.getArgNumber() >= kernel.getNumArguments();
+  };
+  auto usedAfter = [&](Value v) {
+    for (Operation *op = request->getNextNode(); op; op = op->getNextNode()) {
+      bool uses = false;
+      op->walk([&](Operation *inner) {
+        uses |= llvm::is_contained(inner->getOperands(), v);
+      });
+      if (uses)
+        return true;
+    }
+    return false;
+  };
+  auto onlyZeroedBefore = [&](Value shadow) {
+    for (OpOperand &use : shadow.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == request || isa<memref::DimOp>(user))
+        continue;
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!store || store.getMemRef() != shadow ||
+          !matchPattern(store.getValueToStore(), m_AnyZeroFloat()) ||
+          !body.findAncestorOpInBlock(*user) ||
+          !body.findAncestorOpInBlock(*user)->isBeforeInBlock(request))
+        return false;
+    }
+    return true;
+  };
+  unsigned next = 0;
+  for (auto [index, activity] : llvm::enumerate(activities)) {
+    if (next >= request->getNumOperands())
+      break;
+    Value primal = request->getOperand(next++);
+    if (!hasShadow(activity))
+      continue;
+    if (next >= request->getNumOperands())
+      break;
+    Value shadow = request->getOperand(next++);
+    if (isa<MemRefType>(primal.getType()) && isAttribution(primal) &&
+        isAttribution(shadow) && primal != shadow && !usedAfter(primal) &&
+        !usedAfter(shadow) && onlyZeroedBefore(shadow))
+      found.push_back(index);
+  }
+  return found;
+}
 
 /// True if every use of `value`, through memory-free ops without regions,
 /// ends in a store of it into `buffer`.

@@ -12,9 +12,22 @@
 #ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_UNREADATTRIBUTIONS_H
 #define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_UNREADATTRIBUTIONS_H
 
+#include "nabla/Dialect/Nabla/IR/DerivativeSignature.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace nabla {
+
+/// The callee arguments of `request` (a reverse-mode request right inside a
+/// gpu.func kernel) that are kernel attributions at this call, as
+/// kAttributionArgAttrName marks them on a kernel adjoint's body: `dup`
+/// memrefs passed as a workgroup or private attribution of the kernel with a
+/// shadow that is one too, which the kernel only fills with zeros before the
+/// request, and neither of which anything uses after it (the frontends'
+/// Enzyme kernels: zero the shadow, call, return).
+llvm::SmallVector<unsigned>
+attributionOperands(mlir::Operation *request,
+                    llvm::ArrayRef<Activity> activities);
 
 /// Erases the stores into each of `buffers` (a kernel's attributions, whose
 /// contents die with it) when nothing but stores into the same buffer uses

@@ -14,9 +14,9 @@
 // CHECK-SAME: %[[TILE:[a-z0-9]+]]: memref<64xf32, #gpu.address_space<workgroup>>, %[[DTILE:[a-z0-9]+]]: memref<64xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: memref.store {{.*}}, %[[TILE]][
 // CHECK-NOT: memref.alloca
-// CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: memref.atomic_rmw addf %{{.*}}, %[[DTILE]]
-// CHECK: %[[THREADS:.*]] = gpu.block_dim x
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[THREADS:.*]] = gpu.block_dim x
 // CHECK: gpu.barrier
 // CHECK-NEXT: %[[ROOT:.*]] = memref.load %[[DTILE]][%{{.*}}]
 // CHECK: scf.for %[[J:.*]] = %[[TID]] to %{{.*}} step %[[THREADS]]
@@ -165,4 +165,72 @@ gpu.module @m {
   }
   nabla.kernel_adjoint @rows -> @rows_adjoint
       {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+}
+
+// -----
+// CUDA's form after clang: the first stride blockDim.x / 2 at run time, a
+// do-while halving it, i32 thread ids; the tile reaches the function as an
+// argument, a kernel attribution at the request (zero-filled shadow, nothing
+// after the call), which the derivative's name records (_w2). The path test
+// walks the strides at run time.
+// CHECK-LABEL: func.func private @__nabla_vjp_reduce_ddd_w2
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK: arith.shrui
+// CHECK: arith.addf
+// CHECK: return
+gpu.module @m {
+  func.func @reduce(%x: memref<?xf32>, %out: memref<?xf32>, %tile: memref<256xf32, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %tid = gpu.thread_id x
+    %t = arith.index_cast %tid : index to i32
+    %n = gpu.block_dim x
+    %n32 = arith.index_cast %n : index to i32
+    %v = memref.load %x[%tid] : memref<?xf32>
+    memref.store %v, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %s0 = arith.shrui %n32, %c1_i32 : i32
+    // expected-remark @below {{loop reversed as a reduction: a sum tree of twice its first stride elements}}
+    %r = scf.while (%s = %s0) : (i32) -> i32 {
+      %active = arith.cmpi ult, %t, %s : i32
+      scf.if %active {
+        %j = arith.addi %s, %t : i32
+        %ji = arith.index_castui %j : i32 to index
+        %a = memref.load %tile[%ji] : memref<256xf32, #gpu.address_space<workgroup>>
+        %b = memref.load %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+        %sum = arith.addf %a, %b : f32
+        memref.store %sum, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+      %next = arith.shrui %s, %c1_i32 : i32
+      %more = arith.cmpi ne, %next, %c0_i32 : i32
+      scf.condition(%more) %next : i32
+    } do {
+    ^bb0(%s: i32):
+      scf.yield %s : i32
+    }
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      // expected-remark @below {{adjoint accumulation keeps an atomic}}
+      %root = memref.load %tile[%c0] : memref<256xf32, #gpu.address_space<workgroup>>
+      %blk = gpu.block_id x
+      memref.store %root, %out[%blk] : memref<?xf32>
+    }
+    return
+  }
+  gpu.func @grad(%x: memref<?xf32>, %dx: memref<?xf32>, %out: memref<?xf32>, %dout: memref<?xf32>)
+      workgroup(%tile: memref<256xf32, #gpu.address_space<workgroup>>,
+                %dtile: memref<256xf32, #gpu.address_space<workgroup>>) kernel {
+    %tid = gpu.thread_id x
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %dtile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    nabla.autodiff @reduce(%x, %dx, %out, %dout, %tile, %dtile)
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<256xf32, #gpu.address_space<workgroup>>, memref<256xf32, #gpu.address_space<workgroup>>) -> ()
+    gpu.return
+  }
 }

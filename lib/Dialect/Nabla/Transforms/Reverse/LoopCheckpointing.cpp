@@ -406,6 +406,11 @@ LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
   std::unique_ptr<LoopStrategy> strategy = planLoop(op);
   if (!strategy)
     return failure();
+  if (auto *tree = dyn_cast<ReductionTreeStrategy>(strategy.get())) {
+    LogicalResult forward = tree->forwardTree(*this, op);
+    loopPlans[op] = std::move(strategy);
+    return forward;
+  }
   beginMemorySnapshots(cast<CheckpointStrategy>(*strategy), op.getLoc());
   loopPlans[op] = std::move(strategy);
   // The primal while again, counting the executions of its after region.

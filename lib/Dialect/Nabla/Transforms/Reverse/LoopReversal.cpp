@@ -441,8 +441,8 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
     return strategy;
   };
   // A block's sum tree whose root alone is read: a broadcast, nothing kept.
-  if (auto forOp = dyn_cast<scf::ForOp>(loop); forOp && !recomputeRoot)
-    if (auto tree = ReductionTreeStrategy::match(forOp, attributionArgs))
+  if (!recomputeRoot)
+    if (auto tree = ReductionTreeStrategy::match(loop, attributionArgs))
       return chosen(std::move(tree), 0);
   // The hints' values and places are checked by the nabla dialect's
   // attribute verifier.
@@ -680,6 +680,10 @@ LogicalResult nabla::hooks::reverseSweepFor(ReverseEmitter &emitter,
 LogicalResult nabla::hooks::reverseSweepWhile(ReverseEmitter &emitter,
                                               scf::WhileOp op) {
   auto &vjp = static_cast<VJPEmitter &>(emitter);
+  auto plan = vjp.loopPlans.find(op);
+  if (plan != vjp.loopPlans.end())
+    if (auto *tree = dyn_cast<ReductionTreeStrategy>(plan->second.get()))
+      return tree->reverseTree(vjp, op);
   if (vjp.whileCounts.count(op))
     return vjp.reverseWhile(op, *vjp.scope);
   return emitter.isActive(op) ? emitter.unsupported(op) : success();

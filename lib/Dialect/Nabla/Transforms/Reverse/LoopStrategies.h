@@ -19,6 +19,7 @@
 #ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
 #define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Value.h"
 #include "llvm/Support/Casting.h"
@@ -166,10 +167,12 @@ public:
 };
 
 /// A block's sum tree in workgroup memory, the idiom of every block
-/// reduction: `for k: if (t < s_k) W[t] += W[t + s_k]; barrier` with
-/// halving strides s_k = s_0 >> k, t a thread id. Element j of W reaches the
-/// root W[0] along one path (it moves down by s_k while it is at least s_k,
-/// when thread j - s_k exists), so when W[0] alone is read after the tree
+/// reduction: `for (s = s_0; s > 0; s >>= 1) { if (t < s) W[t] += W[t + s];
+/// barrier }`, t a thread id, as an scf.for of constant strides or as the
+/// scf.while clang makes of a run-time first stride (`blockDim.x / 2`).
+/// Element j of W reaches the root W[0] along at most one path (it moves
+/// down by s while it is in [s, 2s), when thread j - s exists; a value left
+/// at p >= s never moves again), so when W[0] alone is read after the tree
 /// the adjoint of every element on a path to the root is W[0]'s: a
 /// broadcast, one barrier, no reversed steps, no atomics, no tape (Futhark's
 /// rule for the adjoint of a reduction with +). The forward sweep runs the
@@ -181,22 +184,35 @@ public:
     return s->getKind() == Kind::ReductionTree;
   }
 
-  /// The strategy when `op` is such a tree over a buffer in `attributions`
-  /// (their shadows start at zero and nothing reads them after the
-  /// function), W[0] alone is read after it, and no loop encloses it; null
-  /// otherwise.
+  /// The strategy when `loop` (scf.for or scf.while) is such a tree over a
+  /// buffer in `attributions` (their shadows start at zero and nothing reads
+  /// them after the function), W[0] alone is read after it, and no loop
+  /// encloses it; null otherwise.
   static std::unique_ptr<ReductionTreeStrategy>
-  match(mlir::scf::ForOp op, const llvm::DenseSet<mlir::Value> &attributions);
+  match(mlir::Operation *loop,
+        const llvm::DenseSet<mlir::Value> &attributions);
 
   mlir::LogicalResult forward(VJPEmitter &emitter,
-                              mlir::scf::ForOp op) override;
+                              mlir::scf::ForOp op) override {
+    return forwardTree(emitter, op);
+  }
   mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
-                              AdjointScope &outer) override;
+                              AdjointScope &) override {
+    return reverseTree(emitter, op);
+  }
   void remark(mlir::Operation *loop, int64_t bytes) const override;
 
-  /// The tree's buffer and thread id (src values), its strides in order.
-  mlir::Value buffer, thread;
+  /// The tree as is (scf.for or scf.while), and its broadcast adjoint.
+  mlir::LogicalResult forwardTree(VJPEmitter &emitter, mlir::Operation *loop);
+  mlir::LogicalResult reverseTree(VJPEmitter &emitter, mlir::Operation *loop);
+
+  /// The tree's buffer (a src value), the dimension of its thread id, and
+  /// its strides: constant (`strides`) or halving from the src value
+  /// `firstStride` (an integer) down to 1.
+  mlir::Value buffer;
+  mlir::gpu::Dimension dimension = mlir::gpu::Dimension::x;
   llvm::SmallVector<int64_t> strides;
+  mlir::Value firstStride;
 };
 
 } // namespace nabla

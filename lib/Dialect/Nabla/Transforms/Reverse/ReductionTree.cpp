@@ -2,29 +2,32 @@
 //
 // The reduction-tree strategy (LoopStrategies.h). The primal
 //
-//   for k in [0, n):  s = s_0 >> k
-//     if (t < s) W[t] = W[t] + W[t + s]      // t: a thread id
-//     barrier
+//   for (s = s_0; s > 0; s >>= 1) {            // scf.for, constant strides,
+//     if (t < s) W[t] = W[t] + W[t + s]        // or clang's scf.while of a
+//     barrier                                  // run-time s_0 (blockDim / 2)
+//   }
 //
-// leaves in W[0] the sum of W[0 .. 2 s_0) (of the elements whose path to the
-// root has a thread at every step: with T threads along t's dimension,
-// element p moves to p - s at the step of stride s when p >= s, and that
-// needs thread p - s < T). Every other element keeps its value or holds a
-// partial sum. When W[0] alone is read after the tree (and W is a kernel
-// attribution, whose shadow holds no other adjoint), the transpose of this
-// linear map gives every element on a path to the root the root's adjoint
-// and changes nothing else:
+// (t a thread id) adds into W[0] every element whose path reaches it: at
+// stride s, the value at position p in [s, 2s) is added into p - s when
+// thread p - s exists (p - s < T, the block's size along t's dimension), and
+// stays at p too, where no later, smaller stride moves it again. So each
+// element reaches the root along at most one path, and every other element
+// keeps its value or holds a partial sum. When W[0] alone is read after the
+// tree (and W is a kernel attribution, whose shadow holds no other adjoint),
+// the transpose of this linear map gives every element on a path to the
+// root the root's adjoint and changes nothing else:
 //
 //   barrier                                  // the root's adjoint is final
 //   g = dW[0]
 //   for j = t; j < 2 s_0; j += T:  if (j != 0 && path(j) ends at 0) dW[j] += g
 //
-// Exact for every block size (the same path test the primal's guards make),
-// deterministic (no atomics), and it needs no primal value, so the forward
-// sweep's tree is dead when nothing else reads it (UnreadAttributions.h).
-// This is the adjoint of a reduction with + in Futhark's reverse-mode rules
-// (Schenck et al., "AD for an array language with nested parallelism",
-// SC'22): the result's adjoint broadcast to the operands.
+// Exact for every block size and first stride (the same path test the
+// primal's guards make), deterministic (no atomics), and it needs no primal
+// value, so the forward sweep's tree is dead when nothing else reads it
+// (UnreadAttributions.h). This is the adjoint of a reduction with + in
+// Futhark's reverse-mode rules (Schenck et al., "AD for an array language
+// with nested parallelism", SC'22): the result's adjoint broadcast to the
+// operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +46,20 @@
 using namespace mlir;
 using namespace nabla;
 
-/// The most steps a tree may have (strides 2^31 .. 1).
+/// The most steps a tree of constant strides may have (2^31 .. 1).
 static constexpr int64_t kMaxTreeSteps = 32;
+
+/// `v` without integer extensions and index casts (the i32 arithmetic of
+/// clang's code on thread ids).
+static Value stripCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
+             arith::ExtSIOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
 
 /// The value of index expression `v` when the loop's induction variable `iv`
 /// is `ivValue`: constants, the induction variable, and integer arithmetic
@@ -99,56 +114,51 @@ static bool runsAfter(Operation *user, Operation *loop) {
   return false;
 }
 
-std::unique_ptr<ReductionTreeStrategy>
-ReductionTreeStrategy::match(scf::ForOp op,
-                             const llvm::DenseSet<Value> &attributions) {
-  if (op.getNumResults())
-    return nullptr;
-  for (Operation *parent = op->getParentOp();
-       parent && !isa<FunctionOpInterface>(parent);
-       parent = parent->getParentOp())
-    if (isa<LoopLikeOpInterface>(parent))
-      return nullptr;
-  std::optional<int64_t> lb = getConstantIntValue(op.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(op.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(op.getStep());
-  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb ||
-      (*ub - *lb + *step - 1) / *step > kMaxTreeSteps)
-    return nullptr;
-  int64_t steps = (*ub - *lb + *step - 1) / *step;
+namespace {
+/// One step of a tree: `if (t < s) W[t] = W[t] + W[t + s]` then a barrier.
+struct TreeStep {
+  Value buffer;
+  gpu::ThreadIdOp thread;
+};
+} // namespace
 
-  // The body: memory-free ops, then `if (t < s) {...}`, then a barrier.
+/// Matches the step in `body` (a loop's body block; `stride` the step's
+/// stride there): memory-free ops, the guarded update, then one barrier,
+/// nothing else with effects.
+static std::optional<TreeStep> matchStep(Block &body, Value stride,
+                                         Operation *loop) {
   scf::IfOp guard;
-  Operation *last = nullptr;
-  for (Operation &inner : op.getBody()->without_terminator()) {
-    last = &inner;
+  gpu::BarrierOp barrier;
+  for (Operation &inner : body.without_terminator()) {
     if (auto ifOp = dyn_cast<scf::IfOp>(inner)) {
       if (guard)
-        return nullptr;
+        return std::nullopt;
       guard = ifOp;
-    } else if (!isa<gpu::BarrierOp>(inner) &&
-               (inner.getNumRegions() || !isMemoryEffectFree(&inner))) {
-      return nullptr;
+    } else if (auto b = dyn_cast<gpu::BarrierOp>(inner)) {
+      if (barrier)
+        return std::nullopt;
+      barrier = b;
+    } else if (inner.getNumRegions() || !isMemoryEffectFree(&inner)) {
+      return std::nullopt;
     }
   }
-  if (!guard || !last || !isa<gpu::BarrierOp>(last) ||
-      !llvm::hasSingleElement(llvm::make_filter_range(
-          op.getBody()->getOperations(),
-          [](Operation &inner) { return isa<gpu::BarrierOp>(inner); })) ||
+  // The barrier ends the step (what follows it computes the next stride).
+  if (!guard || !barrier || !guard->isBeforeInBlock(barrier) ||
       guard->getNumResults() ||
       (!guard.getElseRegion().empty() &&
        !llvm::hasSingleElement(guard.getElseRegion().front())))
-    return nullptr;
+    return std::nullopt;
   auto cond = guard.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!cond || (cond.getPredicate() != arith::CmpIPredicate::ult &&
-                cond.getPredicate() != arith::CmpIPredicate::slt))
-    return nullptr;
-  Value thread = cond.getLhs(), stride = cond.getRhs();
-  auto id = thread.getDefiningOp<gpu::ThreadIdOp>();
-  if (!id || op->isAncestor(id))
-    return nullptr;
+                cond.getPredicate() != arith::CmpIPredicate::slt) ||
+      cond.getRhs() != stride)
+    return std::nullopt;
+  Value threadValue = cond.getLhs();
+  auto thread = stripCasts(threadValue).getDefiningOp<gpu::ThreadIdOp>();
+  if (!thread || loop->isAncestor(thread))
+    return std::nullopt;
 
-  // The then-block: W[t] = W[t] + W[t + s].
+  // The then-block: W[t] = W[t] + W[t + s] (indices through casts).
   arith::AddIOp partnerIndex;
   arith::AddFOp sum;
   memref::StoreOp store;
@@ -160,108 +170,269 @@ ReductionTreeStrategy::match(scf::ForOp op,
       sum = add;
     else if (auto s = dyn_cast<memref::StoreOp>(inner); s && !store)
       store = s;
-    else if (auto load = dyn_cast<memref::LoadOp>(inner); load && loads.size() < 2)
+    else if (auto load = dyn_cast<memref::LoadOp>(inner);
+             load && loads.size() < 2)
       loads.push_back(load);
-    else
-      return nullptr;
+    else if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
+                  arith::ExtSIOp>(inner))
+      return std::nullopt;
   }
   if (!partnerIndex || !sum || !store || loads.size() != 2)
-    return nullptr;
+    return std::nullopt;
   auto isPair = [](Value a, Value b, Value x, Value y) {
     return (a == x && b == y) || (a == y && b == x);
   };
+  auto isThread = [&](Value index) {
+    return stripCasts(index) == thread.getResult();
+  };
   Value buffer = store.getMemRef();
-  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (store.getIndices().size() != 1 ||
+      !isPair(stripCasts(partnerIndex.getLhs()),
+              stripCasts(partnerIndex.getRhs()), thread.getResult(),
+              stripCasts(stride)) ||
+      store.getValueToStore() != sum.getResult() ||
+      !isThread(store.getIndices().front()) ||
+      !isPair(sum.getLhs(), sum.getRhs(), loads[0], loads[1]))
+    return std::nullopt;
+  memref::LoadOp own = loads[0], partner = loads[1];
+  if (!isThread(own.getIndices().front()))
+    std::swap(own, partner);
+  if (own.getMemRef() != buffer || partner.getMemRef() != buffer ||
+      !isThread(own.getIndices().front()) ||
+      stripCasts(partner.getIndices().front()) != partnerIndex.getResult())
+    return std::nullopt;
+  return TreeStep{buffer, thread};
+}
+
+/// True if `next` is `stride` halved (shrui by 1, divui by 2).
+static bool isHalved(Value next, Value stride) {
+  Operation *def = next.getDefiningOp();
+  if (!def || def->getNumOperands() != 2 || def->getOperand(0) != stride)
+    return false;
+  APInt by;
+  if (!matchPattern(def->getOperand(1), m_ConstantInt(&by)))
+    return false;
+  return (isa<arith::ShRUIOp>(def) && by == 1) ||
+         (isa<arith::DivUIOp>(def) && by == 2);
+}
+
+/// True if `cond` tests that the halved stride `next` (of `stride`) is
+/// positive.
+static bool testsPositive(Value cond, Value next, Value stride) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  APInt bound;
+  if (!matchPattern(cmp.getRhs(), m_ConstantInt(&bound)))
+    return false;
+  arith::CmpIPredicate p = cmp.getPredicate();
+  using P = arith::CmpIPredicate;
+  if (cmp.getLhs() == next)
+    return bound.isZero() && (p == P::ne || p == P::ugt || p == P::sgt);
+  if (cmp.getLhs() == stride)
+    return (bound == 1 && (p == P::ugt || p == P::sgt)) ||
+           (bound == 2 && (p == P::uge || p == P::sge));
+  return false;
+}
+
+std::unique_ptr<ReductionTreeStrategy>
+ReductionTreeStrategy::match(Operation *loop,
+                             const llvm::DenseSet<Value> &attributions) {
+  if (loop->getNumResults() > 1)
+    return nullptr;
+  for (Operation *parent = loop->getParentOp();
+       parent && !isa<FunctionOpInterface>(parent);
+       parent = parent->getParentOp())
+    if (isa<LoopLikeOpInterface>(parent))
+      return nullptr;
+  auto plan = std::make_unique<ReductionTreeStrategy>();
+  std::optional<TreeStep> step;
+  if (auto forOp = dyn_cast<scf::ForOp>(loop)) {
+    std::optional<int64_t> lb = getConstantIntValue(forOp.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(forOp.getUpperBound());
+    std::optional<int64_t> by = getConstantIntValue(forOp.getStep());
+    if (forOp.getNumResults() || !lb || !ub || !by || *by <= 0 || *ub <= *lb ||
+        (*ub - *lb + *by - 1) / *by > kMaxTreeSteps)
+      return nullptr;
+    auto guard = llvm::find_if(forOp.getBody()->getOperations(),
+                               [](Operation &op) { return isa<scf::IfOp>(op); });
+    if (guard == forOp.getBody()->end())
+      return nullptr;
+    auto cond =
+        cast<scf::IfOp>(*guard).getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cond)
+      return nullptr;
+    Value stride = cond.getRhs();
+    step = matchStep(*forOp.getBody(), stride, loop);
+    if (!step)
+      return nullptr;
+    // Halving strides s_0 >> k, down to at least 1.
+    int64_t steps = (*ub - *lb + *by - 1) / *by;
+    for (int64_t k = 0; k < steps; ++k) {
+      std::optional<int64_t> s =
+          evaluate(stride, forOp.getInductionVar(), *lb + k * *by);
+      if (!s || *s < 1)
+        return nullptr;
+      plan->strides.push_back(*s);
+    }
+    int64_t first = plan->strides.front();
+    auto type = cast<MemRefType>(step->buffer.getType());
+    if (!llvm::isPowerOf2_64(first) || !type.hasStaticShape() ||
+        2 * first > type.getDimSize(0))
+      return nullptr;
+    for (auto [k, s] : llvm::enumerate(plan->strides))
+      if (s != first >> k)
+        return nullptr;
+  } else if (auto whileOp = dyn_cast<scf::WhileOp>(loop)) {
+    // clang's do-while: the before region is the step, the stride halves
+    // and the loop goes on while it is positive; the after region only
+    // passes it back.
+    Block &before = whileOp.getBefore().front();
+    Block &after = whileOp.getAfter().front();
+    auto yield = dyn_cast<scf::YieldOp>(after.getTerminator());
+    scf::ConditionOp condition = whileOp.getConditionOp();
+    if (whileOp.getInits().size() != 1 || before.getNumArguments() != 1 ||
+        !isa<IntegerType, IndexType>(before.getArgument(0).getType()) ||
+        !llvm::hasSingleElement(after) || !yield ||
+        yield.getNumOperands() != 1 ||
+        yield.getOperand(0) != after.getArgument(0) ||
+        condition.getArgs().size() != 1)
+      return nullptr;
+    Value stride = before.getArgument(0);
+    Value next = condition.getArgs().front();
+    if (!isHalved(next, stride) ||
+        !testsPositive(condition.getCondition(), next, stride))
+      return nullptr;
+    step = matchStep(before, stride, loop);
+    if (!step)
+      return nullptr;
+    plan->firstStride = whileOp.getInits().front();
+  } else {
+    return nullptr;
+  }
+  auto type = dyn_cast<MemRefType>(step->buffer.getType());
   auto space = type ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
                           type.getMemorySpace())
                     : nullptr;
-  if (!type || type.getRank() != 1 || !type.hasStaticShape() ||
-      !isa<FloatType>(type.getElementType()) || !space ||
-      space.getValue() != gpu::AddressSpace::Workgroup ||
-      !attributions.contains(buffer) ||
-      !isPair(partnerIndex.getLhs(), partnerIndex.getRhs(), thread, stride) ||
-      store.getValueToStore() != sum.getResult() ||
-      store.getIndices().front() != thread ||
-      !isPair(sum.getLhs(), sum.getRhs(), loads[0], loads[1]))
+  if (!type || type.getRank() != 1 || !isa<FloatType>(type.getElementType()) ||
+      !space || space.getValue() != gpu::AddressSpace::Workgroup ||
+      !attributions.contains(step->buffer))
     return nullptr;
-  memref::LoadOp own = loads[0], partner = loads[1];
-  if (own.getIndices().front() != thread)
-    std::swap(own, partner);
-  if (own.getMemRef() != buffer || partner.getMemRef() != buffer ||
-      own.getIndices().front() != thread ||
-      partner.getIndices().front() != partnerIndex.getResult())
-    return nullptr;
-
-  // Halving strides s_0 >> k, down to at least 1, within the buffer.
-  auto plan = std::make_unique<ReductionTreeStrategy>();
-  for (int64_t k = 0; k < steps; ++k) {
-    std::optional<int64_t> s =
-        evaluate(stride, op.getInductionVar(), *lb + k * *step);
-    if (!s || *s < 1)
-      return nullptr;
-    plan->strides.push_back(*s);
-  }
-  int64_t first = plan->strides.front();
-  if (!llvm::isPowerOf2_64(first) || 2 * first > type.getDimSize(0))
-    return nullptr;
-  for (auto [k, s] : llvm::enumerate(plan->strides))
-    if (s != first >> k)
-      return nullptr;
 
   // After the tree, W[0] alone is read (stores only take adjoints away).
-  for (Operation *user : buffer.getUsers()) {
-    if (op->isAncestor(user) || !runsAfter(user, op))
+  for (Operation *user : step->buffer.getUsers()) {
+    if (loop->isAncestor(user) || !runsAfter(user, loop))
       continue;
     if (auto s = dyn_cast<memref::StoreOp>(user);
-        s && s.getMemRef() == buffer && s.getValueToStore() != buffer)
+        s && s.getMemRef() == step->buffer &&
+        s.getValueToStore() != step->buffer)
       continue;
     auto load = dyn_cast<memref::LoadOp>(user);
     if (!load || !matchPattern(load.getIndices().front(), m_Zero()))
       return nullptr;
   }
-  plan->buffer = buffer;
-  plan->thread = thread;
+  plan->buffer = step->buffer;
+  plan->dimension = step->thread.getDimension();
   return plan;
 }
 
-LogicalResult ReductionTreeStrategy::forward(VJPEmitter &emitter,
-                                             scf::ForOp op) {
-  return emitter.forwardCheckpointedFor(op);
+LogicalResult ReductionTreeStrategy::forwardTree(VJPEmitter &emitter,
+                                                 Operation *loop) {
+  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+    return emitter.forwardCheckpointedFor(forOp);
+  Operation *clone = emitter.builder().clone(*loop, emitter.fwd);
+  for (auto [src, dst] : llvm::zip(loop->getResults(), clone->getResults()))
+    emitter.setPrimal(src, dst);
+  return success();
 }
 
-LogicalResult ReductionTreeStrategy::reverse(VJPEmitter &emitter,
-                                             scf::ForOp op,
-                                             AdjointScope &outer) {
+/// Moves `position` (index) one step of stride `stride` towards the root:
+/// returns (new position, still reachable).
+static std::pair<Value, Value> stepTowardsRoot(OpBuilder &b, Location loc,
+                                               Value position, Value stride,
+                                               Value threads) {
+  using P = arith::CmpIPredicate;
+  Value moved = arith::SubIOp::create(b, loc, position, stride);
+  Value atOrPast =
+      arith::CmpIOp::create(b, loc, P::uge, position, stride);
+  // It moves when thread p - s exists and takes part (p - s < s); a value
+  // at or past the stride that cannot move now never does.
+  Value canMove = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, P::ult, moved, stride),
+      arith::CmpIOp::create(b, loc, P::ult, moved, threads));
+  Value yes = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  Value below = arith::XOrIOp::create(b, loc, atOrPast, yes);
+  Value reachable = arith::OrIOp::create(b, loc, below, canMove);
+  Value next = arith::SelectOp::create(b, loc, atOrPast, moved, position);
+  return {next, reachable};
+}
+
+LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
+                                                 Operation *loop) {
   OpBuilder &b = emitter.builder();
-  Location loc = op.getLoc();
+  Location loc = loop->getLoc();
   Value shadow = emitter.shadow(buffer);
-  Value t = emitter.primal(thread);
-  if (!shadow || !t)
-    return emitter.unsupported(op);
-  auto dimension = thread.getDefiningOp<gpu::ThreadIdOp>().getDimension();
+  if (!shadow)
+    return emitter.unsupported(loop);
+  Type index = b.getIndexType();
+  Value thread = gpu::ThreadIdOp::create(b, loc, dimension);
   Value threads = gpu::BlockDimOp::create(b, loc, dimension);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value first;
+  if (firstStride) {
+    first = emitter.primal(firstStride);
+    if (!first)
+      return emitter.unsupported(loop);
+    if (first.getType() != index)
+      first = arith::IndexCastUIOp::create(b, loc, index, first);
+  } else {
+    first = arith::ConstantIndexOp::create(b, loc, strides.front());
+  }
   // Every contribution to the root's adjoint is in.
   gpu::BarrierOp::create(b, loc);
   Value seed = memref::LoadOp::create(b, loc, shadow, zero);
-  Value end = arith::ConstantIndexOp::create(b, loc, 2 * strides.front());
+  Value end = arith::ShLIOp::create(b, loc, first, one);
   scf::ForOp::create(
-      b, loc, t, end, threads, ValueRange{},
+      b, loc, thread, end, threads, ValueRange{},
       [&](OpBuilder &nb, Location l, Value j, ValueRange) {
         Value position = j;
         Value reaches = arith::ConstantIntOp::create(nb, l, nb.getI1Type(), 1);
-        Value yes = reaches;
-        for (int64_t s : strides) {
-          Value stride = arith::ConstantIndexOp::create(nb, l, s);
-          Value moves = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge,
-                                              position, stride);
-          Value moved = arith::SubIOp::create(nb, l, position, stride);
-          Value hasThread = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::ult, moved, threads);
-          Value stays = arith::XOrIOp::create(nb, l, moves, yes);
-          reaches = arith::AndIOp::create(
-              nb, l, reaches, arith::OrIOp::create(nb, l, stays, hasThread));
-          position = arith::SelectOp::create(nb, l, moves, moved, position);
+        if (!firstStride) {
+          for (int64_t s : strides) {
+            auto [next, ok] = stepTowardsRoot(
+                nb, l, position, arith::ConstantIndexOp::create(nb, l, s),
+                threads);
+            position = next;
+            reaches = arith::AndIOp::create(nb, l, reaches, ok);
+          }
+        } else {
+          // for (s = s_0; s > 0; s >>= 1)
+          SmallVector<Type> types = {index, index, nb.getI1Type()};
+          auto walk = scf::WhileOp::create(
+              nb, l, types, ValueRange{first, position, reaches});
+          SmallVector<Location> locs(3, l);
+          {
+            OpBuilder::InsertionGuard guard(nb);
+            Block *check = nb.createBlock(&walk.getBefore(), {}, types, locs);
+            scf::ConditionOp::create(
+                nb, l,
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt,
+                                      check->getArgument(0), zero),
+                check->getArguments());
+            Block *body = nb.createBlock(&walk.getAfter(), {}, types, locs);
+            auto [next, ok] = stepTowardsRoot(nb, l, body->getArgument(1),
+                                              body->getArgument(0), threads);
+            scf::YieldOp::create(
+                nb, l,
+                ValueRange{arith::ShRUIOp::create(nb, l, body->getArgument(0),
+                                                  one),
+                           next,
+                           arith::AndIOp::create(nb, l, body->getArgument(2),
+                                                 ok)});
+          }
+          position = walk.getResult(1);
+          reaches = walk.getResult(2);
         }
         Value atRoot = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
                                              position, zero);
@@ -279,14 +450,17 @@ LogicalResult ReductionTreeStrategy::reverse(VJPEmitter &emitter,
         }
         scf::YieldOp::create(nb, l);
       });
-  (void)outer;
   return success();
 }
 
 void ReductionTreeStrategy::remark(Operation *loop, int64_t) const {
-  loop->emitRemark() << "loop reversed as a reduction: a sum tree of "
-                     << 2 * strides.front()
-                     << " elements in workgroup memory whose root alone is "
-                        "read after it; its adjoint is a broadcast of the "
-                        "root's (one barrier, no atomics, no tape)";
+  InFlightDiagnostic diag = loop->emitRemark()
+                            << "loop reversed as a reduction: a sum tree of ";
+  if (firstStride)
+    diag << "twice its first stride";
+  else
+    diag << 2 * strides.front();
+  diag << " elements in workgroup memory whose root alone is read after it; "
+          "its adjoint is a broadcast of the root's (one barrier, no atomics, "
+          "no tape)";
 }
