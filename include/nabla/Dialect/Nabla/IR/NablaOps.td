@@ -265,9 +265,11 @@ def Nabla_KernelAdjointOp : Nabla_Op<"kernel_adjoint", [
     the initial state on exit), so a frontend need not write the wrapper.
     Workgroup and private attributions with float elements get shadow
     attributions of their own, zeroed (with a barrier for workgroup memory)
-    before the derivative runs. Activities: `const` or `dup` per parameter;
-    a kernel returns nothing, so an `active` scalar has nowhere to put its
-    gradient.
+    before the derivative runs. Activities: `const`, `dup` or `dupnoneed`
+    (an output whose final primal contents are not wanted: writes to it that
+    no read observes are skipped, and what computed only them) per
+    parameter; a kernel returns nothing, so an `active` scalar has nowhere
+    to put its gradient.
 
     With `deterministic` (or `nabla-differentiate{deterministic=true}`) the
     adjoint kernel takes one more, trailing parameter, a `memref<?xi32>`
