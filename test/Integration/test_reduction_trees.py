@@ -139,7 +139,7 @@ def test_cuda_block_reduce_with_runtime_strides(tmp_path, opt, threads):
          "--nabla-differentiate=remarks=true", "-o", os.devnull],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stderr.count("loop reversed as a reduction") == 2, result.stderr
+    assert result.stderr.count("loop reversed as a reduction") == 3, result.stderr
     blocks, n = 3, 3 * threads - threads // 2  # the last block partly past n
     x = RNG.uniform(-1, 1, blocks * threads)
     x[n:] = 0
@@ -166,3 +166,25 @@ def test_cuda_block_reduce_with_runtime_strides(tmp_path, opt, threads):
                     f32(dout), f"i32:{n}"])
     expected = (4 * (dout * sums)[:, None] * root[None, :] * rows).reshape(-1)
     check(out[1], expected)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", [1, 2])
+@pytest.mark.parametrize("threads", [64, 32])
+def test_cuda_row_mean_barrier_first(tmp_path, opt, threads):
+    """llm.c's mean kernel: a block-strided row sum, then a tree whose steps
+    start with the barrier, the block size a parameter; mean = sum / C."""
+    ll = compile_cuda(tmp_path, "block_reduce", opt)
+    rows, C = 3, 100
+    x = RNG.uniform(-1, 1, rows * C)
+    dmean = RNG.standard_normal(rows)
+    shared = [f"--dynamic-shared-memory={4 * threads}"]
+    out = run_cuda(tmp_path, ll, "mean_rows_kernel", rows, threads,
+                   [f32(np.zeros(rows)), f32(x), f"i32:{C}", f"i32:{threads}"],
+                   shared)
+    check(out[0], x.reshape(rows, C).mean(axis=1))
+    out = run_cuda(tmp_path, ll, "grad_mean_rows", rows, threads,
+                   [f32(np.zeros(rows)), f32(dmean), f32(x), f32(np.zeros_like(x)),
+                    f"i32:{C}", f"i32:{threads}"], shared)
+    check(out[3], np.repeat(dmean / C, C))
+    check(out[1], np.zeros(rows))

@@ -40,6 +40,36 @@ __device__ void reduce_static(const float *x, float *out, int n) {
     out[blockIdx.x] = sdata[0] * sdata[0];
 }
 
+// llm.c's form: the block size a parameter, the barrier first in each step.
+__device__ void mean_rows(float *mean, const float *x, int C, int block_size) {
+  extern __shared__ float shared[];
+  int idx = blockIdx.x, tid = threadIdx.x;
+  const float *row = x + idx * C;
+  float sum = 0.0f;
+  for (int i = tid; i < C; i += block_size)
+    sum += row[i];
+  shared[tid] = sum;
+  __syncthreads();
+  for (int stride = block_size / 2; stride >= 1; stride /= 2) {
+    __syncthreads();
+    if (tid < stride)
+      shared[tid] += shared[tid + stride];
+  }
+  if (tid == 0)
+    mean[idx] = shared[0] / C;
+}
+
+__global__ void mean_rows_kernel(float *mean, const float *x, int C,
+                                 int block_size) {
+  mean_rows(mean, x, C, block_size);
+}
+__global__ void grad_mean_rows(float *mean, float *dmean, const float *x,
+                               float *dx, int C, int block_size) {
+  __enzyme_autodiff<void>((void *)mean_rows, enzyme_dupnoneed, mean, dmean,
+                          enzyme_dup, x, dx, enzyme_const, C, enzyme_const,
+                          block_size);
+}
+
 __global__ void reduce_dynamic_kernel(const float *x, float *out, int n) {
   reduce_dynamic(x, out, n);
 }

@@ -142,9 +142,8 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
       return std::nullopt;
     }
   }
-  // The barrier ends the step (what follows it computes the next stride).
-  if (!guard || !barrier || !guard->isBeforeInBlock(barrier) ||
-      guard->getNumResults() ||
+  // One barrier per step, before the update (llm.c's form) or after it.
+  if (!guard || !barrier || guard->getNumResults() ||
       (!guard.getElseRegion().empty() &&
        !llvm::hasSingleElement(guard.getElseRegion().front())))
     return std::nullopt;
