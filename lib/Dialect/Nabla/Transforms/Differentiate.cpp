@@ -585,7 +585,7 @@ struct Differentiate : public nabla::SuggestOptionNames<
       SmallVector<Value> attributions;
       for (unsigned i : loops.attributions)
         attributions.push_back(primalArgs[i]);
-      if (eraseUnreadAttributions(derivative, attributions)) {
+      if (eraseUnreadAttributions(attributions)) {
         eraseDeadCode(derivative);
         if (mergeAdjacentBarriers(derivative))
           eraseDeadCode(derivative);

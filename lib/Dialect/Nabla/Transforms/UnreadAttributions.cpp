@@ -103,8 +103,7 @@ static bool feedsOnlyStoresInto(Value value, Value buffer) {
   return true;
 }
 
-bool nabla::eraseUnreadAttributions(func::FuncOp function,
-                                    ArrayRef<Value> buffers) {
+bool nabla::eraseUnreadAttributions(ArrayRef<Value> buffers) {
   bool erased = false;
   for (Value buffer : buffers) {
     if (!isa<MemRefType>(buffer.getType()))
@@ -131,7 +130,6 @@ bool nabla::eraseUnreadAttributions(func::FuncOp function,
       store.erase();
     erased = true;
   }
-  (void)function;
   return erased;
 }
 

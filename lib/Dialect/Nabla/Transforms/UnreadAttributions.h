@@ -33,8 +33,7 @@ attributionOperands(mlir::Operation *request,
 /// contents die with it) when nothing but stores into the same buffer uses
 /// what is loaded from it, through pure ops. Returns true if it erased any;
 /// the loads and the values they fed are then dead code.
-bool eraseUnreadAttributions(mlir::func::FuncOp function,
-                             llvm::ArrayRef<mlir::Value> buffers);
+bool eraseUnreadAttributions(llvm::ArrayRef<mlir::Value> buffers);
 
 /// Merges barriers nothing separates: a `gpu.barrier` after another with
 /// only memory-free ops between them, and an `scf.for` with a constant,
