@@ -234,3 +234,43 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+// A view of the tile taken before the tree and read after it: its adjoint is
+// not the root's alone, so the tree is reversed step by step.
+// CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_viewed_dd
+gpu.module @m {
+  gpu.func @viewed(%X: memref<?xf32>, %Out: memref<?xf32>)
+      workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+    %t = gpu.thread_id x
+    %i = gpu.global_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c6 = arith.constant 6 : index
+    %c32 = arith.constant 32 : index
+    %upper = memref.subview %tile[32] [32] [1] : memref<64xf32, #gpu.address_space<workgroup>> to memref<32xf32, strided<[1], offset: 32>, #gpu.address_space<workgroup>>
+    %x = memref.load %X[%i] : memref<?xf32>
+    memref.store %x, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    // expected-remark @below {{loop reversed with a tape of 6 slots}}
+    scf.for %k = %c0 to %c6 step %c1 {
+      %s = arith.shrui %c32, %k : index
+      %active = arith.cmpi ult, %t, %s : index
+      scf.if %active {
+        %j = arith.addi %t, %s : index
+        %a = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        // expected-remark @below {{adjoint accumulation keeps an atomic}}
+        %b = memref.load %tile[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+        %r = arith.addf %a, %b : f32
+        memref.store %r, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+    }
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %r = memref.load %upper[%c1] : memref<32xf32, strided<[1], offset: 32>, #gpu.address_space<workgroup>>
+    memref.store %r, %Out[%i] : memref<?xf32>
+    gpu.return
+  }
+  nabla.kernel_adjoint @viewed -> @viewed_adjoint
+      {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
+}

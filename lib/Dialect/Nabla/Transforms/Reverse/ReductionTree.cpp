@@ -41,6 +41,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -318,18 +319,28 @@ ReductionTreeStrategy::match(Operation *loop,
       !attributions.contains(step->buffer))
     return nullptr;
 
-  // After the tree, W[0] alone is read (stores only take adjoints away).
-  for (Operation *user : step->buffer.getUsers()) {
-    if (loop->isAncestor(user) || !runsAfter(user, loop))
-      continue;
-    if (auto s = dyn_cast<memref::StoreOp>(user);
-        s && s.getMemRef() == step->buffer &&
-        s.getValueToStore() != step->buffer)
-      continue;
-    auto load = dyn_cast<memref::LoadOp>(user);
-    if (!load || !matchPattern(load.getIndices().front(), m_Zero()))
-      return nullptr;
-  }
+  // After the tree, W[0] alone is read (stores only take adjoints away),
+  // and no view of W taken anywhere is used.
+  SmallVector<Value> aliases = {step->buffer};
+  for (unsigned k = 0; k < aliases.size(); ++k)
+    for (Operation *user : aliases[k].getUsers())
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == aliases[k])
+        llvm::append_range(aliases, user->getResults());
+  for (Value alias : aliases)
+    for (Operation *user : alias.getUsers()) {
+      if (loop->isAncestor(user) ||
+          (!runsAfter(user, loop) && !isa<ViewLikeOpInterface>(user)))
+        continue;
+      if (alias != step->buffer)
+        return nullptr;
+      if (auto s = dyn_cast<memref::StoreOp>(user);
+          s && s.getMemRef() == alias && s.getValueToStore() != alias)
+        continue;
+      auto load = dyn_cast<memref::LoadOp>(user);
+      if (!load || !matchPattern(load.getIndices().front(), m_Zero()))
+        return nullptr;
+    }
   plan->buffer = step->buffer;
   plan->dimension = step->thread.getDimension();
   return plan;
