@@ -52,7 +52,9 @@ struct Coverage {
 
 unsigned dimensionIndex(gpu::Dimension d) { return static_cast<unsigned>(d); }
 
-Value stripExtensions(Value v) {
+} // namespace
+
+Value nabla::stripIntegerCasts(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
              arith::ExtUIOp>(def))
@@ -62,8 +64,6 @@ Value stripExtensions(Value v) {
   return v;
 }
 
-} // namespace
-
 /// What `v` (a src value) identifies: a thread id along d covers the block's
 /// d, a block id the grid's d, a global id both; sums with an offset uniform
 /// across the colliding threads and products with a non-zero constant keep
@@ -71,7 +71,7 @@ Value stripExtensions(Value v) {
 static Coverage coverageOf(Value v, bool perBlock,
                            function_ref<bool(Value, bool)> isUniform) {
   Coverage c;
-  v = stripExtensions(v);
+  v = stripIntegerCasts(v);
   Operation *def = v.getDefiningOp();
   if (!def)
     return c;
@@ -89,16 +89,16 @@ static Coverage coverageOf(Value v, bool perBlock,
     return c;
   }
   if (auto add = dyn_cast<arith::AddIOp>(def)) {
-    Value lhs = stripExtensions(add.getLhs()),
-          rhs = stripExtensions(add.getRhs());
+    Value lhs = stripIntegerCasts(add.getLhs()),
+          rhs = stripIntegerCasts(add.getRhs());
     // block id * block size + thread id, in either order.
     for (auto [scaled, id] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
       auto mul = scaled.getDefiningOp<arith::MulIOp>();
       auto thread = id.getDefiningOp<gpu::ThreadIdOp>();
       if (!mul || !thread)
         continue;
-      Value a = stripExtensions(mul.getLhs()),
-            b = stripExtensions(mul.getRhs());
+      Value a = stripIntegerCasts(mul.getLhs()),
+            b = stripIntegerCasts(mul.getRhs());
       for (auto [blockId, size] : {std::pair(a, b), std::pair(b, a)}) {
         auto bid = blockId.getDefiningOp<gpu::BlockIdOp>();
         auto dim = size.getDefiningOp<gpu::BlockDimOp>();

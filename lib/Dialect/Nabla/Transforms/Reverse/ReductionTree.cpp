@@ -50,18 +50,6 @@ using namespace nabla;
 /// The most steps a tree of constant strides may have (2^31 .. 1).
 static constexpr int64_t kMaxTreeSteps = 32;
 
-/// `v` without integer extensions and index casts (the i32 arithmetic of
-/// clang's code on thread ids).
-static Value stripCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
-             arith::ExtSIOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 /// The value of index expression `v` when the loop's induction variable `iv`
 /// is `ivValue`: constants, the induction variable, and integer arithmetic
 /// on them.
@@ -154,7 +142,7 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
       cond.getRhs() != stride)
     return std::nullopt;
   Value threadValue = cond.getLhs();
-  auto thread = stripCasts(threadValue).getDefiningOp<gpu::ThreadIdOp>();
+  auto thread = stripIntegerCasts(threadValue).getDefiningOp<gpu::ThreadIdOp>();
   if (!thread || loop->isAncestor(thread))
     return std::nullopt;
 
@@ -183,13 +171,13 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
     return (a == x && b == y) || (a == y && b == x);
   };
   auto isThread = [&](Value index) {
-    return stripCasts(index) == thread.getResult();
+    return stripIntegerCasts(index) == thread.getResult();
   };
   Value buffer = store.getMemRef();
   if (store.getIndices().size() != 1 ||
-      !isPair(stripCasts(partnerIndex.getLhs()),
-              stripCasts(partnerIndex.getRhs()), thread.getResult(),
-              stripCasts(stride)) ||
+      !isPair(stripIntegerCasts(partnerIndex.getLhs()),
+              stripIntegerCasts(partnerIndex.getRhs()), thread.getResult(),
+              stripIntegerCasts(stride)) ||
       store.getValueToStore() != sum.getResult() ||
       !isThread(store.getIndices().front()) ||
       !isPair(sum.getLhs(), sum.getRhs(), loads[0], loads[1]))
@@ -199,7 +187,7 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
     std::swap(own, partner);
   if (own.getMemRef() != buffer || partner.getMemRef() != buffer ||
       !isThread(own.getIndices().front()) ||
-      stripCasts(partner.getIndices().front()) != partnerIndex.getResult())
+      stripIntegerCasts(partner.getIndices().front()) != partnerIndex.getResult())
     return std::nullopt;
   return TreeStep{buffer, thread};
 }

@@ -36,6 +36,10 @@
 namespace nabla {
 using namespace mlir;
 
+/// `v` without integer extensions and index casts (i32 arithmetic on thread
+/// ids, as clang's code has it): what an index is a function of.
+Value stripIntegerCasts(Value v);
+
 /// Private slots (loop tapes, checkpoints): `count` slots for values of
 /// `type` in a per-thread array, or null for types a slot cannot hold. Index
 /// values are kept as i64 (index has no storage size on every target) and
