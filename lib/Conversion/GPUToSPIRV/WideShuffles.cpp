@@ -8,7 +8,8 @@
 // block's threads form groups of `width` consecutive linear thread ids (CUDA's
 // warps), each thread stores its value in a scratch attribution, waits at a
 // barrier, reads its source lane's slot, and waits again before the scratch is
-// reused. Lanes without a source keep their own value (CUDA's result) and
+// reused. Lanes without a source (past the segment, or past the block's
+// last thread in a partial group) keep their own value (CUDA's result) and
 // `valid` is false for them. The barriers require every thread of the block
 // to reach the shuffle (CUDA requires it of the warp).
 //
@@ -152,6 +153,18 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
     if (!valid)
       valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, source,
                                     width);
+    // A source past the block's last thread (a partial last group) has no
+    // slot written: no source either.
+    Value threadCount = arith::MulIOp::create(
+        b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::x),
+        arith::MulIOp::create(
+            b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::y),
+            gpu::BlockDimOp::create(b, loc, gpu::Dimension::z)));
+    valid = arith::AndIOp::create(
+        b, loc, valid,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              arith::AddIOp::create(b, loc, base, source),
+                              threadCount));
     Value from = arith::AddIOp::create(
         b, loc, base, arith::SelectOp::create(b, loc, valid, source, lane));
     gpu::BarrierOp::create(b, loc);

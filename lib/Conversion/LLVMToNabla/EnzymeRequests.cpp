@@ -21,21 +21,8 @@
 using namespace mlir;
 using namespace nabla::raise;
 
-/// x + X * (y + Y * z): the thread's position in its block.
 Value FunctionRaiser::linearThreadId(Location loc) {
-  auto id = [&](gpu::Dimension d) -> Value {
-    return gpu::ThreadIdOp::create(builder, loc, d);
-  };
-  auto dim = [&](gpu::Dimension d) -> Value {
-    return gpu::BlockDimOp::create(builder, loc, d);
-  };
-  Value yz = arith::AddIOp::create(
-      builder, loc, id(gpu::Dimension::y),
-      arith::MulIOp::create(builder, loc, dim(gpu::Dimension::y),
-                            id(gpu::Dimension::z)));
-  return arith::AddIOp::create(
-      builder, loc, id(gpu::Dimension::x),
-      arith::MulIOp::create(builder, loc, dim(gpu::Dimension::x), yz));
+  return buildLinearThreadId(builder, loc);
 }
 
 /// Zeroes a workgroup shadow: the block's threads stride over it, then wait.

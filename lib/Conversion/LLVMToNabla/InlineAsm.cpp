@@ -8,7 +8,9 @@
 // assembly. Before planning, the raise turns each recognised instruction
 // into plain LLVM operations: loads and stores (a cache hint changes where
 // the data is cached, not what is read or written, and every target has its
-// own caching), fpext/fptrunc with bitcasts, shifts and ors. An assembly block
+// own caching), fpext/fptrunc with bitcasts, shifts and ors, reads of the
+// lane id and lane masks (cooperative groups' tiles) the intrinsics that
+// read them. An assembly block
 // whose results are unused and that declares no side effects is dropped. Any
 // other inline assembly stays, and the raise refuses it with a located error.
 //
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
@@ -342,6 +345,39 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
   return true;
 }
 
+/// `mov.u32 $0, %laneid;` and `%lanemask_{eq,le,lt,ge,gt}` (cooperative
+/// groups' tiles and coalesced groups): the intrinsic that reads the special
+/// register, which the raise computes from the linear thread id.
+bool rewriteSpecialRegister(LLVM::InlineAsmOp asmOp) {
+  if (!hasResult(asmOp) || asmOp.getNumOperands() != 0 ||
+      asmOp.getConstraints() != "=r" ||
+      !asmOp.getRes().getType().isInteger(32))
+    return false;
+  std::string text = normalizeAsm(asmOp.getAsmString());
+  StringRef reg(text);
+  if (!reg.consume_front("mov.u32 $0, %") && !reg.consume_front("mov.b32 $0, %"))
+    return false;
+  reg.consume_back(";");
+  std::optional<StringRef> intrinsic =
+      llvm::StringSwitch<std::optional<StringRef>>(reg)
+          .Case("laneid", "llvm.nvvm.read.ptx.sreg.laneid")
+          .Case("lanemask_eq", "llvm.nvvm.read.ptx.sreg.lanemask.eq")
+          .Case("lanemask_le", "llvm.nvvm.read.ptx.sreg.lanemask.le")
+          .Case("lanemask_lt", "llvm.nvvm.read.ptx.sreg.lanemask.lt")
+          .Case("lanemask_ge", "llvm.nvvm.read.ptx.sreg.lanemask.ge")
+          .Case("lanemask_gt", "llvm.nvvm.read.ptx.sreg.lanemask.gt")
+          .Default(std::nullopt);
+  if (!intrinsic)
+    return false;
+  OpBuilder b(asmOp);
+  auto read = LLVM::CallIntrinsicOp::create(
+      b, asmOp.getLoc(), asmOp.getRes().getType(),
+      b.getStringAttr(*intrinsic), ValueRange{});
+  asmOp.getRes().replaceAllUsesWith(read.getResult(0));
+  asmOp.erase();
+  return true;
+}
+
 } // namespace
 
 void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
@@ -355,7 +391,7 @@ void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
       asmOp.erase();
       continue;
     }
-    if (!rewriteMemoryInstruction(asmOp))
+    if (!rewriteMemoryInstruction(asmOp) && !rewriteSpecialRegister(asmOp))
       (void)rewriteHalfConversion(asmOp);
   }
 }

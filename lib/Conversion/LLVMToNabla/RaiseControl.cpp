@@ -25,6 +25,12 @@ using namespace nabla::raise;
 // GPU intrinsics and terminators
 //===----------------------------------------------------------------------===//
 
+/// True for the constant mask 0xffffffff: the whole warp.
+static bool isFullMask(Value mask) {
+  APInt value;
+  return matchPattern(mask, m_ConstantInt(&value)) && value.isAllOnes();
+}
+
 /// Decodes the clamp operand of an NVVM shfl.sync into the shuffle width.
 static std::optional<int64_t> getShuffleWidth(StringRef kind, Value clamp) {
   APInt value;
@@ -76,9 +82,41 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   // CUDA's warps are 32 consecutive linear thread ids on every target (on
   // devices with smaller subgroups the SPIR-V lowering exchanges 32-wide
   // shuffles through workgroup memory), so the lane is computed, not read.
+  // Special registers read through the intrinsic (cooperative groups'
+  // inline assembly becomes one, InlineAsm.cpp) or the NVVM op.
+  if (name.starts_with("llvm.nvvm.read.ptx.sreg."))
+    name = name.drop_front(strlen("llvm."));
   if (name == "nvvm.read.ptx.sreg.laneid") {
     return mapId(arith::RemUIOp::create(builder, loc, linearThreadId(loc),
                                         indexConstant(loc, 32)));
+  }
+  // The lanes below, at or above the calling one: eq 1 << lane, lt eq - 1,
+  // le lt | eq, gt ~le, ge ~lt.
+  if (name.consume_front("nvvm.read.ptx.sreg.lanemask.")) {
+    Type i32 = builder.getI32Type();
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != i32)
+      return fail(op) << "cannot raise this lane mask read";
+    Value lane = arith::IndexCastOp::create(
+        builder, loc, i32,
+        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
+                               indexConstant(loc, 32)));
+    Value one = arith::ConstantIntOp::create(builder, loc, i32, 1);
+    Value ones = arith::ConstantIntOp::create(builder, loc, i32, -1);
+    Value eq = arith::ShLIOp::create(builder, loc, one, lane);
+    Value lt = arith::SubIOp::create(builder, loc, eq, one);
+    Value le = arith::OrIOp::create(builder, loc, lt, eq);
+    Value mask = name == "eq"   ? eq
+                 : name == "lt" ? lt
+                 : name == "le" ? le
+                 : name == "gt" ? Value(arith::XOrIOp::create(builder, loc, le,
+                                                              ones))
+                 : name == "ge" ? Value(arith::XOrIOp::create(builder, loc, lt,
+                                                              ones))
+                                : Value();
+    if (!mask)
+      return fail(op) << "cannot raise the lane mask '" << name << "'";
+    scalars.map(op->getResult(0), mask);
+    return success();
   }
   if (name == "nvvm.read.ptx.sreg.warpsize")
     return mapId(indexConstant(loc, 32));
@@ -96,14 +134,11 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
   // subgroup, not the block.
   if (name == "llvm.nvvm.bar.warp.sync" || name == "nvvm.bar.warp.sync" ||
       name == "llvm.amdgcn.wave.barrier" || name == "rocdl.wave.barrier") {
-    APInt mask;
-    if (op->getNumOperands() == 1 &&
-        (!matchPattern(op->getOperand(0), m_ConstantInt(&mask)) ||
-         !mask.isAllOnes()))
-      return fail(op) << "cannot raise __syncwarp over a partial mask (only "
-                         "0xffffffff, the whole warp: a subset of lanes has "
-                         "no subgroup barrier on Vulkan or Metal)";
-    nabla::SubgroupBarrierOp::create(builder, loc);
+    // Over a partial mask every lane waits (ConvergeWarps.cpp makes them
+    // all reach it): the lanes of the mask see each other's accesses.
+    auto barrier = nabla::SubgroupBarrierOp::create(builder, loc);
+    if (op->getNumOperands() == 1 && !isFullMask(op->getOperand(0)))
+      barrier->setAttr(kPartialMaskAttrName, builder.getUnitAttr());
     return success();
   }
   // __threadfence_block / __threadfence / __threadfence_system.
@@ -142,7 +177,77 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     auto shuffle = gpu::ShuffleOp::create(
         builder, loc, value.getType(), builder.getI1Type(), value, offset,
         widthValue, gpu::ShuffleModeAttr::get(op->getContext(), *mode));
-    scalars.map(op->getResult(0), shuffle.getShuffleResult());
+    if (isFullMask(op->getOperand(0))) {
+      scalars.map(op->getResult(0), shuffle.getShuffleResult());
+      return success();
+    }
+    // The mask names the lanes taking part; every lane runs the shuffle
+    // (ConvergeWarps.cpp). A lane reading one outside the mask (a lane past
+    // the block's last thread included) reads a value CUDA leaves
+    // undefined: zero here, so that a sum over the mask's lanes adds
+    // nothing for the others (reduce7's shuffles down over the lanes that
+    // hold partials). A source outside the segment gives the own value, as
+    // in CUDA.
+    shuffle->setAttr(kPartialMaskAttrName, builder.getUnitAttr());
+    Value mask = lookup(op, op->getOperand(0));
+    if (!mask)
+      return failure();
+    Type i32 = builder.getI32Type();
+    auto i32Constant = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(builder, loc, i32, v);
+    };
+    Value lane = arith::IndexCastOp::create(
+        builder, loc, i32,
+        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
+                               indexConstant(loc, 32)));
+    Value delta = offset.getType() == i32
+                      ? offset
+                      : Value(arith::TruncIOp::create(builder, loc, i32, offset));
+    // The source lane, and whether it is in the calling lane's segment of
+    // `width` lanes (computed: where subgroups are narrower, the shuffle's
+    // `valid` is also false for a lane past the block's last thread).
+    Value source;
+    Value inSegment = arith::ConstantIntOp::create(builder, loc,
+                                                   builder.getI1Type(), 1);
+    Value laneInSegment =
+        arith::AndIOp::create(builder, loc, lane, i32Constant(*width - 1));
+    switch (*mode) {
+    case gpu::ShuffleMode::XOR:
+      source = arith::XOrIOp::create(builder, loc, lane, delta);
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = arith::AddIOp::create(builder, loc, lane, delta);
+      inSegment = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::ult,
+          arith::AddIOp::create(builder, loc, laneInSegment, delta),
+          i32Constant(*width));
+      break;
+    case gpu::ShuffleMode::UP:
+      source = arith::SubIOp::create(builder, loc, lane, delta);
+      inSegment = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::uge, laneInSegment, delta);
+      break;
+    case gpu::ShuffleMode::IDX: {
+      Value segment = i32Constant(~(*width - 1));
+      source = arith::OrIOp::create(
+          builder, loc, arith::AndIOp::create(builder, loc, lane, segment),
+          arith::AndIOp::create(builder, loc, delta, i32Constant(*width - 1)));
+      break;
+    }
+    }
+    source = arith::AndIOp::create(builder, loc, source, i32Constant(31));
+    Value sourceBit = arith::AndIOp::create(
+        builder, loc, arith::ShRUIOp::create(builder, loc, mask, source),
+        i32Constant(1));
+    Value outside = arith::AndIOp::create(
+        builder, loc, inSegment,
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                              sourceBit, i32Constant(0)));
+    Value zero = arith::ConstantOp::create(
+        builder, loc, builder.getZeroAttr(value.getType()));
+    scalars.map(op->getResult(0),
+                arith::SelectOp::create(builder, loc, outside, zero,
+                                        shuffle.getShuffleResult()));
     return success();
   }
   FailureOr<bool> collective = raiseWarpCollective(op, name);

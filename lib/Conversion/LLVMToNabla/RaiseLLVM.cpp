@@ -297,6 +297,8 @@ void RaiseLLVM::runOnOperation() {
     if (fp.isKernel)
       makeKernel(gpuModule.lookupSymbol<func::FuncOp>(name),
                  attributions.lookup(name), shadows.lookup(name));
+  if (failed(convergeWarps(gpuModule)))
+    return signalPassFailure();
 
   // Host objects the frontend named (v2 declarations, v1 baked addresses)
   // become relocation records, as reloc-raise makes them for MLIR input.

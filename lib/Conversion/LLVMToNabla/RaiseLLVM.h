@@ -241,6 +241,35 @@ std::optional<std::pair<int64_t, mlir::Type>>
 getAggregateLeaf(const mlir::DataLayout &layout, mlir::Type type,
                  llvm::ArrayRef<int64_t> position);
 
+/// The operations a warp reduction combines with (WarpCollectives.cpp).
+enum class WarpCombine { Add, Min, Max, MinU, MaxU, And, Or, Xor };
+
+/// Marks the warp operations that stand for CUDA's over a partial mask:
+/// every lane of the warp must run them (ConvergeWarps.cpp).
+inline constexpr llvm::StringLiteral kPartialMaskAttrName =
+    "nabla.partial_mask";
+
+/// x + X * (y + Y * z): the thread's position in its block.
+mlir::Value buildLinearThreadId(mlir::OpBuilder &b, mlir::Location loc);
+
+/// `value` (i32) combined by `kind` over the 32 lanes of the calling
+/// thread's warp (a butterfly of xor shuffles), in every lane; partners past
+/// the block's last thread count as the identity. `partialMask` marks the
+/// shuffles with kPartialMaskAttrName.
+mlir::Value buildWarpReduce(mlir::OpBuilder &b, mlir::Location loc,
+                            WarpCombine kind, mlir::Value value,
+                            bool partialMask);
+
+/// CUDA's ballot of `predicate` (i1) over the calling thread's warp.
+mlir::Value buildWarpBallot(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value predicate, bool partialMask);
+
+/// Makes every lane of the warp run the warp operations over a partial mask
+/// and resolves `nabla.active_lanes`: the branches around them whose
+/// condition may differ between a block's threads run in every lane under a
+/// predicate. Located errors for what cannot be (ConvergeWarps.cpp).
+mlir::LogicalResult convergeWarps(mlir::Operation *root);
+
 /// The name of the memref.global a baked address (v1) becomes.
 std::string getAddressGlobalName(llvm::StringRef address);
 

@@ -2,11 +2,23 @@
 //
 // `__ballot_sync`, `__any_sync`, `__all_sync`, `__uni_sync` (NVVM
 // vote.*.sync) and sm_80's `__reduce_{add,min,max,and,or,xor}_sync` (NVVM
-// redux.sync.*) over a full warp become butterflies of 32-wide xor shuffles
-// combining integers: CUDA's warps are 32 consecutive linear thread ids on
-// every target (RaiseControl.cpp), and 32-wide shuffles mean that everywhere,
-// also where subgroups are narrower. Every lane gets the warp's result. A
-// partial mask is a located error (the lanes it leaves out would take part).
+// redux.sync.*) become butterflies of 32-wide xor shuffles combining
+// integers: CUDA's warps are 32 consecutive linear thread ids on every target
+// (RaiseControl.cpp), and 32-wide shuffles mean that everywhere, also where
+// subgroups are narrower. Every lane gets the warp's result; a lane whose
+// partner does not exist (a block of 48 threads: its second warp has 16
+// lanes) takes the operation's identity from it (where subgroups are
+// narrower, the exchange through workgroup memory would read what another
+// workgroup left there).
+//
+// A mask other than the constant 0xffffffff (reduce7's `__ballot_sync(~0u,
+// tid < n)` passed on inside `if (tid < n)`, a block of 16 threads' 0xffff)
+// names the lanes taking part: each lane outside it contributes the identity
+// (0 to a sum or a ballot, 1 to `__all_sync`), which is exact when every lane
+// of the warp runs the butterfly. The shuffles are marked
+// `nabla.partial_mask`, and ConvergeWarps.cpp makes every lane run them.
+// `__activemask()` becomes `nabla.active_lanes`, which ConvergeWarps.cpp
+// resolves into a ballot of the predicate it runs under.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,104 +32,208 @@
 using namespace mlir;
 using namespace nabla::raise;
 
-namespace {
-enum class Combine { Add, Min, Max, MinU, MaxU, And, Or, Xor };
-} // namespace
-
-static Value combine(OpBuilder &b, Location loc, Combine kind, Value x,
+static Value combine(OpBuilder &b, Location loc, WarpCombine kind, Value x,
                      Value y) {
   switch (kind) {
-  case Combine::Add:
+  case WarpCombine::Add:
     return arith::AddIOp::create(b, loc, x, y);
-  case Combine::Min:
+  case WarpCombine::Min:
     return arith::MinSIOp::create(b, loc, x, y);
-  case Combine::Max:
+  case WarpCombine::Max:
     return arith::MaxSIOp::create(b, loc, x, y);
-  case Combine::MinU:
+  case WarpCombine::MinU:
     return arith::MinUIOp::create(b, loc, x, y);
-  case Combine::MaxU:
+  case WarpCombine::MaxU:
     return arith::MaxUIOp::create(b, loc, x, y);
-  case Combine::And:
+  case WarpCombine::And:
     return arith::AndIOp::create(b, loc, x, y);
-  case Combine::Or:
+  case WarpCombine::Or:
     return arith::OrIOp::create(b, loc, x, y);
-  case Combine::Xor:
+  case WarpCombine::Xor:
     return arith::XOrIOp::create(b, loc, x, y);
   }
   llvm_unreachable("unknown combine");
 }
 
-/// `value` (i32) combined over the 32 lanes of the warp, in every lane.
-static Value warpReduce(OpBuilder &b, Location loc, Combine kind, Value value) {
+/// The i32 that combined with any x by `kind` gives x.
+static Value identity(OpBuilder &b, Location loc, WarpCombine kind) {
+  int64_t value = 0;
+  switch (kind) {
+  case WarpCombine::Min:
+    value = INT32_MAX;
+    break;
+  case WarpCombine::Max:
+    value = INT32_MIN;
+    break;
+  case WarpCombine::MinU:
+  case WarpCombine::And:
+    value = -1;
+    break;
+  default:
+    break;
+  }
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+Value nabla::raise::buildLinearThreadId(OpBuilder &b, Location loc) {
+  auto id = [&](gpu::Dimension d) -> Value {
+    return gpu::ThreadIdOp::create(b, loc, d);
+  };
+  auto dim = [&](gpu::Dimension d) -> Value {
+    return gpu::BlockDimOp::create(b, loc, d);
+  };
+  Value yz = arith::AddIOp::create(
+      b, loc, id(gpu::Dimension::y),
+      arith::MulIOp::create(b, loc, dim(gpu::Dimension::y),
+                            id(gpu::Dimension::z)));
+  return arith::AddIOp::create(
+      b, loc, id(gpu::Dimension::x),
+      arith::MulIOp::create(b, loc, dim(gpu::Dimension::x), yz));
+}
+
+/// The calling thread's lane in its warp, as an i32.
+static Value warpLane(OpBuilder &b, Location loc, Value linear) {
+  Value lane = arith::RemUIOp::create(
+      b, loc, linear, arith::ConstantIndexOp::create(b, loc, 32));
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), lane);
+}
+
+Value nabla::raise::buildWarpReduce(OpBuilder &b, Location loc,
+                                    WarpCombine kind, Value value,
+                                    bool partialMask) {
   Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  // A partner past the block's last thread (the block's last warp may be
+  // partial) holds nothing: its value is undefined on NVVM and whatever
+  // workgroup memory held where subgroups are narrower.
+  Value linear = buildLinearThreadId(b, loc);
+  Value lane = arith::RemUIOp::create(
+      b, loc, linear, arith::ConstantIndexOp::create(b, loc, 32));
+  Value warpBase = arith::SubIOp::create(b, loc, linear, lane);
+  Value dx = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+  Value dy = gpu::BlockDimOp::create(b, loc, gpu::Dimension::y);
+  Value dz = gpu::BlockDimOp::create(b, loc, gpu::Dimension::z);
+  Value threads =
+      arith::MulIOp::create(b, loc, dx, arith::MulIOp::create(b, loc, dy, dz));
   for (int offset = 16; offset > 0; offset /= 2) {
     Value delta = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-    Value other = gpu::ShuffleOp::create(b, loc, value, delta, width,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
+    auto shuffle = gpu::ShuffleOp::create(b, loc, value, delta, width,
+                                          gpu::ShuffleMode::XOR);
+    if (partialMask)
+      shuffle->setAttr(kPartialMaskAttrName, b.getUnitAttr());
+    Value partner = arith::AddIOp::create(
+        b, loc, warpBase,
+        arith::XOrIOp::create(b, loc, lane,
+                              arith::ConstantIndexOp::create(b, loc, offset)));
+    Value exists = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         partner, threads);
+    Value other = arith::SelectOp::create(
+        b, loc, exists, shuffle.getShuffleResult(), identity(b, loc, kind));
     value = combine(b, loc, kind, value, other);
   }
   return value;
 }
 
+Value nabla::raise::buildWarpBallot(OpBuilder &b, Location loc,
+                                    Value predicate, bool partialMask) {
+  Type i32 = b.getI32Type();
+  Value bit = arith::ExtUIOp::create(b, loc, i32, predicate);
+  Value own = arith::ShLIOp::create(
+      b, loc, bit, warpLane(b, loc, buildLinearThreadId(b, loc)));
+  return buildWarpReduce(b, loc, WarpCombine::Or, own, partialMask);
+}
+
 FailureOr<bool> FunctionRaiser::raiseWarpCollective(Operation *op,
                                                     StringRef name) {
+  Location loc = plainLoc(op->getLoc());
+  if (name == "llvm.nvvm.activemask") {
+    if (op->getNumOperands() != 0 || op->getNumResults() != 1 ||
+        !op->getResult(0).getType().isInteger(32))
+      return fail(op) << "cannot raise this __activemask";
+    scalars.map(op->getResult(0),
+                nabla::ActiveLanesOp::create(builder, loc, builder.getI32Type())
+                    .getMask());
+    return true;
+  }
   bool vote = name.consume_front("llvm.nvvm.vote.");
   bool redux = !vote && name.consume_front("llvm.nvvm.redux.sync.");
   if (!vote && !redux)
     return false;
   if (!name.consume_back(".sync") && vote)
     return false;
-  Location loc = plainLoc(op->getLoc());
   // vote.*.sync(mask, predicate), redux.sync.*(value, mask).
   if (op->getNumOperands() != 2 || op->getNumResults() != 1)
     return fail(op) << "cannot raise this warp collective";
-  Value mask = op->getOperand(vote ? 0 : 1);
-  APInt maskValue;
-  if (!matchPattern(mask, m_ConstantInt(&maskValue)) || !maskValue.isAllOnes())
-    return fail(op) << "cannot raise a warp vote or reduction over a partial "
-                       "mask (only 0xffffffff: the whole warp)";
   Value operand = lookup(op, op->getOperand(vote ? 1 : 0));
   if (!operand)
     return failure();
   Type i32 = builder.getI32Type();
+  // Lanes outside a partial mask contribute the identity.
+  APInt maskValue;
+  bool partial = !matchPattern(op->getOperand(vote ? 0 : 1),
+                               m_ConstantInt(&maskValue)) ||
+                 !maskValue.isAllOnes();
+  Value inMask;
+  if (partial) {
+    Value mask = lookup(op, op->getOperand(vote ? 0 : 1));
+    if (!mask)
+      return failure();
+    Value lane = arith::IndexCastOp::create(
+        builder, loc, i32,
+        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
+                               indexConstant(loc, 32)));
+    Value bit = arith::AndIOp::create(
+        builder, loc, arith::ShRUIOp::create(builder, loc, mask, lane),
+        arith::ConstantIntOp::create(builder, loc, i32, 1));
+    inMask = arith::TruncIOp::create(builder, loc, builder.getI1Type(), bit);
+  }
   Value result;
   if (redux) {
-    std::optional<Combine> kind =
-        llvm::StringSwitch<std::optional<Combine>>(name)
-            .Case("add", Combine::Add)
-            .Case("min", Combine::Min)
-            .Case("max", Combine::Max)
-            .Case("umin", Combine::MinU)
-            .Case("umax", Combine::MaxU)
-            .Case("and", Combine::And)
-            .Case("or", Combine::Or)
-            .Case("xor", Combine::Xor)
+    std::optional<WarpCombine> kind =
+        llvm::StringSwitch<std::optional<WarpCombine>>(name)
+            .Case("add", WarpCombine::Add)
+            .Case("min", WarpCombine::Min)
+            .Case("max", WarpCombine::Max)
+            .Case("umin", WarpCombine::MinU)
+            .Case("umax", WarpCombine::MaxU)
+            .Case("and", WarpCombine::And)
+            .Case("or", WarpCombine::Or)
+            .Case("xor", WarpCombine::Xor)
             .Default(std::nullopt);
     if (!kind || operand.getType() != i32)
       return fail(op) << "cannot raise the warp reduction '" << name << "'";
-    result = warpReduce(builder, loc, *kind, operand);
+    if (partial)
+      operand = arith::SelectOp::create(builder, loc, inMask, operand,
+                                        identity(builder, loc, *kind));
+    result = buildWarpReduce(builder, loc, *kind, operand, partial);
   } else {
-    Value bit = arith::ExtUIOp::create(builder, loc, i32, operand);
     Value zero = arith::ConstantIntOp::create(builder, loc, i32, 0);
     auto nonZero = [&](Value v) -> Value {
       return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne, v,
                                    zero);
     };
+    // What a lane contributes to an any (or a ballot), and to an all.
+    Value forAny = operand, forAll = operand;
+    if (partial) {
+      forAny = arith::AndIOp::create(builder, loc, operand, inMask);
+      Value outside = arith::XOrIOp::create(
+          builder, loc, inMask,
+          arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
+      forAll = arith::OrIOp::create(builder, loc, operand, outside);
+    }
+    auto reduce = [&](WarpCombine kind, Value predicate) {
+      return nonZero(buildWarpReduce(
+          builder, loc, kind,
+          arith::ExtUIOp::create(builder, loc, i32, predicate), partial));
+    };
     if (name == "ballot") {
-      Value lane = arith::IndexCastOp::create(
-          builder, loc, i32,
-          arith::RemUIOp::create(builder, loc, linearThreadId(loc),
-                                 indexConstant(loc, 32)));
-      Value own = arith::ShLIOp::create(builder, loc, bit, lane);
-      result = warpReduce(builder, loc, Combine::Or, own);
+      result = buildWarpBallot(builder, loc, forAny, partial);
     } else if (name == "any") {
-      result = nonZero(warpReduce(builder, loc, Combine::Or, bit));
+      result = reduce(WarpCombine::Or, forAny);
     } else if (name == "all") {
-      result = nonZero(warpReduce(builder, loc, Combine::And, bit));
+      result = reduce(WarpCombine::And, forAll);
     } else if (name == "uni") {
-      Value all = nonZero(warpReduce(builder, loc, Combine::And, bit));
-      Value any = nonZero(warpReduce(builder, loc, Combine::Or, bit));
+      Value all = reduce(WarpCombine::And, forAll);
+      Value any = reduce(WarpCombine::Or, forAny);
       Value none = arith::XOrIOp::create(
           builder, loc, any,
           arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));

@@ -436,8 +436,9 @@ def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
     flow that only some subgroups take (`if (tid < 32) { ...; __syncwarp();
     }`), but every active lane of the subgroup must execute it, as CUDA asks
     of `__syncwarp()` with a full mask. The LLVM IR frontend raises
-    `llvm.nvvm.bar.warp.sync` with a full mask to it (a partial mask is a
-    located error).
+    `llvm.nvvm.bar.warp.sync` to it; over a partial mask it makes every lane
+    of the warp reach it (the branches around it run in every lane under a
+    predicate).
 
     Lowered per target: `nvvm.bar.warp.sync` with a full mask; on AMDGPU a
     wavefront-scope release and acquire fence around the wave barrier; on
@@ -453,6 +454,27 @@ def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {
     ```
   }];
   let assemblyFormat = "attr-dict";
+}
+
+def Nabla_ActiveLanesOp : Nabla_Op<"active_lanes"> {
+  let summary = "The lanes of the warp executing this op (CUDA's __activemask)";
+  let description = [{
+    A 32-bit mask with bit `l` set when lane `l` of the calling thread's
+    warp (32 consecutive linear thread ids) executes this op at the same
+    point. The LLVM IR frontend raises `llvm.nvvm.activemask` to it and
+    resolves it before the raise ends: it makes every lane of the warp
+    execute the branches around the op with a predicate (the lanes that
+    took them) and replaces the op with a ballot of that predicate. It has
+    no lowering of its own; one left in a kernel is a located error of the
+    target checks. No operands, and not `Pure`: two of them in different
+    branches differ.
+
+    ```mlir
+    %active = nabla.active_lanes : i32
+    ```
+  }];
+  let results = (outs I32:$mask);
+  let assemblyFormat = "attr-dict `:` type($mask)";
 }
 
 #endif // NABLA_DIALECT_NABLA_IR_NABLAOPS_TD
