@@ -188,3 +188,69 @@ def test_cuda_row_mean_barrier_first(tmp_path, opt, threads):
                     f"i32:{C}", f"i32:{threads}"], shared)
     check(out[3], np.repeat(dmean / C, C))
     check(out[1], np.zeros(rows))
+
+
+def softmax_rows(x):
+    y = np.exp(x - x.max(axis=1, keepdims=True))
+    return y / y.sum(axis=1, keepdims=True)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", [1, 2, 3])
+@pytest.mark.parametrize("threads", [64, 32, 128])
+def test_cuda_softmax_rows_two_trees_one_buffer(tmp_path, opt, threads):
+    """llm.c's softmax_forward_kernel2: a max tree then a sum tree in one
+    shared buffer, steps opening with the barrier, the row normalized in
+    place; 128 threads for 70 columns leave threads with -inf and 0 leaves.
+    Before the fix the sum tree's broadcast read the root's adjoint while
+    thread 0 was already taking it away: threads past the first subgroup
+    got a partial seed (no error, gradients off by up to 0.02)."""
+    ll = compile_cuda(tmp_path, "row_trees", opt)
+    rows, C = 3, 70
+    x = RNG.standard_normal((rows, C))
+    w = RNG.standard_normal((rows, C))
+    shared = [f"--dynamic-shared-memory={4 * threads}"]
+    out = run_cuda(tmp_path, ll, "softmax_kernel", rows, threads,
+                   [f32(np.zeros(rows * C)), f32(x.reshape(-1)), f"i32:{rows}", f"i32:{C}"],
+                   shared)
+    y = softmax_rows(x)
+    check(out[0], y.reshape(-1))
+    out = run_cuda(tmp_path, ll, "grad_softmax", rows, threads,
+                   [f32(np.zeros(rows * C)), f32(w.reshape(-1)), f32(x.reshape(-1)),
+                    f32(np.zeros(rows * C)), f"i32:{rows}", f"i32:{C}"],
+                   shared)
+    expected = y * (w - (w * y).sum(axis=1, keepdims=True))
+    check(out[3], expected.reshape(-1), rtol=1e-3, atol=1e-6)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", [1, 2])
+@pytest.mark.parametrize("threads", [64, 256])
+def test_cuda_max_tree_adjoint_to_one_winner(tmp_path, opt, threads):
+    """out = x - max(row) through a shared-memory max tree (reversed step by
+    step from a private tape): d/dx = w minus the row's sum of w at the one
+    element the tree picked, also when the maximum is tied (rows 1 and 2
+    hold it twice): the tied elements share it exactly once."""
+    ll = compile_cuda(tmp_path, "row_trees", opt)
+    rows, C = 3, 70
+    x = RNG.standard_normal((rows, C))
+    x[1, [5, 40]] = x[1].max() + 1.0
+    x[2, [0, 69]] = x[2].max() + 0.5
+    w = RNG.standard_normal((rows, C))
+    shared = [f"--dynamic-shared-memory={4 * threads}"]
+    out = run_cuda(tmp_path, ll, "shift_kernel", rows, threads,
+                   [f32(np.zeros(rows * C)), f32(x.reshape(-1)), f"i32:{rows}", f"i32:{C}"],
+                   shared)
+    check(out[0], (x - x.max(axis=1, keepdims=True)).reshape(-1))
+    out = run_cuda(tmp_path, ll, "grad_shift", rows, threads,
+                   [f32(np.zeros(rows * C)), f32(w.reshape(-1)), f32(x.reshape(-1)),
+                    f32(np.zeros(rows * C)), f"i32:{rows}", f"i32:{C}"],
+                   shared)
+    dx = out[3].reshape(rows, C)
+    check(dx[0], w[0] - np.eye(C)[x[0].argmax()] * w[0].sum())
+    for r, tied in [(1, [5, 40]), (2, [0, 69])]:
+        others = np.setdiff1d(np.arange(C), tied)
+        check(dx[r, others], w[r, others])
+        # One of the tied elements takes -sum(w), the other keeps its w.
+        shifted = dx[r, tied] - w[r, tied]
+        check(np.sort(shifted), np.sort([0.0, -w[r].sum()]), atol=1e-5)

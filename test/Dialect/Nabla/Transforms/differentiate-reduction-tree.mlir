@@ -274,3 +274,123 @@ gpu.module @m {
   nabla.kernel_adjoint @viewed -> @viewed_adjoint
       {activity = [#nabla.activity<dup>, #nabla.activity<dup>]}
 }
+
+// -----
+// llm.c's softmax_forward_kernel2 shape: each step opens with the barrier,
+// none between the leaf store and the tree, every thread reads the root.
+// The broadcast ends with a barrier: the leaf store's reverse (thread 0
+// takes the root's adjoint away) must not run before every thread read the
+// seed.
+// CHECK-LABEL: func.func private @__nabla_vjp_barrier_first_ddd_w2
+// CHECK: memref.atomic_rmw addf
+// CHECK: scf.while
+// CHECK: arith.addf
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK: return
+gpu.module @m {
+  func.func @barrier_first(%x: memref<?xf32>, %out: memref<?xf32>, %tile: memref<256xf32, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %tid = gpu.thread_id x
+    %t = arith.index_cast %tid : index to i32
+    %n = gpu.block_dim x
+    %n32 = arith.index_cast %n : index to i32
+    %v = memref.load %x[%tid] : memref<?xf32>
+    memref.store %v, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+    %s0 = arith.shrui %n32, %c1_i32 : i32
+    // expected-remark @below {{loop reversed as a reduction: a sum tree of twice its first stride elements}}
+    %r = scf.while (%s = %s0) : (i32) -> i32 {
+      gpu.barrier
+      %active = arith.cmpi ult, %t, %s : i32
+      scf.if %active {
+        %j = arith.addi %s, %t : i32
+        %ji = arith.index_castui %j : i32 to index
+        %a = memref.load %tile[%ji] : memref<256xf32, #gpu.address_space<workgroup>>
+        %b = memref.load %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+        %sum = arith.addf %a, %b : f32
+        memref.store %sum, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+      }
+      %next = arith.shrui %s, %c1_i32 : i32
+      %more = arith.cmpi ne, %next, %c0_i32 : i32
+      scf.condition(%more) %next : i32
+    } do {
+    ^bb0(%s: i32):
+      scf.yield %s : i32
+    }
+    gpu.barrier
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %root = memref.load %tile[%c0] : memref<256xf32, #gpu.address_space<workgroup>>
+    %y = arith.mulf %root, %v : f32
+    %tid2 = gpu.thread_id x
+    memref.store %y, %out[%tid2] : memref<?xf32>
+    return
+  }
+  gpu.func @grad(%x: memref<?xf32>, %dx: memref<?xf32>, %out: memref<?xf32>, %dout: memref<?xf32>)
+      workgroup(%tile: memref<256xf32, #gpu.address_space<workgroup>>,
+                %dtile: memref<256xf32, #gpu.address_space<workgroup>>) kernel {
+    %tid = gpu.thread_id x
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %dtile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    nabla.autodiff @barrier_first(%x, %dx, %out, %dout, %tile, %dtile)
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<256xf32, #gpu.address_space<workgroup>>, memref<256xf32, #gpu.address_space<workgroup>>) -> ()
+    gpu.return
+  }
+}
+
+// -----
+// A max tree in the same do-while: no broadcast (the max's adjoint goes to
+// its winner), but the halving loop is counted (its trip count is bounded by
+// the stride's 32 bits), so it is reversed step by step from a private tape.
+// CHECK-LABEL: func.func private @__nabla_vjp_max_tree_dd
+gpu.module @m {
+  func.func @max_tree(%x: memref<?xf32>, %out: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %tile = memref.alloca() : memref<256xf32, #gpu.address_space<workgroup>>
+    %tid = gpu.thread_id x
+    %t = arith.index_cast %tid : index to i32
+    %n = gpu.block_dim x
+    %n32 = arith.index_cast %n : index to i32
+    %v = memref.load %x[%tid] : memref<?xf32>
+    memref.store %v, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+    %s0 = arith.shrui %n32, %c1_i32 : i32
+    // expected-remark @below {{loop reversed with a tape of 32 (nabla.max_trip_count) slots per enclosing iteration}}
+    %r = scf.while (%s = %s0) : (i32) -> i32 {
+      gpu.barrier
+      %active = arith.cmpi ult, %t, %s : i32
+      scf.if %active {
+        %j = arith.addi %s, %t : i32
+        %ji = arith.index_castui %j : i32 to index
+        %a = memref.load %tile[%ji] : memref<256xf32, #gpu.address_space<workgroup>>
+        %b = memref.load %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+        %m = arith.maxnumf %a, %b : f32
+        memref.store %m, %tile[%tid] : memref<256xf32, #gpu.address_space<workgroup>>
+      }
+      %next = arith.shrui %s, %c1_i32 : i32
+      %more = arith.cmpi ne, %next, %c0_i32 : i32
+      scf.condition(%more) %next : i32
+    } do {
+    ^bb0(%s: i32):
+      scf.yield %s : i32
+    }
+    gpu.barrier
+    %root = memref.load %tile[%c0] : memref<256xf32, #gpu.address_space<workgroup>>
+    %y = arith.subf %v, %root : f32
+    memref.store %y, %out[%tid] : memref<?xf32>
+    return
+  }
+  gpu.func @grad(%x: memref<?xf32>, %dx: memref<?xf32>, %out: memref<?xf32>, %dout: memref<?xf32>) kernel {
+    nabla.autodiff @max_tree(%x, %dx, %out, %dout)
+        {activity = [#nabla.activity<dup>, #nabla.activity<dup>], ret_activity = []}
+        : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+    gpu.return
+  }
+}

@@ -235,7 +235,22 @@ ReductionTreeStrategy::match(Operation *loop,
       return nullptr;
   auto plan = std::make_unique<ReductionTreeStrategy>();
   std::optional<TreeStep> step;
-  if (auto forOp = dyn_cast<scf::ForOp>(loop)) {
+  auto forOp = dyn_cast<scf::ForOp>(loop);
+  if (forOp && forOp->hasAttr(kHalvingCounterAttrName)) {
+    // clang's do-while as reverse mode's preparation counted it
+    // (CountedWhileLoops.cpp): the stride, the loop's one value, halves
+    // from its initial value down to 1.
+    if (forOp.getNumRegionIterArgs() != 1)
+      return nullptr;
+    Value stride = forOp.getRegionIterArgs().front();
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    if (!isHalved(yield.getOperand(0), stride))
+      return nullptr;
+    step = matchStep(*forOp.getBody(), stride, loop);
+    if (!step)
+      return nullptr;
+    plan->firstStride = forOp.getInitArgs().front();
+  } else if (forOp) {
     std::optional<int64_t> lb = getConstantIntValue(forOp.getLowerBound());
     std::optional<int64_t> ub = getConstantIntValue(forOp.getUpperBound());
     std::optional<int64_t> by = getConstantIntValue(forOp.getStep());
@@ -336,7 +351,8 @@ ReductionTreeStrategy::match(Operation *loop,
 
 LogicalResult ReductionTreeStrategy::forwardTree(VJPEmitter &emitter,
                                                  Operation *loop) {
-  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+  if (auto forOp = dyn_cast<scf::ForOp>(loop);
+      forOp && !forOp->hasAttr(kHalvingCounterAttrName))
     return emitter.forwardCheckpointedFor(forOp);
   Operation *clone = emitter.builder().clone(*loop, emitter.fwd);
   for (auto [src, dst] : llvm::zip(loop->getResults(), clone->getResults()))
@@ -448,6 +464,11 @@ LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
         }
         scf::YieldOp::create(nb, l);
       });
+  // Every thread has read the seed and added it before the code reversed
+  // next takes the root's adjoint away or reads another thread's element (a
+  // tree whose barrier opens each step has none replayed after it: thread
+  // 0 zeroed the root's adjoint while other subgroups had yet to read it).
+  gpu::BarrierOp::create(b, loc);
   return success();
 }
 

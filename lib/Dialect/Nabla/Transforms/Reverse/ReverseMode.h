@@ -29,6 +29,11 @@ struct OrderedAccumulation {
 inline constexpr llvm::StringLiteral kMaxTripCountAttrName =
     "nabla.max_trip_count";
 inline constexpr llvm::StringLiteral kCheckpointsAttrName = "nabla.checkpoints";
+/// Set by reverse mode's preparation on the scf.for a halving do-while
+/// became (`for (s = s0; s > 0; s >>= 1)`, CountedWhileLoops.cpp): the
+/// position of the halved value among the loop's values.
+inline constexpr llvm::StringLiteral kHalvingCounterAttrName =
+    "nabla.halving_counter";
 
 /// How loops are reversed (nabla-differentiate's options): `checkpoints`
 /// snapshots per checkpointed loop, taped loops up to `tapeBudget` bytes of
