@@ -7,11 +7,61 @@
 
 #include "nabla/Runtime/Device.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
 
 using namespace nabla::runtime;
 
 Device::~Device() = default;
+
+struct UninterruptibleCallGuard::State {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  std::thread watcher;
+};
+
+UninterruptibleCallGuard::UninterruptibleCallGuard(const Device &device,
+                                                   std::string what) {
+  if (!device.endsProcessOnTimeout())
+    return;
+  state = std::make_unique<State>();
+  unsigned seconds = device.timeout();
+  State *s = state.get();
+  s->watcher = std::thread([s, seconds, what = std::move(what)] {
+    std::unique_lock<std::mutex> lock(s->mutex);
+    if (s->done.wait_for(lock, std::chrono::seconds(seconds),
+                         [s] { return s->finished; }))
+      return;
+    endProcessAfterTimeout(what + " did not finish within " +
+                           std::to_string(seconds) +
+                           " s (the --timeout; the driver cannot be "
+                           "interrupted there)");
+  });
+}
+
+void nabla::runtime::endProcessAfterTimeout(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+  _exit(1);
+}
+
+UninterruptibleCallGuard::~UninterruptibleCallGuard() {
+  if (!state)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    state->finished = true;
+  }
+  state->done.notify_all();
+  state->watcher.join();
+}
 
 Error Device::adoptExternalBuffer(uint64_t, uint64_t, uint64_t) {
   return makeError("the " + info().backend +

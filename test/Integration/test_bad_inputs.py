@@ -211,3 +211,43 @@ def test_host_program_with_more_bindings_than_the_device_allows(tmp_path):
     assert "storage-buffer bindings" in result.stderr, result.stderr
     assert "nabla_mgpu: error: kernel" in result.stderr
     assert "allows at most" in result.stderr
+
+
+SPIN = """
+gpu.module @m {
+  gpu.func @spin(%x: memref<?xi32>, %n: index) kernel {
+    %t = gpu.thread_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %a = arith.constant 1664525 : i32
+    %b = arith.constant 1013904223 : i32
+    %v = memref.load %x[%t] : memref<?xi32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%s = %v) -> (i32) {
+      %m = arith.muli %s, %a : i32
+      %next = arith.addi %m, %b : i32
+      scf.yield %next : i32
+    }
+    memref.store %r, %x[%t] : memref<?xi32>
+    gpu.return
+  }
+}
+"""
+
+
+def test_timeout_ends_the_tool_at_once(tmp_path):
+    """A kernel past --timeout (2 million threads of 65,000 steps, about 20 s
+    on lavapipe, whose loops stop after 65,535 steps): exit 1 with the error
+    soon after the timeout, not after the device finished (releasing what
+    the launch holds waited for it, then crashed)."""
+    import time
+    source = tmp_path / "spin.mlir"
+    source.write_text(SPIN)
+    x = tmp_path / "x.npy"
+    np.save(x, np.arange(64, dtype=np.int32))
+    start = time.monotonic()
+    result = run([tool("nabla-run"), str(source), "--kernel=spin",
+                  "--grid=32768", "--block=64", f"--arg={x}", "--arg=index:65000",
+                  "--timeout=1", f"--out={tmp_path / 'out'}"], expect=1)
+    assert time.monotonic() - start < 10
+    assert "error: kernel 'spin' did not finish within 1 s" in result.stderr
+    assert "internal error" not in result.stderr

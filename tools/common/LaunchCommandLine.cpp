@@ -65,8 +65,8 @@ const char *nabla::runtime::launchFlagsHelp() {
          "  --device=N             device index (default $NABLA_DEVICE, else "
          "the preferred one: a GPU before lavapipe)\n"
          "  --out=DIR              where arg<k>.npy are written (default .)\n"
-         "  --timeout=SECONDS      give up waiting after this long (default "
-         "60)\n"
+         "  --timeout=SECONDS      give up waiting for the device (and for the "
+         "driver creating a pipeline) after this long (default 60)\n"
          "  --print                print every buffer after the launch\n"
          "  --repeat=N             launch N times on the same device objects, "
          "each from the same inputs (default 1, at most 100000)\n"
@@ -701,6 +701,7 @@ int nabla::runtime::runKernel(
   if (!options.timeFormat.empty())
     spec.timing = &timing;
   device.setTimeout(options.timeoutSeconds);
+  device.setEndProcessOnTimeout(true);
   auto launchStart = std::chrono::steady_clock::now();
   if (Error e = launchKernel(device, spec, params))
     return fail(e.message());

@@ -144,6 +144,12 @@ public:
   /// 60).
   unsigned timeout() const { return timeoutSeconds; }
   void setTimeout(unsigned seconds) { timeoutSeconds = seconds ? seconds : 1; }
+  /// Driver calls that cannot be interrupted (creating a Vulkan pipeline:
+  /// the driver compiles the shader, 130 s for a large adjoint on lavapipe)
+  /// end the process with an error past the timeout when this is set. The
+  /// tools set it; a library caller (Python) waits instead.
+  bool endsProcessOnTimeout() const { return endProcessOnTimeout; }
+  void setEndProcessOnTimeout(bool end) { endProcessOnTimeout = end; }
 
   /// Loads a module; its handle stays valid until unloadModule.
   virtual Expected<void *> loadModule(const ModuleImage &image) = 0;
@@ -195,6 +201,28 @@ public:
 
 private:
   unsigned timeoutSeconds = 60;
+  bool endProcessOnTimeout = false;
+};
+
+/// Prints "error: <message>" and ends the process with status 1 at once: a
+/// device that timed out may still run the work, so nothing it holds can be
+/// released safely (the tools' reaction to a timeout).
+[[noreturn]] void endProcessAfterTimeout(const std::string &message);
+
+/// While alive, watches a driver call of `device` that cannot be
+/// interrupted: past the device's timeout, if the device ends the process on
+/// timeouts, prints "error: <what> did not finish within N s" and exits 1.
+class UninterruptibleCallGuard {
+public:
+  UninterruptibleCallGuard(const Device &device, std::string what);
+  ~UninterruptibleCallGuard();
+  UninterruptibleCallGuard(const UninterruptibleCallGuard &) = delete;
+  UninterruptibleCallGuard &operator=(const UninterruptibleCallGuard &) =
+      delete;
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
 };
 
 /// Opens device `index` (-1: the preferred one) of `backend` ("vulkan",

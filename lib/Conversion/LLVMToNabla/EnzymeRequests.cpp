@@ -111,6 +111,15 @@ LogicalResult FunctionRaiser::raiseEnzymeRequest(LLVM::CallOp call,
                       << " arguments, @" << calleeFunc.getName() << " takes "
                       << calleeFunc.getNumArguments();
 
+  // A kernel's __shared__ arrays are its launch's own (attributions), not
+  // something a caller could pass.
+  if (callee.isKernel && !callee.shared.empty())
+    return fail(call) << "cannot differentiate the __global__ function @"
+                      << calleeFunc.getName()
+                      << " inside another kernel: its __shared__ memory "
+                         "belongs to its own launch; move its body into a "
+                         "__device__ function that both kernels call";
+
   SmallVector<Value> inputs;
   SmallVector<Attribute> activities;
   auto addInput = [&](Value value, nabla::Activity activity) {

@@ -243,9 +243,15 @@ private:
         std::chrono::steady_clock::now() + std::chrono::seconds(timeout());
     int status;
     while ((status = query()) == calls->notReady()) {
-      if (std::chrono::steady_clock::now() > deadline)
-        return makeError(std::string("the device did not finish the work of ") +
-                         what + " within " + std::to_string(timeout()) + " s");
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::string message = std::string("the device did not finish the "
+                                          "work of ") +
+                              what + " within " + std::to_string(timeout()) +
+                              " s";
+        if (endsProcessOnTimeout())
+          endProcessAfterTimeout(message);
+        return makeError(message);
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     return check(status, (std::string("waiting for ") + what).c_str());

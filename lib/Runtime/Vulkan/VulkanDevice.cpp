@@ -278,8 +278,14 @@ Expected<VkPipeline> VulkanDevice::getPipeline(Function &function,
     info.stage.pSpecializationInfo = &specialization;
   info.layout = function.pipelineLayout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VkResult result = vk->vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1,
-                                                 &info, nullptr, &pipeline);
+  VkResult result;
+  {
+    UninterruptibleCallGuard guard(
+        *this, "creating the pipeline of kernel '" + function.name +
+                   "' (the driver compiles its shader)");
+    result = vk->vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info,
+                                          nullptr, &pipeline);
+  }
   if (result != VK_SUCCESS)
     return makeError(vkError("vkCreateComputePipelines", result) +
                      " for kernel '" + function.name + "'");

@@ -293,9 +293,16 @@ Error VulkanDevice::dispatch(const Function &function, VkPipeline pipeline,
     return e;
   VkResult waited = vk->vkWaitForFences(vk->device, 1, &fence, VK_TRUE,
                                         uint64_t(timeout()) * 1000000000ull);
-  if (waited == VK_TIMEOUT)
-    return makeError("kernel '" + function.name + "' did not finish within " +
-                     std::to_string(timeout()) + " s");
+  if (waited == VK_TIMEOUT) {
+    std::string message = "kernel '" + function.name +
+                          "' did not finish within " +
+                          std::to_string(timeout()) + " s";
+    // The device still runs (or compiles) it: releasing what the launch
+    // holds would wait for it, then fail.
+    if (endsProcessOnTimeout())
+      endProcessAfterTimeout(message);
+    return makeError(message);
+  }
   if (Error e = check(waited, "vkWaitForFences"))
     return e;
   if (kernelNs) {

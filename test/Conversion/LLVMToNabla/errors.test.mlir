@@ -16,6 +16,7 @@
 // RUN: not nabla-opt %t/baked.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=BAKED
 // RUN: not nabla-opt %t/phi.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=PHI
 // RUN: not nabla-opt %t/enzyme.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=ENZYME
+// RUN: not nabla-opt %t/enzyme_kernel.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=ENZYME-KERNEL
 // RUN: not nabla-opt %t/syntax.ll 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // RUN: not nabla-opt %t/verifier.ll 2>&1 | FileCheck %s --check-prefix=VERIFIER
 // RUN: %python -c "open('%t/garbage.bc', 'wb').write(b'BC\xc0\xde' + bytes(12))"
@@ -42,6 +43,9 @@
 // BAKED: baked.ll:2:3: error: cannot raise the baked address 4096: list it with its key and size in !nabla.address_map
 // PHI: phi.ll:13:3: error: a pointer that chooses between two different objects (a select or a phi) cannot be raised here: only loads, stores and atomics through one are
 // ENZYME: enzyme.ll:6:3: error: this Enzyme request passes 1 arguments, @f takes 2
+// A __global__ function with __shared__ memory differentiated from another
+// kernel (it said "expects 3 activities, got 4" before).
+// ENZYME-KERNEL: enzyme_kernel.ll:13:3: error: cannot differentiate the __global__ function @sq inside another kernel: its __shared__ memory belongs to its own launch; move its body into a __device__ function that both kernels call
 // SYNTAX: syntax.ll:3:11: error: invalid LLVM IR: expected value token
 // VERIFIER: error: invalid LLVM IR (verifier): Instruction does not dominate all uses!
 // BITCODE: error: invalid LLVM bitcode
@@ -173,6 +177,22 @@ define void @f(ptr %a, i32 %n) { ret void }
 define ptx_kernel void @k(ptr %a, ptr %da) {
   %d = load i32, ptr @enzyme_dup
   call void (ptr, ...) @__enzyme_autodiff(ptr @f, i32 %d, ptr %a, ptr %da)
+  ret void
+}
+//--- enzyme_kernel.ll
+@enzyme_dup = external global i32
+@s = internal addrspace(3) global [64 x float] undef, align 4
+declare void @__enzyme_autodiff(ptr, ...)
+define ptx_kernel void @sq(ptr %x) {
+  %v = load float, ptr %x
+  store float %v, ptr addrspace(3) @s
+  %w = load float, ptr addrspace(3) @s
+  store float %w, ptr %x
+  ret void
+}
+define ptx_kernel void @k(ptr %x, ptr %dx) {
+  %d = load i32, ptr @enzyme_dup
+  call void (ptr, ...) @__enzyme_autodiff(ptr @sq, i32 %d, ptr %x, ptr %dx)
   ret void
 }
 //--- syntax.ll
