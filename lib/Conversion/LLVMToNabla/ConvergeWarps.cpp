@@ -8,300 +8,47 @@
 // contributes the operation's identity (WarpCollectives.cpp): exact when
 // every lane of the warp runs the butterfly, which a native 32-lane shuffle
 // with a full mask (NVVM) and the workgroup-memory exchange of narrower
-// subgroups (SPIR-V, Metal) both need.
-//
-// This file makes every lane run them. The outermost scf.if around such an
-// op whose condition may differ between a block's threads is if-converted:
-// its ops run in every lane, in place; those with effects (loads, stores,
-// atomics, calls, loops and branches without warp ops) and those that may
-// trap (an integer division) are guarded by the predicate in an scf.if of
-// their own that yields zeros otherwise; nested branches holding warp ops
-// are converted under the conjunction of the predicates; loops holding them
-// stay loops, which must then have the same bounds in every thread of the
-// block; the branch's results become arith.select. `nabla.active_lanes`
-// becomes a ballot of the predicate it runs under (at a function's top
-// level, of true: the warp's threads). What cannot be converted (a
-// data-dependent loop or a call holding such an op, inside such a branch)
-// is a located error.
+// subgroups (SPIR-V, Metal) both need. The branches around them are
+// if-converted (nabla/Transforms/ConvergentBranches.h);
+// `nabla.active_lanes` becomes a ballot of the predicate it runs under (at
+// a function's top level, of true: the warp's threads).
 //
 //===----------------------------------------------------------------------===//
 
 #include "RaiseLLVM.h"
 
 #include "nabla/Dialect/Nabla/IR/NablaOps.h"
+#include "nabla/Transforms/ConvergentBranches.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace nabla::raise;
 
-namespace {
-
-class Converger {
-public:
-  explicit Converger(Operation *root) : root(root), builder(root) {}
-
-  LogicalResult run();
-
-private:
-  /// True if `value` is the same in every thread of a block: a constant, a
-  /// kernel's argument, a block id or size, or a pure function of those.
-  bool isBlockUniform(Value value, unsigned depth = 0);
-
-  /// True if `op` is, or holds, an op every lane must run.
-  bool holdsWarpOp(Operation *op);
-
-  /// Runs the ops of `ifOp` in every lane, `outer` (null: true) and its
-  /// condition (or its negation) guarding their effects.
-  LogicalResult flatten(scf::IfOp ifOp, Value outer);
-
-  /// Guards the effects of the ops of `block` by `predicate`, in place.
-  LogicalResult predicate(Block &block, Value predicate);
-
-  /// Wraps `op` in `scf.if %predicate` yielding zeros otherwise.
-  LogicalResult guard(Operation *op, Value predicate);
-
-  Value conjunction(Location loc, Value outer, Value condition);
-
-  Operation *root;
-  OpBuilder builder;
-  /// Functions that hold (directly or through calls) an op every lane must
-  /// run.
-  llvm::DenseSet<Operation *> warpFunctions;
-};
-
-} // namespace
-
-bool Converger::isBlockUniform(Value value, unsigned depth) {
-  if (depth > 32)
-    return false;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    return isa<gpu::GPUFuncOp>(owner) && arg.getOwner()->isEntryBlock();
-  }
-  Operation *def = value.getDefiningOp();
-  if (matchPattern(value, m_Constant()) ||
-      isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(def))
-    return true;
-  // Thread ids, lane ids and whatever reads memory differ.
-  if (def->getNumOperands() == 0 || def->getNumRegions() != 0 ||
-      !isMemoryEffectFree(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return isBlockUniform(operand, depth + 1);
-  });
-}
-
-static bool isWarpOp(Operation *op) {
+static bool isPartialWarpOp(Operation *op) {
   return isa<nabla::ActiveLanesOp>(op) ||
          (isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp>(op) &&
           op->hasAttr(kPartialMaskAttrName));
 }
 
-bool Converger::holdsWarpOp(Operation *op) {
-  WalkResult walk = op->walk([&](Operation *nested) {
-    if (isWarpOp(nested))
-      return WalkResult::interrupt();
-    if (auto call = dyn_cast<func::CallOp>(nested)) {
-      Operation *callee =
-          SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
-      if (callee && warpFunctions.contains(callee))
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return walk.wasInterrupted();
-}
-
-Value Converger::conjunction(Location loc, Value outer, Value condition) {
-  return outer ? arith::AndIOp::create(builder, loc, outer, condition)
-               : condition;
-}
-
-LogicalResult Converger::guard(Operation *op, Value predicate) {
-  builder.setInsertionPoint(op);
-  Location loc = op->getLoc();
-  SmallVector<Value> zeros;
-  for (Type type : op->getResultTypes()) {
-    TypedAttr zero = builder.getZeroAttr(type);
-    if (!zero)
-      return op->emitError()
-             << "cannot run this op under a predicate so that every lane of "
-                "the warp reaches a warp operation over a partial mask after "
-                "it (its result has no zero to take otherwise)";
-    zeros.push_back(arith::ConstantOp::create(builder, loc, zero));
-  }
-  auto ifOp = scf::IfOp::create(builder, loc, op->getResultTypes(), predicate,
-                                /*withElseRegion=*/!zeros.empty());
-  Block &thenBlock = ifOp.getThenRegion().front();
-  OpBuilder atEnd = OpBuilder::atBlockEnd(&thenBlock);
-  if (thenBlock.empty() || !thenBlock.back().hasTrait<OpTrait::IsTerminator>())
-    scf::YieldOp::create(atEnd, loc, op->getResults());
-  op->moveBefore(thenBlock.getTerminator());
-  if (!zeros.empty()) {
-    Block &elseBlock = ifOp.getElseRegion().front();
-    atEnd.setInsertionPointToEnd(&elseBlock);
-    if (elseBlock.empty() ||
-        !elseBlock.back().hasTrait<OpTrait::IsTerminator>())
-      scf::YieldOp::create(atEnd, loc, zeros);
-  }
-  Operation *yield = thenBlock.getTerminator();
-  for (auto [result, replacement] :
-       llvm::zip(op->getResults(), ifOp.getResults()))
-    result.replaceUsesWithIf(replacement, [&](OpOperand &use) {
-      return use.getOwner() != yield;
-    });
-  return success();
-}
-
-LogicalResult Converger::predicate(Block &block, Value predicate) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : block.without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : ops) {
-    if (auto active = dyn_cast<nabla::ActiveLanesOp>(op)) {
-      builder.setInsertionPoint(op);
-      active.replaceAllUsesWith(buildWarpBallot(builder, op->getLoc(),
-                                                predicate,
-                                                /*partialMask=*/false));
-      active.erase();
-      continue;
-    }
-    // Warp operations and barriers: every lane (a barrier in a branch some
-    // threads skip was undefined behaviour already).
-    if (isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp, gpu::BarrierOp>(op))
-      continue;
-    if (holdsWarpOp(op)) {
-      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-        if (failed(flatten(ifOp, predicate)))
-          return failure();
-        continue;
-      }
-      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-        if (!isBlockUniform(forOp.getLowerBound()) ||
-            !isBlockUniform(forOp.getUpperBound()) ||
-            !isBlockUniform(forOp.getStep()))
-          return op->emitError()
-                 << "cannot make every lane of the warp reach the warp "
-                    "operation over a partial mask in this loop: the loop is "
-                    "in a branch that only some threads take, and its bounds "
-                    "may differ between threads";
-        if (failed(this->predicate(*forOp.getBody(), predicate)))
-          return failure();
-        continue;
-      }
-      Operation *warpOp = op;
-      op->walk([&](Operation *nested) {
-        if (isWarpOp(nested) && warpOp == op)
-          warpOp = nested;
-      });
-      InFlightDiagnostic diag =
-          warpOp->emitError()
-          << "cannot make every lane of the warp reach this warp operation "
-             "over a partial mask (or __activemask): it is inside a '"
-          << op->getName()
-          << "' in a branch that only some threads take, and a "
-             "data-dependent loop or a call cannot be run in every lane "
-             "under a predicate";
-      if (warpOp != op)
-        diag.attachNote(op->getLoc()) << "the '" << op->getName() << "'";
-      return diag;
-    }
-    bool speculatable = op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-                        isSpeculatable(op);
-    if (speculatable || isa<memref::AllocaOp>(op))
-      continue;
-    if (failed(guard(op, predicate)))
-      return failure();
-  }
-  return success();
-}
-
-LogicalResult Converger::flatten(scf::IfOp ifOp, Value outer) {
-  Location loc = ifOp.getLoc();
-  builder.setInsertionPoint(ifOp);
-  Value condition = ifOp.getCondition();
-  Value thenPredicate = conjunction(loc, outer, condition);
-  if (failed(predicate(ifOp.getThenRegion().front(), thenPredicate)))
-    return failure();
-  bool hasElse = !ifOp.getElseRegion().empty();
-  if (hasElse && !ifOp.getElseRegion().front().without_terminator().empty()) {
-    builder.setInsertionPoint(ifOp);
-    Value negated = arith::XOrIOp::create(
-        builder, loc, condition,
-        arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
-    if (failed(predicate(ifOp.getElseRegion().front(),
-                         conjunction(loc, outer, negated))))
-      return failure();
-  }
-  // The branches' ops now run in every lane, before the branch.
-  Block *parent = ifOp->getBlock();
-  auto hoist = [&](Region &region) -> Operation * {
-    Block &from = region.front();
-    Operation *yield = from.getTerminator();
-    parent->getOperations().splice(Block::iterator(ifOp), from.getOperations(),
-                                   from.begin(), Block::iterator(yield));
-    return yield;
+LogicalResult nabla::raise::convergeWarps(Operation *root) {
+  nabla::ConvergenceOptions options;
+  options.mustReach = isPartialWarpOp;
+  options.activeLanes = [](Operation *op) {
+    return isa<nabla::ActiveLanesOp>(op);
   };
-  Operation *thenYield = hoist(ifOp.getThenRegion());
-  Operation *elseYield = hasElse ? hoist(ifOp.getElseRegion()) : nullptr;
-  builder.setInsertionPoint(ifOp);
-  SmallVector<Value> results;
-  for (unsigned k = 0; k < ifOp.getNumResults(); ++k)
-    results.push_back(arith::SelectOp::create(builder, loc, condition,
-                                              thenYield->getOperand(k),
-                                              elseYield->getOperand(k)));
-  ifOp.replaceAllUsesWith(results);
-  ifOp.erase();
-  return success();
-}
-
-LogicalResult Converger::run() {
-  // Functions holding warp ops, to a fixed point over calls.
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    root->walk([&](FunctionOpInterface function) {
-      if (!warpFunctions.contains(function) && holdsWarpOp(function)) {
-        warpFunctions.insert(function);
-        changed = true;
-      }
-    });
-  }
-  // The outermost branch around each warp op (or a call of a function
-  // holding one) whose condition may differ between threads.
-  llvm::SetVector<Operation *> branches;
-  root->walk([&](Operation *op) {
-    bool isCall = false;
-    if (auto call = dyn_cast<func::CallOp>(op)) {
-      Operation *callee =
-          SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
-      isCall = callee && warpFunctions.contains(callee);
-    }
-    if (!isWarpOp(op) && !isCall)
-      return;
-    Operation *outermost = nullptr;
-    for (Operation *parent = op->getParentOp();
-         parent && !isa<FunctionOpInterface>(parent);
-         parent = parent->getParentOp())
-      if (auto ifOp = dyn_cast<scf::IfOp>(parent))
-        if (!isBlockUniform(ifOp.getCondition()))
-          outermost = ifOp;
-    if (outermost)
-      branches.insert(outermost);
-  });
-  for (Operation *branch : branches)
-    if (failed(flatten(cast<scf::IfOp>(branch), Value())))
-      return failure();
+  options.ballot = [](OpBuilder &b, Location loc, Value predicate) {
+    return buildWarpBallot(b, loc, predicate, /*partialMask=*/false);
+  };
+  options.who = "lane of the warp";
+  options.what = "warp operation over a partial mask (or __activemask)";
+  if (failed(nabla::convergeBranches(root, options)))
+    return failure();
   // What is left runs where every thread of the warp does.
   SmallVector<nabla::ActiveLanesOp> active;
   root->walk([&](nabla::ActiveLanesOp op) { active.push_back(op); });
   for (nabla::ActiveLanesOp op : active) {
-    builder.setInsertionPoint(op);
+    OpBuilder builder(op);
     Value all = arith::ConstantIntOp::create(builder, op.getLoc(),
                                              builder.getI1Type(), 1);
     op.replaceAllUsesWith(buildWarpBallot(builder, op.getLoc(), all,
@@ -311,8 +58,4 @@ LogicalResult Converger::run() {
   // The marks served their purpose.
   root->walk([](Operation *op) { op->removeAttr(kPartialMaskAttrName); });
   return success();
-}
-
-LogicalResult nabla::raise::convergeWarps(Operation *root) {
-  return Converger(root).run();
 }
