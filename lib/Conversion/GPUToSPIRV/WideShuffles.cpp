@@ -11,12 +11,16 @@
 // reused. Lanes without a source (past the segment, or past the block's
 // last thread in a partial group) keep their own value (CUDA's result) and
 // `valid` is false for them. The barriers require every thread of the block
-// to reach the shuffle (CUDA requires it of the warp).
+// to reach the shuffle (CUDA requires it of the warp only): the branches
+// around it that only some threads take are if-converted first
+// (ConvergentBranches.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
 #include "nabla/Support/Limits.h"
+#include "nabla/Transforms/ConvergentBranches.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -92,6 +96,26 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // The exchange's barriers, and a warp barrier that is the block's (a
+  // subgroup narrower than a warp), need every thread of the block: the
+  // branches only some threads take around them (`if (warp == 0)`, an early
+  // return of the threads past the data) run in every thread under a
+  // predicate. Vulkan leaves a barrier in divergent control flow undefined;
+  // lavapipe happens to let it pass, narrower subgroups on GPUs need not.
+  llvm::DenseSet<Operation *> needAll(wide.begin(), wide.end());
+  if (subgroupSize < 32)
+    kernel.walk([&](nabla::SubgroupBarrierOp op) { needAll.insert(op); });
+  if (!needAll.empty()) {
+    nabla::ConvergenceOptions options;
+    options.mustReach = [&](Operation *op) { return needAll.contains(op); };
+    options.what = "warp shuffle or barrier (the device's " +
+                   std::to_string(subgroupSize) +
+                   "-lane subgroups hold part of a warp, whose values are "
+                   "exchanged through workgroup memory between barriers)";
+    if (failed(nabla::convergeBranches(kernel, options)))
+      return failure();
+  }
   if (wide.empty())
     return success();
 
