@@ -15,7 +15,9 @@
 // predicates; loops holding them stay loops, whose bounds must then be the
 // same in every thread of the block; the branch's results become
 // arith.select. What cannot be converted (a data-dependent loop or a call
-// holding such an op, inside such a branch) is a located error.
+// holding such an op, inside such a branch; a loop whose bounds may differ
+// between threads) is a located error, or, where the conversion is only
+// best effort, stays as it was.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,9 @@ struct ConvergenceOptions {
   std::function<bool(mlir::Operation *)> activeLanes;
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value)>
       ballot;
+  /// Whether a branch that cannot be converted is a located error (else it
+  /// stays as it was).
+  bool required = true;
   /// For the errors: "cannot make every <who> reach this <what>".
   std::string who = "thread of the block";
   std::string what = "operation";
@@ -47,7 +52,7 @@ struct ConvergenceOptions {
 /// True if `value` is the same in every thread of a block: a constant, an
 /// argument of a kernel (gpu.func), a block id or size, a grid size, or a
 /// pure function of those.
-bool isBlockUniform(mlir::Value value, unsigned depth = 0);
+bool isBlockUniform(mlir::Value value);
 
 /// If-converts the branches of `root` around the ops `options` names (see
 /// the file comment).

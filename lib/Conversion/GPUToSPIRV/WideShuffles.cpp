@@ -101,14 +101,19 @@ LogicalResult nabla::emulateWideShuffles(gpu::GPUFuncOp kernel,
   // subgroup narrower than a warp), need every thread of the block: the
   // branches only some threads take around them (`if (warp == 0)`, an early
   // return of the threads past the data) run in every thread under a
-  // predicate. Vulkan leaves a barrier in divergent control flow undefined;
-  // lavapipe happens to let it pass, narrower subgroups on GPUs need not.
+  // predicate where it can (best effort). Vulkan leaves a barrier in
+  // divergent control flow undefined; lavapipe happens to let it pass,
+  // narrower subgroups on GPUs need not.
   llvm::DenseSet<Operation *> needAll(wide.begin(), wide.end());
   if (subgroupSize < 32)
     kernel.walk([&](nabla::SubgroupBarrierOp op) { needAll.insert(op); });
   if (!needAll.empty()) {
     nabla::ConvergenceOptions options;
     options.mustReach = [&](Operation *op) { return needAll.contains(op); };
+    // A branch that cannot be converted (a loop whose trip count a thread
+    // reads from a tape, say) keeps its former lowering, which lavapipe
+    // runs.
+    options.required = false;
     options.what = "warp shuffle or barrier (the device's " +
                    std::to_string(subgroupSize) +
                    "-lane subgroups hold part of a warp, whose values are "

@@ -19,24 +19,31 @@
 
 using namespace mlir;
 
-bool nabla::isBlockUniform(Value value, unsigned depth) {
-  if (depth > 32)
-    return false;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    return isa<gpu::GPUFuncOp>(owner) && arg.getOwner()->isEntryBlock();
+bool nabla::isBlockUniform(Value value) {
+  // Every value `value` is computed from, through pure ops.
+  SmallVector<Value> worklist = {value};
+  llvm::DenseSet<Value> seen = {value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (!isa<gpu::GPUFuncOp>(owner) || !arg.getOwner()->isEntryBlock())
+        return false;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (matchPattern(v, m_Constant()) ||
+        isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(def))
+      continue;
+    // Thread ids, lane ids and whatever reads memory differ.
+    if (def->getNumOperands() == 0 || def->getNumRegions() != 0 ||
+        !isMemoryEffectFree(def))
+      return false;
+    for (Value operand : def->getOperands())
+      if (seen.insert(operand).second)
+        worklist.push_back(operand);
   }
-  Operation *def = value.getDefiningOp();
-  if (matchPattern(value, m_Constant()) ||
-      isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(def))
-    return true;
-  // Thread ids, lane ids and whatever reads memory differ.
-  if (def->getNumOperands() == 0 || def->getNumRegions() != 0 ||
-      !isMemoryEffectFree(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return isBlockUniform(operand, depth + 1);
-  });
+  return true;
 }
 
 namespace {
@@ -58,6 +65,9 @@ private:
 
   /// Guards the effects of the ops of `block` by `predicate`, in place.
   LogicalResult predicate(Block &block, Value predicate);
+
+  /// True if predicate() would convert `block` without an error.
+  bool isConvertible(Block &block);
 
   /// Wraps `op` in `scf.if %predicate` yielding zeros otherwise.
   LogicalResult guard(Operation *op, Value predicate);
@@ -128,6 +138,39 @@ LogicalResult Converger::guard(Operation *op, Value predicate) {
       return use.getOwner() != yield;
     });
   return success();
+}
+
+bool Converger::isConvertible(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    if ((options.activeLanes && options.activeLanes(&op)) ||
+        options.mustReach(&op) ||
+        isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp, gpu::BarrierOp>(op))
+      continue;
+    if (holdsWarpOp(&op)) {
+      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        if (!isConvertible(ifOp.getThenRegion().front()) ||
+            (!ifOp.getElseRegion().empty() &&
+             !isConvertible(ifOp.getElseRegion().front())))
+          return false;
+        continue;
+      }
+      auto forOp = dyn_cast<scf::ForOp>(op);
+      if (!forOp || !nabla::isBlockUniform(forOp.getLowerBound()) ||
+          !nabla::isBlockUniform(forOp.getUpperBound()) ||
+          !nabla::isBlockUniform(forOp.getStep()) ||
+          !isConvertible(*forOp.getBody()))
+        return false;
+      continue;
+    }
+    bool speculatable = op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+                        isSpeculatable(&op);
+    if (speculatable || isa<memref::AllocaOp>(op))
+      continue;
+    for (Type type : op.getResultTypes())
+      if (!builder.getZeroAttr(type))
+        return false;
+  }
+  return true;
 }
 
 LogicalResult Converger::predicate(Block &block, Value predicate) {
@@ -265,9 +308,17 @@ LogicalResult Converger::run() {
     if (outermost)
       branches.insert(outermost);
   });
-  for (Operation *branch : branches)
-    if (failed(flatten(cast<scf::IfOp>(branch), Value())))
+  for (Operation *branch : branches) {
+    auto ifOp = cast<scf::IfOp>(branch);
+    // Best effort: a branch that cannot be converted stays as it was.
+    if (!options.required &&
+        (!isConvertible(ifOp.getThenRegion().front()) ||
+         (!ifOp.getElseRegion().empty() &&
+          !isConvertible(ifOp.getElseRegion().front()))))
+      continue;
+    if (failed(flatten(ifOp, Value())))
       return failure();
+  }
   return success();
 }
 
