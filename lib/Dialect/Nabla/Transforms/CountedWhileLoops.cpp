@@ -45,18 +45,30 @@ arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
   }
 }
 
-std::optional<CountedWhile> match(scf::WhileOp loop) {
+/// The comparison a do-while tests: its before region runs the body and
+/// passes its values on as they will be next (same types), its after region
+/// only forwards them. Null otherwise.
+arith::CmpIOp getDoWhileTest(scf::WhileOp loop) {
   Block &before = loop.getBefore().front();
   Block &after = loop.getAfter().front();
   auto yield = cast<scf::YieldOp>(after.getTerminator());
   if (&after.front() != yield.getOperation() ||
       yield.getOperands() != ValueRange(after.getArguments()))
-    return std::nullopt;
+    return {};
   scf::ConditionOp condition = loop.getConditionOp();
   if (condition.getArgs().getTypes() != before.getArgumentTypes())
-    return std::nullopt;
+    return {};
   auto cmp = condition.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp->getBlock() != &before)
+    return {};
+  return cmp;
+}
+
+std::optional<CountedWhile> match(scf::WhileOp loop) {
+  Block &before = loop.getBefore().front();
+  scf::ConditionOp condition = loop.getConditionOp();
+  arith::CmpIOp cmp = getDoWhileTest(loop);
+  if (!cmp)
     return std::nullopt;
   for (auto [k, next] : llvm::enumerate(condition.getArgs())) {
     auto add = next.getDefiningOp<arith::AddIOp>();
@@ -168,15 +180,8 @@ bool isHalving(Value next, Value iv, bool &isSigned) {
 
 std::optional<HalvingWhile> matchHalving(scf::WhileOp loop) {
   Block &before = loop.getBefore().front();
-  Block &after = loop.getAfter().front();
-  auto yield = cast<scf::YieldOp>(after.getTerminator());
-  if (&after.front() != yield.getOperation() ||
-      yield.getOperands() != ValueRange(after.getArguments()))
-    return std::nullopt;
   scf::ConditionOp condition = loop.getConditionOp();
-  if (condition.getArgs().getTypes() != before.getArgumentTypes())
-    return std::nullopt;
-  auto cmp = condition.getCondition().getDefiningOp<arith::CmpIOp>();
+  arith::CmpIOp cmp = getDoWhileTest(loop);
   std::optional<int64_t> bound =
       cmp ? getConstantIntValue(cmp.getRhs()) : std::nullopt;
   if (!bound)
