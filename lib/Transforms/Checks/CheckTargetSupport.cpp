@@ -133,6 +133,10 @@ struct CheckTargetSupport
     // Every target lowers the subgroup barrier (__syncwarp).
     if (isa<nabla::SubgroupBarrierOp, nabla::MemoryFenceOp>(op))
       return std::nullopt;
+    if (isa<nabla::ActiveLanesOp>(op))
+      return "cannot be lowered by " + where +
+             ": the LLVM IR frontend resolves it (--nabla-raise-llvm); it has "
+             "no lowering of its own";
     if (dialect == "nabla")
       return "cannot be lowered by " + where +
              ": derivative requests must be expanded by "

@@ -15,6 +15,21 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// CUDA's __activemask as the raise knows it, outside the raise.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%y: memref<?xi32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @below {{'nabla.active_lanes' op cannot be lowered by the nvvm target: the LLVM IR frontend resolves it (--nabla-raise-llvm); it has no lowering of its own}}
+      %m = nabla.active_lanes : i32
+      memref.store %m, %y[%c0] : memref<?xi32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A relocation use left unlowered.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
