@@ -211,6 +211,10 @@ std::optional<DispatchField> getDispatchField(unsigned table, int64_t offset,
 /// function already planned (NullTests.cpp).
 bool flowsToPresence(ModulePlan &module, mlir::Value arg);
 
+/// Plans one function (PlanFunction.cpp): traces its pointers to roots,
+/// types the roots, fixes its parameters; its callees are planned already.
+mlir::LogicalResult planFunction(ModulePlan &module, FunctionPlan &plan);
+
 /// Builds the plan: kernels, call order, roots, element types, parameters,
 /// workgroup slots. Emits located errors for what cannot be raised.
 /// Only `kernel` and what it reaches are planned when it is not empty.
