@@ -112,9 +112,9 @@ LogicalResult Converger::guard(Operation *op, Value predicate) {
     TypedAttr zero = builder.getZeroAttr(type);
     if (!zero)
       return op->emitError()
-             << "cannot run this op under a predicate so that every lane of "
-                "the warp reaches a warp operation over a partial mask after "
-                "it (its result has no zero to take otherwise)";
+             << "cannot run this op under a predicate so that every "
+             << options.who << " reaches the " << options.what
+             << " after it (its result has no zero to take otherwise)";
     zeros.push_back(arith::ConstantOp::create(builder, loc, zero));
   }
   auto ifOp = scf::IfOp::create(builder, loc, op->getResultTypes(), predicate,
