@@ -96,10 +96,7 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     Type i32 = builder.getI32Type();
     if (op->getNumResults() != 1 || op->getResult(0).getType() != i32)
       return fail(op) << "cannot raise this lane mask read";
-    Value lane = arith::IndexCastOp::create(
-        builder, loc, i32,
-        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
-                               indexConstant(loc, 32)));
+    Value lane = buildWarpLane(builder, loc);
     Value one = arith::ConstantIntOp::create(builder, loc, i32, 1);
     Value ones = arith::ConstantIntOp::create(builder, loc, i32, -1);
     Value eq = arith::ShLIOp::create(builder, loc, one, lane);
@@ -196,10 +193,7 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     auto i32Constant = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(builder, loc, i32, v);
     };
-    Value lane = arith::IndexCastOp::create(
-        builder, loc, i32,
-        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
-                               indexConstant(loc, 32)));
+    Value lane = buildWarpLane(builder, loc);
     Value delta = offset.getType() == i32
                       ? offset
                       : Value(arith::TruncIOp::create(builder, loc, i32, offset));
@@ -236,13 +230,11 @@ LogicalResult FunctionRaiser::raiseNamedOp(Operation *op) {
     }
     }
     source = arith::AndIOp::create(builder, loc, source, i32Constant(31));
-    Value sourceBit = arith::AndIOp::create(
-        builder, loc, arith::ShRUIOp::create(builder, loc, mask, source),
-        i32Constant(1));
-    Value outside = arith::AndIOp::create(
-        builder, loc, inSegment,
-        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                              sourceBit, i32Constant(0)));
+    Value outsideMask = arith::XOrIOp::create(
+        builder, loc, buildMaskBit(builder, loc, mask, source),
+        arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
+    Value outside =
+        arith::AndIOp::create(builder, loc, inSegment, outsideMask);
     Value zero = arith::ConstantOp::create(
         builder, loc, builder.getZeroAttr(value.getType()));
     scalars.map(op->getResult(0),

@@ -256,6 +256,13 @@ inline constexpr llvm::StringLiteral kPartialMaskAttrName =
 /// x + X * (y + Y * z): the thread's position in its block.
 mlir::Value buildLinearThreadId(mlir::OpBuilder &b, mlir::Location loc);
 
+/// The calling thread's lane in its 32-lane warp, as an i32.
+mlir::Value buildWarpLane(mlir::OpBuilder &b, mlir::Location loc);
+
+/// Whether bit `lane` (i32, below 32) of `mask` (i32) is set, as an i1.
+mlir::Value buildMaskBit(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value mask, mlir::Value lane);
+
 /// `value` (i32) combined by `kind` over the 32 lanes of the calling
 /// thread's warp (a butterfly of xor shuffles), in every lane; partners past
 /// the block's last thread count as the identity. `partialMask` marks the

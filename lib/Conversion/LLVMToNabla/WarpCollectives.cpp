@@ -91,11 +91,20 @@ Value nabla::raise::buildLinearThreadId(OpBuilder &b, Location loc) {
       arith::MulIOp::create(b, loc, dim(gpu::Dimension::x), yz));
 }
 
-/// The calling thread's lane in its warp, as an i32.
-static Value warpLane(OpBuilder &b, Location loc, Value linear) {
+Value nabla::raise::buildWarpLane(OpBuilder &b, Location loc) {
   Value lane = arith::RemUIOp::create(
-      b, loc, linear, arith::ConstantIndexOp::create(b, loc, 32));
+      b, loc, buildLinearThreadId(b, loc),
+      arith::ConstantIndexOp::create(b, loc, 32));
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), lane);
+}
+
+Value nabla::raise::buildMaskBit(OpBuilder &b, Location loc, Value mask,
+                                 Value lane) {
+  Type i32 = b.getI32Type();
+  Value bit = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, mask, lane),
+      arith::ConstantIntOp::create(b, loc, i32, 1));
+  return arith::TruncIOp::create(b, loc, b.getI1Type(), bit);
 }
 
 Value nabla::raise::buildWarpReduce(OpBuilder &b, Location loc,
@@ -137,8 +146,7 @@ Value nabla::raise::buildWarpBallot(OpBuilder &b, Location loc,
                                     Value predicate, bool partialMask) {
   Type i32 = b.getI32Type();
   Value bit = arith::ExtUIOp::create(b, loc, i32, predicate);
-  Value own = arith::ShLIOp::create(
-      b, loc, bit, warpLane(b, loc, buildLinearThreadId(b, loc)));
+  Value own = arith::ShLIOp::create(b, loc, bit, buildWarpLane(b, loc));
   return buildWarpReduce(b, loc, WarpCombine::Or, own, partialMask);
 }
 
@@ -177,14 +185,7 @@ FailureOr<bool> FunctionRaiser::raiseWarpCollective(Operation *op,
     Value mask = lookup(op, op->getOperand(vote ? 0 : 1));
     if (!mask)
       return failure();
-    Value lane = arith::IndexCastOp::create(
-        builder, loc, i32,
-        arith::RemUIOp::create(builder, loc, linearThreadId(loc),
-                               indexConstant(loc, 32)));
-    Value bit = arith::AndIOp::create(
-        builder, loc, arith::ShRUIOp::create(builder, loc, mask, lane),
-        arith::ConstantIntOp::create(builder, loc, i32, 1));
-    inMask = arith::TruncIOp::create(builder, loc, builder.getI1Type(), bit);
+    inMask = buildMaskBit(builder, loc, mask, buildWarpLane(builder, loc));
   }
   Value result;
   if (redux) {
