@@ -69,6 +69,18 @@ private:
   /// True if predicate() would convert `block` without an error.
   bool isConvertible(Block &block);
 
+  /// What predicate() does with an op of the converted region.
+  enum class Treatment {
+    ActiveLanes,   // becomes the ballot of the predicate
+    Keep,          // runs in every thread as it is
+    Branch,        // holds such ops: converted under the conjunction
+    Loop,          // holds such ops, block-uniform bounds: its body converted
+    DivergentLoop, // holds such ops, bounds may differ: refused
+    Refused,       // holds such ops otherwise (a while, a call): refused
+    Guard,         // effects or may trap: runs under the predicate
+  };
+  Treatment classify(Operation *op);
+
   /// Wraps `op` in `scf.if %predicate` yielding zeros otherwise.
   LogicalResult guard(Operation *op, Value predicate);
 
@@ -140,35 +152,60 @@ LogicalResult Converger::guard(Operation *op, Value predicate) {
   return success();
 }
 
+Converger::Treatment Converger::classify(Operation *op) {
+  if (options.activeLanes && options.activeLanes(op))
+    return Treatment::ActiveLanes;
+  // Warp operations and barriers: every thread (a barrier in a branch some
+  // threads skip was undefined behaviour already).
+  if (options.mustReach(op) ||
+      isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp, gpu::BarrierOp>(op))
+    return Treatment::Keep;
+  if (holdsWarpOp(op)) {
+    if (isa<scf::IfOp>(op))
+      return Treatment::Branch;
+    auto forOp = dyn_cast<scf::ForOp>(op);
+    if (!forOp)
+      return Treatment::Refused;
+    return nabla::isBlockUniform(forOp.getLowerBound()) &&
+                   nabla::isBlockUniform(forOp.getUpperBound()) &&
+                   nabla::isBlockUniform(forOp.getStep())
+               ? Treatment::Loop
+               : Treatment::DivergentLoop;
+  }
+  bool speculatable = op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+                      isSpeculatable(op);
+  if (speculatable || isa<memref::AllocaOp>(op))
+    return Treatment::Keep;
+  return Treatment::Guard;
+}
+
 bool Converger::isConvertible(Block &block) {
   for (Operation &op : block.without_terminator()) {
-    if ((options.activeLanes && options.activeLanes(&op)) ||
-        options.mustReach(&op) ||
-        isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp, gpu::BarrierOp>(op))
-      continue;
-    if (holdsWarpOp(&op)) {
-      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-        if (!isConvertible(ifOp.getThenRegion().front()) ||
-            (!ifOp.getElseRegion().empty() &&
-             !isConvertible(ifOp.getElseRegion().front())))
-          return false;
-        continue;
-      }
-      auto forOp = dyn_cast<scf::ForOp>(op);
-      if (!forOp || !nabla::isBlockUniform(forOp.getLowerBound()) ||
-          !nabla::isBlockUniform(forOp.getUpperBound()) ||
-          !nabla::isBlockUniform(forOp.getStep()) ||
-          !isConvertible(*forOp.getBody()))
+    switch (classify(&op)) {
+    case Treatment::ActiveLanes:
+    case Treatment::Keep:
+      break;
+    case Treatment::Branch: {
+      auto ifOp = cast<scf::IfOp>(op);
+      if (!isConvertible(ifOp.getThenRegion().front()) ||
+          (!ifOp.getElseRegion().empty() &&
+           !isConvertible(ifOp.getElseRegion().front())))
         return false;
-      continue;
+      break;
     }
-    bool speculatable = op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
-                        isSpeculatable(&op);
-    if (speculatable || isa<memref::AllocaOp>(op))
-      continue;
-    for (Type type : op.getResultTypes())
-      if (!builder.getZeroAttr(type))
+    case Treatment::Loop:
+      if (!isConvertible(*cast<scf::ForOp>(op).getBody()))
         return false;
+      break;
+    case Treatment::DivergentLoop:
+    case Treatment::Refused:
+      return false;
+    case Treatment::Guard:
+      for (Type type : op.getResultTypes())
+        if (!builder.getZeroAttr(type))
+          return false;
+      break;
+    }
   }
   return true;
 }
@@ -178,37 +215,31 @@ LogicalResult Converger::predicate(Block &block, Value predicate) {
   for (Operation &op : block.without_terminator())
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (options.activeLanes && options.activeLanes(op)) {
+    switch (classify(op)) {
+    case Treatment::ActiveLanes: {
       builder.setInsertionPoint(op);
       Value lanes = options.ballot(builder, op->getLoc(), predicate);
       op->getResult(0).replaceAllUsesWith(lanes);
       op->erase();
-      continue;
+      break;
     }
-    // Warp operations and barriers: every lane (a barrier in a branch some
-    // threads skip was undefined behaviour already).
-    if (options.mustReach(op) ||
-        isa<gpu::ShuffleOp, nabla::SubgroupBarrierOp, gpu::BarrierOp>(op))
-      continue;
-    if (holdsWarpOp(op)) {
-      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-        if (failed(flatten(ifOp, predicate)))
-          return failure();
-        continue;
-      }
-      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-        if (!nabla::isBlockUniform(forOp.getLowerBound()) ||
-            !nabla::isBlockUniform(forOp.getUpperBound()) ||
-            !nabla::isBlockUniform(forOp.getStep()))
-          return op->emitError()
-                 << "cannot make every " << options.who << " reach "
-                 << options.what
-                 << " in this loop: the loop is in a branch that only some "
-                    "threads take, and its bounds may differ between threads";
-        if (failed(this->predicate(*forOp.getBody(), predicate)))
-          return failure();
-        continue;
-      }
+    case Treatment::Keep:
+      break;
+    case Treatment::Branch:
+      if (failed(flatten(cast<scf::IfOp>(op), predicate)))
+        return failure();
+      break;
+    case Treatment::Loop:
+      if (failed(this->predicate(*cast<scf::ForOp>(op).getBody(), predicate)))
+        return failure();
+      break;
+    case Treatment::DivergentLoop:
+      return op->emitError()
+             << "cannot make every " << options.who << " reach "
+             << options.what
+             << " in this loop: the loop is in a branch that only some "
+                "threads take, and its bounds may differ between threads";
+    case Treatment::Refused: {
       Operation *warpOp = op;
       op->walk([&](Operation *nested) {
         if (options.mustReach(nested) && warpOp == op)
@@ -225,12 +256,11 @@ LogicalResult Converger::predicate(Block &block, Value predicate) {
         diag.attachNote(op->getLoc()) << "the '" << op->getName() << "'";
       return diag;
     }
-    bool speculatable = op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-                        isSpeculatable(op);
-    if (speculatable || isa<memref::AllocaOp>(op))
-      continue;
-    if (failed(guard(op, predicate)))
-      return failure();
+    case Treatment::Guard:
+      if (failed(guard(op, predicate)))
+        return failure();
+      break;
+    }
   }
   return success();
 }
