@@ -316,6 +316,18 @@ struct Differentiate : public nabla::SuggestOptionNames<
             attributions.push_back(i);
             name += "_w" + std::to_string(i);
           }
+      // Integer arguments that index memory and have one value across the
+      // grid at this call (a buffer's offset): indices built on them and
+      // on the thread id can be proven thread-exclusive
+      // (ExclusiveAccess.cpp), so the adjoint accumulates without atomics.
+      // The name records them (`_u<i>`).
+      SmallVector<unsigned> uniform;
+      if (mode == DerivativeMode::Reverse)
+        for (unsigned i : uniformOperands(request, args))
+          if (indexesMemory(callee.getArgument(i))) {
+            uniform.push_back(i);
+            name += "_u" + std::to_string(i);
+          }
       SymbolTable symbols(tableOp);
       // Split mode: the augmented forward or the reverse of one split.
       std::optional<StringRef> half;
@@ -345,7 +357,7 @@ struct Differentiate : public nabla::SuggestOptionNames<
       if (!derivative) {
         FailureOr<func::FuncOp> generated =
             generate(callee, symbols, name, mode, args, rets, request, ordered,
-                     scratch, /*split=*/false, attributions);
+                     scratch, /*split=*/false, attributions, uniform);
         if (failed(generated))
           return failure();
         derivative = *generated;
@@ -457,7 +469,8 @@ struct Differentiate : public nabla::SuggestOptionNames<
                                    ArrayRef<Activity> rets, Operation *request,
                                    bool ordered, Value scratch,
                                    bool split = false,
-                                   ArrayRef<unsigned> attributions = {}) {
+                                   ArrayRef<unsigned> attributions = {},
+                                   ArrayRef<unsigned> uniform = {}) {
     DerivativeSignature signature = DerivativeSignature::expand(
         mode, callee.getArgumentTypes(), callee.getResultTypes(), args, rets);
 
@@ -555,6 +568,7 @@ struct Differentiate : public nabla::SuggestOptionNames<
       if (callee.getArgAttr(i, kAttributionArgAttrName) ||
           llvm::is_contained(attributions, i))
         loops.attributions.push_back(i);
+    loops.uniformArgs.assign(uniform.begin(), uniform.end());
     splitForwardEnd = nullptr;
     OrderedAccumulation ordering;
     ordering.enabled = ordered;

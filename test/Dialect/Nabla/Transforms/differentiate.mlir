@@ -50,8 +50,10 @@ gpu.module @kernels {
 
 // -----
 
-// A shared read (index not the global id) accumulates atomically.
-// CHECK-LABEL: func.func private @__nabla_vjp_gather_dc_a(
+// A shared read (index not the global id) accumulates atomically. The
+// index is a kernel parameter, uniform across the grid: the name records it
+// (`_u1`), which proves nothing exclusive here.
+// CHECK-LABEL: func.func private @__nabla_vjp_gather_dc_a_u1(
 // CHECK: memref.atomic_rmw addf
 gpu.module @kernels {
   func.func @gather(%C: memref<?xf32>, %k: index) -> f32 {
@@ -63,6 +65,60 @@ gpu.module @kernels {
     %y = nabla.autodiff @gather(%C, %dC, %k, %seed) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
                                                      ret_activity = [#nabla.activity<active>]}
         : (memref<?xf32>, memref<?xf32>, index, f32) -> f32
+    gpu.return
+  }
+}
+
+// -----
+
+// A device function indexing a buffer at an offset argument plus the global
+// id (how the LLVM IR frontend passes a pointer: buffer and offset). With
+// the offset uniform at the request (0, a kernel's parameter) the adjoint's
+// accumulation is thread-exclusive along x: plain load-add-store, the atomic
+// only behind the run-time check that the other dimensions are one (marked
+// with them); with an offset that varies (the thread id), an atomic add.
+// (The store's index, n + i, is exclusive either way; `n` indexes memory,
+// so the names record it too.)
+// CHECK-LABEL: func.func private @__nabla_vjp_offset_dcc_u2(
+// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK-NOT: scf.if
+// CHECK: memref.atomic_rmw addf
+// CHECK-LABEL: func.func private @__nabla_vjp_offset_dcc_u1_u2(
+// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK: scf.if
+// CHECK:   %[[OLD:.*]] = memref.load
+// CHECK:   %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK:   memref.store %[[NEW]]
+// CHECK: } else {
+// CHECK:   memref.atomic_rmw addf
+// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK-LABEL: gpu.func @uniform_offset
+// CHECK: call @__nabla_vjp_offset_dcc_u1_u2(
+// CHECK-LABEL: gpu.func @varying_offset
+// CHECK: call @__nabla_vjp_offset_dcc_u2(
+gpu.module @kernels {
+  func.func @offset(%x: memref<?xf32>, %off: index, %n: index) {
+    %i = gpu.global_id x
+    %in = arith.cmpi ult, %i, %n : index
+    scf.if %in {
+      %j = arith.addi %off, %i : index
+      %v = memref.load %x[%j] : memref<?xf32>
+      %y = arith.mulf %v, %v : f32
+      %k = arith.addi %n, %i : index
+      memref.store %y, %x[%k] : memref<?xf32>
+    }
+    return
+  }
+  gpu.func @uniform_offset(%x: memref<?xf32>, %dx: memref<?xf32>, %n: index) kernel {
+    %c0 = arith.constant 0 : index
+    nabla.autodiff @offset(%x, %dx, %c0, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>],
+                                              ret_activity = []} : (memref<?xf32>, memref<?xf32>, index, index) -> ()
+    gpu.return
+  }
+  gpu.func @varying_offset(%x: memref<?xf32>, %dx: memref<?xf32>, %n: index) kernel {
+    %t = gpu.thread_id x
+    nabla.autodiff @offset(%x, %dx, %t, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>],
+                                              ret_activity = []} : (memref<?xf32>, memref<?xf32>, index, index) -> ()
     gpu.return
   }
 }

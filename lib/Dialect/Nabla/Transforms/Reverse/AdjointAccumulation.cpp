@@ -109,6 +109,7 @@ LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
   }
   auto exclusive = scf::IfOp::create(b, loc, emitExclusivityCheck(loc, *proof),
                                      /*withElseRegion=*/true);
+  markExclusivityCheck(exclusive, *proof);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(exclusive.thenBlock());
   plain();
@@ -180,6 +181,7 @@ FailureOr<Value> VJPEmitter::takeStoredAdjoint(Operation *writer,
   auto exclusive = scf::IfOp::create(b, loc, TypeRange{type},
                                      emitExclusivityCheck(loc, *proof),
                                      /*withElseRegion=*/true);
+  markExclusivityCheck(exclusive, *proof);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(exclusive.thenBlock());
   scf::YieldOp::create(b, loc, plain());

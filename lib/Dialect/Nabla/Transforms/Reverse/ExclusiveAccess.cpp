@@ -15,16 +15,23 @@
 // uniform across the threads that may collide, times a non-zero constant) or
 // when an enclosing `scf.if` lets one thread through (`thread id == uniform`).
 // Dimensions left uncovered must have size one, which is checked when the
-// kernel runs.
+// kernel runs. A derivative function's own integer arguments are uniform
+// when its request passes values uniform across the grid (uniformOperands:
+// a buffer's offset of 0, a kernel's scalar parameter), which the request
+// records in the derivative's name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ReverseEmitter.h"
 
+#include "nabla/Transforms/UnitDims.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace nabla;
@@ -201,4 +208,93 @@ Value VJPEmitter::emitExclusivityCheck(Location loc, const Exclusivity &proof) {
   for (gpu::Dimension d : proof.unitGridDims)
     require(gpu::GridDimOp::create(b, loc, d));
   return result;
+}
+
+void VJPEmitter::markExclusivityCheck(scf::IfOp check,
+                                      const Exclusivity &proof) {
+  SmallVector<Attribute> names;
+  for (auto [prefix, dims] : {std::pair("block_", &proof.unitBlockDims),
+                              std::pair("grid_", &proof.unitGridDims)})
+    for (gpu::Dimension d : *dims)
+      names.push_back(b.getStringAttr(std::string(prefix) +
+                                      gpu::stringifyDimension(d).str()));
+  check->setAttr(kUnitDimsAttrName, b.getArrayAttr(names));
+}
+
+SmallVector<unsigned> nabla::uniformOperands(Operation *request,
+                                             ArrayRef<Activity> activities) {
+  auto kernel = request->getParentOfType<gpu::GPUFuncOp>();
+  Block *kernelEntry =
+      kernel && kernel.isKernel() ? &kernel.getBody().front() : nullptr;
+  std::function<bool(Value)> uniform = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == kernelEntry &&
+             arg.getArgNumber() < kernel.getNumArguments() &&
+             !isa<BaseMemRefType>(arg.getType());
+    Operation *op = v.getDefiningOp();
+    if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
+      return true;
+    if (op->getNumRegions() || !isPure(op) ||
+        !isa<arith::ArithDialect>(op->getDialect()))
+      return false;
+    return llvm::all_of(op->getOperands(), uniform);
+  };
+  SmallVector<unsigned> found;
+  unsigned next = 0;
+  for (auto [index, activity] : llvm::enumerate(activities)) {
+    if (next >= request->getNumOperands())
+      break;
+    Value primal = request->getOperand(next++);
+    if (hasShadow(activity))
+      ++next;
+    if (primal.getType().isIntOrIndex() && uniform(primal))
+      found.push_back(index);
+  }
+  return found;
+}
+
+bool nabla::indexesMemory(Value value) {
+  SmallVector<Value> work{value};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp,
+              memref::GenericAtomicRMWOp, CallOpInterface>(user))
+        return true;
+      if (isa<arith::ArithDialect>(user->getDialect())) {
+        llvm::append_range(work, user->getResults());
+        continue;
+      }
+      // A branch's condition indexes nothing; a loop's bounds reach its
+      // induction variable, its initial values its iteration arguments.
+      if (isa<scf::IfOp>(user))
+        continue;
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        unsigned n = use.getOperandNumber();
+        if (n < loop.getNumControlOperands()) {
+          work.push_back(loop.getInductionVar());
+        } else {
+          work.push_back(loop.getRegionIterArgs()[n - 3]);
+          work.push_back(loop.getResult(n - 3));
+        }
+        continue;
+      }
+      if (isa<scf::YieldOp>(user)) {
+        Operation *parent = user->getParentOp();
+        if (isa<scf::IfOp, scf::ForOp>(parent))
+          work.push_back(parent->getResult(use.getOperandNumber()));
+        if (auto loop = dyn_cast<scf::ForOp>(parent))
+          work.push_back(loop.getRegionIterArgs()[use.getOperandNumber()]);
+        continue;
+      }
+      if (user->getNumRegions() || !isMemoryEffectFree(user) ||
+          user->getNumResults())
+        return true;
+    }
+  }
+  return false;
 }

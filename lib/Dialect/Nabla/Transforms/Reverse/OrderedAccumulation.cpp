@@ -28,11 +28,13 @@ using namespace nabla;
 
 /// True if src `v` has one value across the grid (or, `perBlock`, across
 /// the block) and can be recomputed anywhere: constants, launch sizes, a
-/// kernel's scalar parameters, block ids (`perBlock`) and arith of those.
+/// kernel's scalar parameters, arguments every call passes uniform values
+/// (uniformArgs), block ids (`perBlock`) and arith of those.
 bool VJPEmitter::isUniform(Value v, bool perBlock) {
   if (auto arg = dyn_cast<BlockArgument>(v))
-    return ordering->scratch && arg.getOwner() == primalBody &&
-           !isa<BaseMemRefType>(arg.getType());
+    return arg.getOwner() == primalBody &&
+           !isa<BaseMemRefType>(arg.getType()) &&
+           (ordering->scratch || uniformArgs.contains(arg));
   Operation *op = v.getDefiningOp();
   if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
     return true;

@@ -172,6 +172,9 @@ public:
   /// The src function's arguments that are kernel attributions
   /// (loopOptions.attributions).
   llvm::DenseSet<Value> attributionArgs;
+  /// Integer arguments of the body uniform across the grid at every call
+  /// (LoopReversalOptions::uniformArgs).
+  llvm::DenseSet<Value> uniformArgs;
 
   /// How each loop is reversed (LoopStrategies.h).
   DenseMap<Operation *, std::unique_ptr<LoopStrategy>> loopPlans;
@@ -497,6 +500,10 @@ public:
 
   /// The run-time condition under which `proof` holds (true when static).
   Value emitExclusivityCheck(Location loc, const Exclusivity &proof);
+
+  /// Names on `check` (the scf.if on emitExclusivityCheck) the dimensions
+  /// it requires to be one (kUnitDimsAttrName, nabla/Transforms/UnitDims.h).
+  void markExclusivityCheck(scf::IfOp check, const Exclusivity &proof);
 
   /// The adjoint a src store leaves at `shadowMemref[indices]`, taken and
   /// zeroed: exactly one of the threads that may store to the element gets

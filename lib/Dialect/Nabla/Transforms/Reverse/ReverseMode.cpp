@@ -29,6 +29,8 @@ LogicalResult nabla::emitReverseDerivative(
   emitter.collectUnneededBuffers(body, args);
   for (unsigned i : loops.attributions)
     emitter.attributionArgs.insert(body.getArgument(i));
+  for (unsigned i : loops.uniformArgs)
+    emitter.uniformArgs.insert(body.getArgument(i));
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     emitter.fwd.map(arg, primalArgs[i]);
     if (shadowArgs[i])

@@ -50,7 +50,21 @@ struct LoopReversalOptions {
   /// attributions (kAttributionArgAttrName): contents dead at its exit,
   /// shadows zero at its entry.
   llvm::SmallVector<unsigned> attributions;
+  /// The differentiated function's integer arguments that have one value
+  /// across the grid at every call of the derivative (uniformOperands).
+  llvm::SmallVector<unsigned> uniformArgs;
 };
+
+/// The callee arguments of `request` (a derivative request) whose operands
+/// are integers with one value across the grid: computed in arith from
+/// constants, launch sizes and the scalar parameters of the kernel the
+/// request is in (ExclusiveAccess.cpp).
+llvm::SmallVector<unsigned>
+uniformOperands(mlir::Operation *request, llvm::ArrayRef<Activity> activities);
+
+/// True if `value` (an integer argument) may reach an index of a memory
+/// access, through arith or into a call or a region (ExclusiveAccess.cpp).
+bool indexesMemory(mlir::Value value);
 
 /// Emits at `builder` (the derivative function's entry) the reverse mode of
 /// `body`: the forward sweep, the reverse sweep seeded with `seeds`, and the
