@@ -429,58 +429,6 @@ void forwardCopies(LLVM::LLVMFuncOp func, const DataLayout &layout) {
   }
 }
 
-/// A float passed in an integer-coerced struct (AMDGPU passes `complex`
-/// as `[2 x i32]`) is loaded as an integer and reinterpreted after the
-/// call is inlined: such a load, every use a same-width bitcast to a float,
-/// loads the float (and a stored bitcast of a float stores it), so the
-/// buffer keeps the float type it has everywhere else.
-void retypeReinterpretedAccesses(LLVM::LLVMFuncOp func) {
-  SmallVector<Operation *> accesses;
-  func.walk([&](Operation *op) {
-    if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
-      accesses.push_back(op);
-  });
-  for (Operation *op : accesses) {
-    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
-      if (!isa<IntegerType>(load.getType()) || load.getVolatile_() ||
-          load.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
-          load.use_empty())
-        continue;
-      Type floatType;
-      bool reinterpreted = true;
-      for (Operation *user : load->getUsers()) {
-        auto cast = dyn_cast<LLVM::BitcastOp>(user);
-        reinterpreted &= cast && isa<FloatType>(cast.getType()) &&
-                         (!floatType || floatType == cast.getType());
-        if (cast)
-          floatType = cast.getType();
-      }
-      if (!reinterpreted)
-        continue;
-      OpBuilder builder(load);
-      auto retyped = LLVM::LoadOp::create(builder, load.getLoc(), floatType,
-                                          load.getAddr(),
-                                          load.getAlignment().value_or(0));
-      for (Operation *user : llvm::to_vector(load->getUsers())) {
-        user->getResult(0).replaceAllUsesWith(retyped.getResult());
-        user->erase();
-      }
-      load.erase();
-      continue;
-    }
-    if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
-      auto cast = store.getValue().getDefiningOp<LLVM::BitcastOp>();
-      if (!cast || !isa<IntegerType>(cast.getType()) ||
-          !isa<FloatType>(cast.getArg().getType()) || store.getVolatile_() ||
-          store.getOrdering() != LLVM::AtomicOrdering::not_atomic)
-        continue;
-      store.getValueMutable().assign(cast.getArg());
-      if (cast->use_empty())
-        cast->erase();
-    }
-  }
-}
-
 } // namespace
 
 /// True if `from` calls `to`, directly or through other functions of
@@ -515,7 +463,7 @@ static bool reaches(LLVM::LLVMFuncOp from, LLVM::LLVMFuncOp to,
 
 LogicalResult nabla::raise::inlineAggregateCalls(ModuleOp module) {
   nabla::InlineEverything inliner(module.getContext());
-  SetVector<LLVM::LLVMFuncOp> inlined, callers;
+  SetVector<LLVM::LLVMFuncOp> inlined;
   // A call that must be inlined of a recursive function is refused before
   // inlining: each round would multiply the calls (two recursive calls
   // double them, exhausting memory long before any round limit).
@@ -561,7 +509,6 @@ LogicalResult nabla::raise::inlineAggregateCalls(ModuleOp module) {
     for (LLVM::CallOp call : calls) {
       auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(*call.getCallee());
       inlined.insert(callee);
-      callers.insert(call->getParentOfType<LLVM::LLVMFuncOp>());
       if (failed(inlineCall(inliner, nabla::cloneInlinedBody, call, callee,
                             &callee.getBody())))
         return call.emitError("cannot inline the call of @")
@@ -601,9 +548,6 @@ LogicalResult nabla::raise::inlineAggregateCalls(ModuleOp module) {
     forwardCopies(func, layout);
     forwardLocalStores(func, layout);
   }
-  for (LLVM::LLVMFuncOp caller : callers)
-    if (!inlined.contains(caller))
-      retypeReinterpretedAccesses(caller);
   // Functions now called nowhere are not raised.
   for (LLVM::LLVMFuncOp func : inlined)
     if (SymbolTable::symbolKnownUseEmpty(func, module))

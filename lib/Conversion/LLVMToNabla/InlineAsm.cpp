@@ -247,23 +247,6 @@ std::string normalizeAsm(StringRef text) {
   return out;
 }
 
-/// f32 → the bits of the nearest bf16 (ties to even; NaN stays NaN).
-Value floatToBFloat16Bits(OpBuilder &b, Location loc, Value x) {
-  Type i32 = b.getI32Type();
-  auto constant = [&](int64_t v) -> Value {
-    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
-  };
-  Value bits = LLVM::BitcastOp::create(b, loc, i32, x);
-  Value lsb = LLVM::AndOp::create(
-      b, loc, LLVM::LShrOp::create(b, loc, bits, constant(16)), constant(1));
-  Value rounded = LLVM::AddOp::create(
-      b, loc, bits, LLVM::AddOp::create(b, loc, lsb, constant(0x7fff)));
-  Value high = LLVM::LShrOp::create(b, loc, rounded, constant(16));
-  Value isNaN = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::uno, x, x);
-  Value result = LLVM::SelectOp::create(b, loc, isNaN, constant(0x7fc0), high);
-  return LLVM::TruncOp::create(b, loc, b.getI16Type(), result);
-}
-
 /// The conversions and moves of CUDA's cuda_fp16/cuda_bf16 headers (half
 /// values are i16 bits, half2 values i32): true if `asmOp` was one and is
 /// replaced by LLVM ops.
@@ -274,21 +257,24 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
   StringRef constraints = asmOp.getConstraints();
   OpBuilder b(asmOp);
   Location loc = asmOp.getLoc();
-  Type f16 = b.getF16Type(), f32 = b.getF32Type(), i16 = b.getI16Type(),
-       i32 = b.getI32Type();
+  Type f16 = b.getF16Type(), bf16 = b.getBF16Type(), f32 = b.getF32Type(),
+       i16 = b.getI16Type(), i32 = b.getI32Type();
   Type resultType = asmOp.getRes().getType();
   auto operand = [&](unsigned k, Type type) -> Value {
     if (k >= asmOp.getNumOperands() || asmOp.getOperand(k).getType() != type)
       return {};
     return asmOp.getOperand(k);
   };
-  auto halfToFloat = [&](Value bits16) -> Value {
-    return LLVM::FPExtOp::create(b, loc, f32,
-                                 LLVM::BitcastOp::create(b, loc, f16, bits16));
+  // The bits of a half (f16 or bf16) widened, and a float rounded to one
+  // (to nearest, ties to even, as `cvt.rn` does), as conversions the AD
+  // differentiates.
+  auto halfToFloat = [&](Value bits16, Type half = {}) -> Value {
+    return LLVM::FPExtOp::create(
+        b, loc, f32, LLVM::BitcastOp::create(b, loc, half ? half : f16, bits16));
   };
-  auto floatToHalf = [&](Value x) -> Value {
-    return LLVM::BitcastOp::create(b, loc, i16,
-                                   LLVM::FPTruncOp::create(b, loc, f16, x));
+  auto floatToHalf = [&](Value x, Type half = {}) -> Value {
+    return LLVM::BitcastOp::create(
+        b, loc, i16, LLVM::FPTruncOp::create(b, loc, half ? half : f16, x));
   };
   auto i32Constant = [&](int64_t v) -> Value {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
@@ -305,7 +291,7 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
   } else if (text == "cvt.rn.bf16.f32 $0, $1;" && constraints == "=h,f" &&
              resultType == i16) {
     if (Value x = operand(0, f32))
-      result = floatToBFloat16Bits(b, loc, x);
+      result = floatToHalf(x, bf16);
   } else if (text == "cvt.rn.f16x2.f32 $0, $2, $1;" &&
              constraints == "=r,f,f" && resultType == i32) {
     // d[31:16] = cvt($2), d[15:0] = cvt($1).
@@ -319,12 +305,9 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
     }
   } else if (text == "mov.b32 $0, {0,$1};" && constraints == "=f,h" &&
              resultType == f32) {
-    // A bf16 widened: its bits are the float's upper half.
+    // A bf16 widened (its bits are the float's upper half).
     if (Value h = operand(0, i16))
-      result = LLVM::BitcastOp::create(
-          b, loc, f32,
-          LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i32, h),
-                              i32Constant(16)));
+      result = halfToFloat(h, bf16);
   } else if ((text == ".reg .f16 low,high; mov.b32 {low,high},$1; "
                       "cvt.f32.f16 $0, low;" ||
               text == ".reg .f16 low,high; mov.b32 {low,high},$1; "

@@ -245,6 +245,9 @@ void RaiseLLVM::runOnOperation() {
   if (failed(flattenRequestStructs(module)) ||
       failed(inlineAggregateCalls(module)))
     return signalPassFailure();
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal())
+      retypeReinterpretedAccesses(func);
   splitObjectSelects(module);
   ModulePlan plan;
   if (failed(planModule(module, plan, kernel)))

@@ -334,6 +334,12 @@ void rewriteKnownInlineAsm(mlir::ModuleOp module);
 /// (InlineAggregateCalls.cpp); a located error when one cannot be.
 mlir::LogicalResult inlineAggregateCalls(mlir::ModuleOp module);
 
+/// Retypes the integer loads whose every use reinterprets them as a float of
+/// the same width, and the stores of a float's bits, to the float
+/// (ReinterpretedAccesses.cpp): a half buffer of CUDA's headers is then
+/// viewed as f16/bf16.
+void retypeReinterpretedAccesses(mlir::LLVM::LLVMFuncOp func);
+
 /// Rewrites gradient requests of functions that take structs by value to
 /// differentiate a wrapper taking the fields, each enzyme_const
 /// (FlattenRequestStructs.cpp); a located error for a struct of another

@@ -1,0 +1,412 @@
+//===- ReinterpretedAccesses.cpp - Loads and stores of a float's bits ------===//
+//
+// A load of an integer whose every use reinterprets it as a float of the
+// same width loads the float; a store of a float's bits stores the float.
+// That is how floats reach memory in three common shapes:
+// - CUDA's cuda_fp16/cuda_bf16 keep a half as its bits (`__half` and
+//   `__nv_bfloat16` are structs of an `unsigned short`): a buffer of them is
+//   read and written as i16 and converted in inline assembly, which the
+//   raise turns into fpext/fptrunc with bitcasts (InlineAsm.cpp);
+// - packed halves: LLM training code moves eight bf16 at a time as an
+//   `int4` (`Packed128`), so a buffer of halves is also read and written as
+//   i32 words that are split into, or joined from, 16-bit fields. An object
+//   that holds halves has its integer accesses turned into accesses of the
+//   halves (joined or split with shifts); a packed load whose fields are
+//   only used as halves, and a packed store of joined halves, become
+//   accesses of the halves; joins and splits that meet fold away. A local
+//   copy of packed halves thus becomes halves on both sides, in a few
+//   rounds;
+// - an integer-coerced struct (AMDGPU passes `complex` as `[2 x i32]`),
+//   once its call is inlined.
+// With the accesses retyped, such an object is viewed as the float type it
+// holds (`memref<?xbf16>`, `memref<?xf16>`), so the AD differentiates
+// through it; an object still accessed as integers elsewhere keeps the
+// integer view (PunnedAccess.cpp), and the AD refuses to rebuild a float
+// from its bits (FloatBits.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseLLVM.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace {
+
+template <typename AccessOp>
+bool isPlain(AccessOp op) {
+  return !op.getVolatile_() &&
+         op.getOrdering() == LLVM::AtomicOrdering::not_atomic;
+}
+
+/// Loads whose every use reinterprets them as one float type load it;
+/// stores of a float's bits store the float.
+bool retypeAccesses(LLVM::LLVMFuncOp func) {
+  bool changed = false;
+  SmallVector<Operation *> accesses;
+  func.walk([&](Operation *op) {
+    if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      if (!isa<IntegerType>(load.getType()) || !isPlain(load) ||
+          load.use_empty())
+        continue;
+      Type floatType;
+      bool reinterpreted = true;
+      for (Operation *user : load->getUsers()) {
+        auto cast = dyn_cast<LLVM::BitcastOp>(user);
+        reinterpreted &= cast && isa<FloatType>(cast.getType()) &&
+                         (!floatType || floatType == cast.getType());
+        if (cast)
+          floatType = cast.getType();
+      }
+      if (!reinterpreted)
+        continue;
+      OpBuilder builder(load);
+      auto retyped = LLVM::LoadOp::create(builder, load.getLoc(), floatType,
+                                          load.getAddr(),
+                                          load.getAlignment().value_or(0));
+      for (Operation *user : llvm::to_vector(load->getUsers())) {
+        user->getResult(0).replaceAllUsesWith(retyped.getResult());
+        user->erase();
+      }
+      load.erase();
+      changed = true;
+      continue;
+    }
+    if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+      auto cast = store.getValue().getDefiningOp<LLVM::BitcastOp>();
+      if (!cast || !isa<IntegerType>(cast.getType()) ||
+          !isa<FloatType>(cast.getArg().getType()) || !isPlain(store))
+        continue;
+      store.getValueMutable().assign(cast.getArg());
+      if (cast->use_empty())
+        cast->erase();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+
+/// The object `pointer` points into, as far as address computations show.
+Value baseObject(Value pointer) {
+  while (Operation *def = pointer.getDefiningOp()) {
+    if (!isa<LLVM::GEPOp, LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
+      break;
+    pointer = def->getOperand(0);
+  }
+  return pointer;
+}
+
+bool isHalf(Type type) { return isa<Float16Type, BFloat16Type>(type); }
+
+/// A wider integer type made of 16-bit fields (i32, i64), or null.
+IntegerType packedType(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.getWidth() <= 16 || integer.getWidth() % 16 ||
+      integer.getWidth() > 64)
+    return {};
+  return integer;
+}
+
+/// The address of the `k`th 16-bit field at `address`.
+Value fieldAddress(OpBuilder &b, Location loc, Value address, unsigned k) {
+  if (k == 0)
+    return address;
+  return LLVM::GEPOp::create(b, loc, address.getType(), b.getI8Type(),
+                             address, ArrayRef<LLVM::GEPArg>{int32_t(2 * k)});
+}
+
+Value constant(OpBuilder &b, Location loc, Type type, int64_t value) {
+  return LLVM::ConstantOp::create(b, loc, type,
+                                  b.getIntegerAttr(type, value));
+}
+
+/// The integer of `type` whose 16-bit fields are `fields`, least
+/// significant first: or(zext(f0), shl(zext(f1), 16), ...).
+Value joinFields(OpBuilder &b, Location loc, IntegerType type,
+                 ArrayRef<Value> fields) {
+  Value joined;
+  for (auto [k, field] : llvm::enumerate(fields)) {
+    Value wide = LLVM::ZExtOp::create(b, loc, type, field);
+    if (k)
+      wide = LLVM::ShlOp::create(b, loc, wide, constant(b, loc, type, 16 * k));
+    joined = joined ? Value(LLVM::OrOp::create(b, loc, joined, wide)) : wide;
+  }
+  return joined;
+}
+
+/// The `k`th 16-bit field of `wide`: trunc(lshr(wide, 16 k)).
+Value extractField(OpBuilder &b, Location loc, Value wide, unsigned k) {
+  if (k)
+    wide = LLVM::LShrOp::create(b, loc, wide,
+                                constant(b, loc, wide.getType(), 16 * k));
+  return LLVM::TruncOp::create(b, loc, b.getI16Type(), wide);
+}
+
+/// The 16-bit fields of a join (an or-tree of zext(x) and shl(zext(x),
+/// 16 k), every field present once), or failure.
+LogicalResult matchJoin(Value wide, SmallVectorImpl<Value> &fields) {
+  IntegerType type = packedType(wide.getType());
+  if (!type)
+    return failure();
+  fields.assign(type.getWidth() / 16, Value());
+  SmallVector<Value> work{wide};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto orOp = v.getDefiningOp<LLVM::OrOp>()) {
+      work.append({orOp.getLhs(), orOp.getRhs()});
+      continue;
+    }
+    unsigned k = 0;
+    if (auto shl = v.getDefiningOp<LLVM::ShlOp>()) {
+      APInt amount;
+      if (!matchPattern(shl.getRhs(), m_ConstantInt(&amount)) ||
+          amount.urem(16) || amount.uge(type.getWidth()))
+        return failure();
+      k = amount.getZExtValue() / 16;
+      v = shl.getLhs();
+    }
+    auto ext = v.getDefiningOp<LLVM::ZExtOp>();
+    if (!ext || !ext.getArg().getType().isInteger(16) || fields[k])
+      return failure();
+    fields[k] = ext.getArg();
+  }
+  return success(llvm::all_of(fields, [](Value f) { return bool(f); }));
+}
+
+/// Which 16-bit field of a packed integer `trunc` takes (trunc(w) or
+/// trunc(lshr(w, 16 k)) to i16), and of which integer.
+std::optional<std::pair<Value, unsigned>> fieldOf(LLVM::TruncOp trunc) {
+  if (!trunc.getType().isInteger(16))
+    return std::nullopt;
+  Value wide = trunc.getArg();
+  unsigned k = 0;
+  if (auto shift = wide.getDefiningOp<LLVM::LShrOp>()) {
+    APInt amount;
+    if (!matchPattern(shift.getRhs(), m_ConstantInt(&amount)) ||
+        amount.urem(16))
+      return std::nullopt;
+    k = amount.getZExtValue() / 16;
+    wide = shift.getLhs();
+  }
+  IntegerType type = packedType(wide.getType());
+  if (!type || 16 * k >= type.getWidth())
+    return std::nullopt;
+  return std::make_pair(wide, k);
+}
+
+/// The half type of each object accessed as one (null for one accessed as
+/// both f16 and bf16).
+DenseMap<Value, Type> halfObjects(LLVM::LLVMFuncOp func) {
+  DenseMap<Value, Type> halves;
+  auto note = [&](Value address, Type type) {
+    if (!isHalf(type))
+      return;
+    auto [it, inserted] = halves.try_emplace(baseObject(address), type);
+    if (!inserted && it->second != type)
+      it->second = Type();
+  };
+  func.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LLVM::LoadOp>(op))
+      note(load.getAddr(), load.getType());
+    else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+      note(store.getAddr(), store.getValue().getType());
+  });
+  return halves;
+}
+
+/// Integer accesses (i16, i32, i64) of an object that holds halves become
+/// accesses of the halves, the integers joined or split with shifts.
+bool accessHalves(LLVM::LLVMFuncOp func) {
+  DenseMap<Value, Type> halves = halfObjects(func);
+  if (halves.empty())
+    return false;
+  SmallVector<Operation *> accesses;
+  func.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      if (isPlain(load) && isa<IntegerType>(load.getType()) &&
+          load.getType().getIntOrFloatBitWidth() % 16 == 0 &&
+          load.getType().getIntOrFloatBitWidth() <= 64 &&
+          halves.lookup(baseObject(load.getAddr())))
+        accesses.push_back(op);
+    } else if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+      Type type = store.getValue().getType();
+      if (isPlain(store) && isa<IntegerType>(type) &&
+          type.getIntOrFloatBitWidth() % 16 == 0 &&
+          type.getIntOrFloatBitWidth() <= 64 &&
+          halves.lookup(baseObject(store.getAddr())))
+        accesses.push_back(op);
+    }
+  });
+  for (Operation *op : accesses) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      Type half = halves.lookup(baseObject(load.getAddr()));
+      unsigned n = load.getType().getIntOrFloatBitWidth() / 16;
+      SmallVector<Value> fields;
+      for (unsigned k = 0; k < n; ++k) {
+        Value h = LLVM::LoadOp::create(
+            b, loc, half, fieldAddress(b, loc, load.getAddr(), k), 2);
+        fields.push_back(LLVM::BitcastOp::create(b, loc, b.getI16Type(), h));
+      }
+      Value result = n == 1 ? fields[0]
+                            : joinFields(b, loc,
+                                         cast<IntegerType>(load.getType()),
+                                         fields);
+      load.getResult().replaceAllUsesWith(result);
+      load.erase();
+      continue;
+    }
+    auto store = cast<LLVM::StoreOp>(op);
+    Type half = halves.lookup(baseObject(store.getAddr()));
+    Value value = store.getValue();
+    unsigned n = value.getType().getIntOrFloatBitWidth() / 16;
+    for (unsigned k = 0; k < n; ++k) {
+      Value field = n == 1 ? value : extractField(b, loc, value, k);
+      LLVM::StoreOp::create(b, loc, LLVM::BitcastOp::create(b, loc, half, field),
+                            fieldAddress(b, loc, store.getAddr(), k), 2);
+    }
+    store.erase();
+  }
+  return !accesses.empty();
+}
+
+/// A packed load (i32, i64) whose every use takes a 16-bit field that is
+/// then only reinterpreted as one half type loads the halves; a packed
+/// store of a join of halves' bits stores the halves.
+bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
+  bool changed = false;
+  SmallVector<Operation *> accesses;
+  func.walk([&](Operation *op) {
+    if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      if (!isPlain(load) || !packedType(load.getType()) || load.use_empty())
+        continue;
+      // Every use: trunc, or lshr by 16 k whose uses are truncs; every
+      // trunc's uses bitcasts to one half type.
+      SmallVector<std::pair<LLVM::TruncOp, unsigned>> truncs;
+      Type half;
+      auto takeTrunc = [&](Operation *user) {
+        auto trunc = dyn_cast<LLVM::TruncOp>(user);
+        std::optional<std::pair<Value, unsigned>> field =
+            trunc ? fieldOf(trunc) : std::nullopt;
+        if (!field || field->first != load.getResult())
+          return false;
+        for (Operation *castUser : trunc->getUsers()) {
+          auto cast = dyn_cast<LLVM::BitcastOp>(castUser);
+          if (!cast || !isHalf(cast.getType()) ||
+              (half && half != cast.getType()))
+            return false;
+          half = cast.getType();
+        }
+        truncs.push_back({trunc, field->second});
+        return true;
+      };
+      bool fields = llvm::all_of(load->getUsers(), [&](Operation *user) {
+        if (auto shift = dyn_cast<LLVM::LShrOp>(user))
+          return shift.getLhs() == load.getResult() &&
+                 llvm::all_of(shift->getUsers(), takeTrunc);
+        return takeTrunc(user);
+      });
+      if (!fields || !half)
+        continue;
+      SmallVector<Value> loaded(load.getType().getIntOrFloatBitWidth() / 16);
+      for (auto [trunc, k] : truncs) {
+        if (!loaded[k])
+          loaded[k] = LLVM::LoadOp::create(
+              b, loc, half, fieldAddress(b, loc, load.getAddr(), k), 2);
+        for (Operation *cast : llvm::to_vector(trunc->getUsers())) {
+          cast->getResult(0).replaceAllUsesWith(loaded[k]);
+          cast->erase();
+        }
+      }
+      changed = true;
+      continue;
+    }
+    auto store = cast<LLVM::StoreOp>(op);
+    SmallVector<Value> fields;
+    if (!isPlain(store) || failed(matchJoin(store.getValue(), fields)))
+      continue;
+    SmallVector<Value> halves;
+    for (Value field : fields) {
+      auto cast = field.getDefiningOp<LLVM::BitcastOp>();
+      if (!cast || !isHalf(cast.getArg().getType()) ||
+          (!halves.empty() && halves[0].getType() != cast.getArg().getType()))
+        break;
+      halves.push_back(cast.getArg());
+    }
+    if (halves.size() != fields.size())
+      continue;
+    for (auto [k, h] : llvm::enumerate(halves))
+      LLVM::StoreOp::create(b, loc, h, fieldAddress(b, loc, store.getAddr(), k),
+                            2);
+    store.erase();
+    changed = true;
+  }
+  return changed;
+}
+
+/// trunc(join) and trunc(lshr(join, 16 k)) → the field; bitcasts that undo
+/// each other → the value; then what became dead.
+void foldFields(LLVM::LLVMFuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<LLVM::TruncOp, LLVM::BitcastOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    if (auto trunc = dyn_cast<LLVM::TruncOp>(op)) {
+      std::optional<std::pair<Value, unsigned>> field = fieldOf(trunc);
+      SmallVector<Value> fields;
+      if (field && succeeded(matchJoin(field->first, fields)))
+        trunc.getResult().replaceAllUsesWith(fields[field->second]);
+      continue;
+    }
+    auto bitcast = cast<LLVM::BitcastOp>(op);
+    if (auto inner = bitcast.getArg().getDefiningOp<LLVM::BitcastOp>();
+        inner && inner.getArg().getType() == bitcast.getType())
+      bitcast.getResult().replaceAllUsesWith(inner.getArg());
+  }
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    func.walk([&](Operation *op) {
+      if (op->getNumResults() == 1 && op->use_empty() &&
+          isa<LLVM::TruncOp, LLVM::BitcastOp, LLVM::ZExtOp, LLVM::ShlOp,
+              LLVM::LShrOp, LLVM::OrOp, LLVM::ConstantOp, LLVM::GEPOp>(op)) {
+        op->erase();
+        erased = true;
+      }
+    });
+  }
+}
+
+} // namespace
+
+void nabla::raise::retypeReinterpretedAccesses(LLVM::LLVMFuncOp func) {
+  // Each step can enable another (a local copy of packed halves: the
+  // copy's loads become halves, then the words it was filled from); a
+  // few rounds reach the fixed point.
+  for (int round = 0; round < 8; ++round) {
+    bool changed = retypeAccesses(func);
+    changed |= accessHalves(func);
+    changed |= splitPackedAccesses(func);
+    foldFields(func);
+    changed |= retypeAccesses(func);
+    if (!changed)
+      break;
+  }
+}
