@@ -459,9 +459,14 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   const runtime::KernelInfo *kernel = manifest.findKernel(kernelName);
   if (!kernel)
     throw py::value_error("unknown kernel '" + kernelName + "'");
+  auto dim = [](const std::vector<uint32_t> &v) {
+    return runtime::Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1,
+                         v.size() > 2 ? v[2] : 1};
+  };
   if (sharedMemory > kMaxDynamicSharedMemory)
     throw py::value_error("shared_memory must be at most 2^31 bytes");
-  if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error))
+  if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error) ||
+      !runtime::checkUnitDims(*kernel, dim(grid), dim(block), error))
     throw py::value_error(error);
   std::unique_ptr<runtime::Device> device =
       runtime::openDevice(target, index, error);
@@ -505,10 +510,6 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
       std::copy(bytes.begin(), bytes.end(), params[k].scalar);
     }
   }
-  auto dim = [](const std::vector<uint32_t> &v) {
-    return runtime::Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1,
-                         v.size() > 2 ? v[2] : 1};
-  };
   // Patch objects, in manifest order, for the records of the module.
   std::vector<runtime::NpyArray> objects;
   std::vector<const runtime::RelocationInfo *> patched;

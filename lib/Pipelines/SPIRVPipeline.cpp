@@ -49,6 +49,8 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   // inlined into an scf region, and SPIR-V wants structured control flow.
   device.addPass(createLiftControlFlowToSCFPass());
   device.addPass(nabla::createInlineDeviceCalls());
+  // Neither Vulkan nor Metal has bf16: f32 arithmetic, i16 storage.
+  device.addPass(nabla::createEmulateBFloat16());
   device.addPass(nabla::createExpandAtomics());
   device.addPass(
       nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true,

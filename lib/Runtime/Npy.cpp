@@ -30,6 +30,9 @@ int64_t NpyArray::numElements() const {
 std::string nabla::runtime::dtypeForElementType(const std::string &element) {
   if (element == "f16")
     return "f2";
+  // numpy has no bfloat16: a bf16 buffer holds its bits.
+  if (element == "bf16")
+    return "u2";
   if (element == "f32")
     return "f4";
   if (element == "f64")
@@ -52,6 +55,9 @@ bool nabla::runtime::dtypeMatchesElementType(const std::string &dtype,
     return false;
   if (dtype == want)
     return true;
+  // A half (f16, bf16) buffer also takes its bits as int16/uint16.
+  if (element == "f16" || element == "bf16")
+    return dtype == "i2" || dtype == "u2";
   if (want[0] != 'i')
     return false;
   return dtype == "u" + want.substr(1) || (want == "i1" && dtype == "b1");

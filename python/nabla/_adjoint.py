@@ -19,7 +19,7 @@ from ._ir import Module
 from ._run import Kernel
 
 # Element types whose buffers carry gradients.
-FLOAT_ELEMENTS = ("f16", "f32", "f64")
+FLOAT_ELEMENTS = ("f16", "bf16", "f32", "f64")
 
 
 _CACHE_SIZE = 32

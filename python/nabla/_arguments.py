@@ -27,14 +27,20 @@ DTYPES = {"f32": np.dtype("<f4"), "f64": np.dtype("<f8"),
 # Buffers also take the narrower element types; a signless integer memref
 # takes the unsigned dtype of its width too, and i8 takes bool (C++'s bool
 # in memory).
-ELEMENT_DTYPES = dict(DTYPES, f16=np.dtype("<f2"), i8=np.dtype("i1"),
-                      i16=np.dtype("<i2"))
-_ELEMENT_NAMES = "f16, f32, f64, i8, i16, i32, i64 and index"
+# numpy has no bfloat16: a bf16 buffer holds its bits (uint16).
+ELEMENT_DTYPES = dict(DTYPES, f16=np.dtype("<f2"), bf16=np.dtype("<u2"),
+                      i8=np.dtype("i1"), i16=np.dtype("<i2"))
+_ELEMENT_NAMES = "f16, bf16, f32, f64, i8, i16, i32, i64 and index"
 
 
 def element_dtype_accepts(expected, dtype):
     """True if a buffer of `dtype` binds to elements of dtype `expected`."""
     if dtype == expected:
+        return True
+    # f16 and bf16 buffers also take their bits as int16/uint16.
+    if (expected in (ELEMENT_DTYPES["f16"], ELEMENT_DTYPES["bf16"])
+            and dtype.kind in "iu" and dtype.itemsize == 2
+            and dtype.byteorder in "<|="):
         return True
     if expected.kind != "i":
         return False

@@ -31,9 +31,8 @@ from ._run import Kernel
 # Defaults by the element type of the least precise dup buffer: relative
 # step (large enough that rounding in the outputs stays far below rtol; the
 # Richardson step makes its truncation error fourth order) and rtol.
-_DEFAULTS = {np.dtype("<f2"): (5e-2, 3e-2),
-             np.dtype("<f4"): (1e-2, 1e-3),
-             np.dtype("<f8"): (1e-4, 1e-6)}
+_DEFAULTS = {"bf16": (1e-1, 1e-1), "f16": (5e-2, 3e-2), "f32": (1e-2, 1e-3),
+             "f64": (1e-4, 1e-6)}
 # Rounding errors the noise estimate allows per value (a kernel's output is
 # a few operations away from exact; reductions are more).
 _ROUNDING = 16
@@ -98,8 +97,41 @@ def _fresh(relocs):
     return fresh
 
 
-def _unit(dtype):
-    return float(np.finfo(dtype).eps) / 2
+class _Numbers:
+    """The values of a dup buffer as float64, and float64 values rounded
+    into the buffer: its own float dtype, or the bits of a half (bf16, which
+    numpy lacks, and f16 passed as int16/uint16) in an integer array."""
+
+    def __init__(self, element, dtype):
+        self.element, self.dtype = element, np.dtype(dtype)
+        self.bits = self.dtype.kind in "iu"
+        if element == "bf16":
+            self.unit = 2.0 ** -8  # 8 significant bits
+        else:
+            self.unit = float(np.finfo(
+                np.float16 if self.bits else self.dtype).eps) / 2
+
+    def decode(self, array):
+        array = np.asarray(array)
+        if self.element == "bf16":
+            wide = array.view(np.uint16).astype(np.uint32) << 16
+            return wide.view(np.float32).astype(np.float64)
+        if self.bits:
+            return array.view(np.float16).astype(np.float64)
+        return array.astype(np.float64)
+
+    def encode(self, values):
+        values = np.asarray(values, np.float64)
+        if self.element == "bf16":
+            # Round to nearest, ties to even (as cvt.rn.bf16.f32).
+            f32 = values.astype(np.float32)
+            bits = f32.view(np.uint32).astype(np.uint64)
+            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16)
+            rounded = np.where(np.isnan(f32), 0x7FC0, rounded)
+            return rounded.astype(np.uint16).view(self.dtype)
+        if self.bits:
+            return values.astype(np.float16).view(self.dtype)
+        return values.astype(self.dtype)
 
 
 def _rss(values):
@@ -156,16 +188,17 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
                              f"parameters 0 to {len(params) - 1}")
         if params[k].kind != "buffer" or params[k].element not in FLOAT_ELEMENTS:
             raise ValueError(f"dup names {params[k].label(kernel)}: only "
-                             f"buffers of f16, f32 or f64 have gradients")
+                             f"buffers of f16, bf16, f32 or f64 have "
+                             f"gradients")
         args[k] = as_array(args[k], f"{kernel}: dup {params[k].label()}")
     if grad_kernel is None:
         grad = adjoint_kernel(module, kernel, set(dup))
     else:
         grad = cached_kernel(module, grad_kernel)
-    dtypes = {k: np.dtype(args[k].dtype) for k in dup}
-    coarsest = max((_unit(d), d) for d in dtypes.values())[1] if dup else \
-        np.dtype("<f8")
-    default_eps, default_rtol = _DEFAULTS.get(coarsest, _DEFAULTS[np.dtype("<f4")])
+    numbers = {k: _Numbers(params[k].element, args[k].dtype) for k in dup}
+    coarsest = max(numbers.values(), key=lambda n: n.unit).element if dup \
+        else "f64"
+    default_eps, default_rtol = _DEFAULTS.get(coarsest, _DEFAULTS["f32"])
     eps = default_eps if eps is None else float(eps)
     rtol = default_rtol if rtol is None else float(rtol)
     atol = 0.0 if atol is None else float(atol)
@@ -184,10 +217,11 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
         return extended, position
 
     rng = np.random.default_rng(seed)
-    x = {k: args[k].astype(np.float64) for k in dup}
+    x = {k: numbers[k].decode(args[k]) for k in dup}
     v = {k: rng.standard_normal(args[k].shape) for k in dup}
-    seeds = {k: rng.standard_normal(args[k].shape).astype(dtypes[k]) for k in dup}
-    w = {k: seeds[k].astype(np.float64) for k in dup}
+    seeds = {k: numbers[k].encode(rng.standard_normal(args[k].shape))
+             for k in dup}
+    w = {k: numbers[k].decode(seeds[k]) for k in dup}
     scale = {}
     for k in dup:
         rms = np.sqrt(np.mean(np.square(x[k]))) if x[k].size else 0.0
@@ -195,12 +229,12 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
         scale[k] = np.maximum(np.abs(x[k]), floor)
     # v scaled per element, rounded to the buffer's type so the tangent
     # kernel is seeded with exactly the direction the reverse side uses.
-    direction = {k: (scale[k] * v[k]).astype(dtypes[k]).astype(np.float64)
+    direction = {k: numbers[k].decode(numbers[k].encode(scale[k] * v[k]))
                  for k in dup}
 
     grad_args, position = with_shadows(seeds)
     grads = launch(grad, grad_args)
-    g = {k: np.asarray(grads[position[k]], np.float64) for k in dup}
+    g = {k: numbers[k].decode(grads[position[k]]) for k in dup}
     g_max = {k: float(np.max(np.abs(g[k]), initial=0.0)) for k in dup}
 
     def compare(k, along, norm):
@@ -209,9 +243,9 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
         mismatch, noise = [], []
         for level in (1, 2):
             step = level * eps * along
-            plus = (x[k] + step).astype(dtypes[k])
-            minus = (x[k] - step).astype(dtypes[k])
-            delta = (plus.astype(np.float64) - minus.astype(np.float64)) / 2
+            plus = numbers[k].encode(x[k] + step)
+            minus = numbers[k].encode(x[k] - step)
+            delta = (numbers[k].decode(plus) - numbers[k].decode(minus)) / 2
             shifted = list(args)
             shifted[k] = plus
             out_plus = launch(primal, shifted)
@@ -219,16 +253,16 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
             out_minus = launch(primal, shifted)
             change, errors = 0.0, []
             for i in dup:
-                high = np.asarray(out_plus[i], np.float64)
-                low = np.asarray(out_minus[i], np.float64)
+                high = numbers[i].decode(out_plus[i])
+                low = numbers[i].decode(out_minus[i])
                 moved = high != low
                 # Equal infinities (a masked output) did not move.
                 moved_by = np.subtract(high, low, out=np.zeros_like(high),
                                        where=moved)
                 change += float(np.dot(moved_by.ravel(), w[i].ravel())) / 2
-                errors.append(_unit(dtypes[i]) * np.abs(w[i][moved])
+                errors.append(numbers[i].unit * np.abs(w[i][moved])
                               * np.maximum(np.abs(high[moved]), np.abs(low[moved])))
-            errors.append(_unit(dtypes[k]) * np.abs(delta).ravel()
+            errors.append(numbers[k].unit * np.abs(delta).ravel()
                           * (np.abs(g[k]).ravel() + g_max[k]))
             mismatch.append(change - float(np.dot(delta.ravel(), g[k].ravel())))
             noise.append(_rss(np.concatenate([e.ravel() for e in errors])))
@@ -304,14 +338,14 @@ def check_gradient(module, kernel=None, grad_kernel=None, grid=None,
         ok=all(b["ok"] for b in buffers), buffers=buffers)
     if tangent_kernel is not None:
         tangent_args, position = with_shadows(
-            {k: direction[k].astype(dtypes[k]) for k in dup})
+            {k: numbers[k].encode(direction[k]) for k in dup})
         tangents = launch(cached_kernel(module, tangent_kernel), tangent_args)
-        jv = {k: np.asarray(tangents[position[k]], np.float64) for k in dup}
+        jv = {k: numbers[k].decode(tangents[position[k]]) for k in dup}
         forward = sum(float(np.dot(jv[k].ravel(), w[k].ravel())) for k in dup)
         noise = _rss(np.concatenate(
-            [(_unit(dtypes[k]) * np.abs(w[k]) * np.abs(jv[k])).ravel()
+            [(numbers[k].unit * np.abs(w[k]) * np.abs(jv[k])).ravel()
              for k in dup] +
-            [(_unit(dtypes[k]) * np.abs(direction[k])
+            [(numbers[k].unit * np.abs(direction[k])
               * (np.abs(g[k]) + g_max[k])).ravel() for k in dup]))
         tolerance = (atol + rtol * max(abs(forward), abs(report["reverse"]))
                      + _ROUNDING * noise)

@@ -402,7 +402,7 @@ def test_unsupported_types_are_named():
     m = nabla.Module.parse("""
     module attributes {gpu.container_module} {
       gpu.module @kernels {
-        gpu.func @half(%h: memref<?xbf16>) kernel {
+        gpu.func @half(%h: memref<?xf8E4M3FN>) kernel {
           gpu.return
         }
         gpu.func @flag(%out: memref<?xf32>, %f: i1) kernel {
@@ -410,9 +410,10 @@ def test_unsupported_types_are_named():
         }
       }
     }""")
-    expect(TypeError, r"half: parameter #0 'h' \(memref<\?xbf16>\) has element "
-           r"type bf16; nabla.run passes buffers of f16, f32, f64, i8, i16, "
-           r"i32, i64 and index", m, "half", [np.zeros(2, np.float16)])
+    expect(TypeError, r"half: parameter #0 'h' \(memref<\?xf8E4M3FN>\) has "
+           r"element type f8E4M3FN; nabla.run passes buffers of f16, bf16, "
+           r"f32, f64, i8, i16, i32, i64 and index", m, "half",
+           [np.zeros(2, np.uint8)])
     expect(TypeError, r"flag: parameter #1 'f' \(i1\) is a scalar of a type "
            r"nabla.run does not pass", m, "flag", [np.zeros(2, np.float32), True])
 

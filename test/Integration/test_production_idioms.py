@@ -334,7 +334,7 @@ def bfloat16_bits(x):
 def test_half_precision_storage(tmp_path, opt):
     """cuda_fp16/cuda_bf16 conversions and half2 packing (PTX inline
     assembly in the headers) against NumPy's float16 and a bfloat16
-    rounding model, bit for bit."""
+    rounding model, bit for bit; half buffers take their bits as int16."""
     ll = compile_cuda(tmp_path, "half_precision", opt)
     n = 100
     x = RNG.uniform(-4, 4, n).astype(np.float16)
@@ -347,10 +347,11 @@ def test_half_precision_storage(tmp_path, opt):
     widened = (bfloat16_bits(v).astype(np.uint32) << 16).view(np.float32)
     check(out[3], widened + x.astype(np.float32), rtol=1e-6, atol=1e-6)
     pairs = RNG.uniform(-2, 2, 2 * n).astype(np.float16)
+    # half2 buffers, moved as 32-bit words, are viewed as their halves.
     out = run(tmp_path, ll, "pair_ops", 2, 64,
-              [pairs.view(np.int32), np.zeros(n, np.int32), f"i32:{n}"])
+              [pairs, np.zeros(2 * n, np.float16), f"i32:{n}"])
     f = pairs.astype(np.float32).reshape(n, 2)
-    got = out[1].view(np.float16).reshape(n, 2)
+    got = out[1].reshape(n, 2)
     np.testing.assert_array_equal(got[:, 0], (f[:, 0] + f[:, 1]).astype(np.float16))
     np.testing.assert_array_equal(got[:, 1], (f[:, 0] * f[:, 1]).astype(np.float16))
 
@@ -680,7 +681,8 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "struct_args", "local_pointer_args", "object_select",
            "dynamic_shared_grad", "llm_kernels", "loop_buffers",
            "rounding_conversions", "atomic_counters", "thread_fences",
-           "shuffle_broadcast", "block_reduce", "partial_masks"]
+           "shuffle_broadcast", "block_reduce", "partial_masks",
+           "mixed_precision"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -462,7 +462,8 @@ selectImage(const Device &device, const Manifest &manifest,
              std::to_string(b.z);
   }
   std::string error;
-  if (!checkDynamicSharedMemory(kernel, options.dynamicSharedMemory, error))
+  if (!checkDynamicSharedMemory(kernel, options.dynamicSharedMemory, error) ||
+      !checkUnitDims(kernel, options.grid, options.block, error))
     return error;
   return "";
 }

@@ -32,12 +32,13 @@ struct NpyArray {
 };
 
 /// The .npy dtype code of an MLIR element type ("f32" → "f4"; signless
-/// integers as signed), or "".
+/// integers as signed; bf16, which numpy lacks, as its bits "u2"), or "".
 std::string dtypeForElementType(const std::string &elementType);
 
 /// True if a buffer of `dtype` can be bound to a memref of `elementType`:
 /// the dtype of the type, or, for signless integers, the unsigned dtype of
-/// that width (and bool for i8, C++'s bool in memory).
+/// that width (and bool for i8, C++'s bool in memory), and int16/uint16 bits
+/// for f16 and bf16.
 bool dtypeMatchesElementType(const std::string &dtype,
                              const std::string &elementType);
 

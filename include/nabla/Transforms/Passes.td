@@ -268,6 +268,37 @@ def ExpandAtomics : Pass<"nabla-expand-atomics", "mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
 }
 
+def EmulateBFloat16 : Pass<"nabla-emulate-bf16", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Keep bf16 values as their bits (i16) for targets without bf16";
+  let description = [{
+    Vulkan and Metal (through SPIR-V) have no bf16 type a Vulkan 1.3 device is
+    required to support; mixed-precision kernels keep their activations in
+    it. This pass makes such a kernel one of f32 arithmetic and i16 storage:
+    arithmetic on bf16 runs in f32 and rounds its result back (exact for
+    shuffles, selects and comparisons; one rounding per op, as the bf16 op
+    rounds), `arith.extf`/`arith.truncf` between bf16 and f32 become integer
+    operations on the bits (round to nearest even, NaN kept quiet), and every
+    bf16 value, memref, constant and signature holds the bits as i16. The
+    kernel's parameters keep their meaning (a buffer of bf16 bits).
+    Atomic read-modify-writes of bf16 (and f16) memory have no 16-bit atomic
+    to become: where one is the fallback of an adjoint's run-time exclusivity
+    check (an `scf.if` marked `nabla.unit_dims`), the plain branch is kept and
+    the function records the launch dimensions that must be one (the manifest
+    declares them as `unit_dims`, launchers check them); any other is a
+    located error.
+
+    ```mlir
+    // nabla-opt --pass-pipeline='builtin.module(gpu.module(nabla-emulate-bf16))'
+    %h = memref.load %buf[%i] : memref<?xbf16>
+    %x = arith.extf %h : bf16 to f32
+    // becomes: %h = memref.load %buf[%i] : memref<?xi16>, then
+    // extui to i32, shli 16, bitcast to f32
+    ```
+    The SPIR-V and Metal pipelines run it after inlining device calls.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def PromotePrivateAllocs : Pass<"nabla-promote-private-allocs", "mlir::gpu::GPUModuleOp"> {
   let summary = "Turn a kernel's fixed-size heap allocations into private memory";
   let description = [{

@@ -1,0 +1,75 @@
+// Mixed-precision training kernels in the idioms of LLM training code:
+// activations kept in bf16 (`floatX`), math in f32, a half (f16) variant,
+// and Enzyme gradient requests through them. cuda_bf16/cuda_fp16 convert in
+// inline assembly (cvt.rn.bf16.f32, mov.b32 {0,h}, cvt.f32.f16,
+// cvt.rn.f16.f32) and keep each value as its 16 bits.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "enzyme.h"
+
+typedef __nv_bfloat16 floatX;
+
+#define GELU_SCALING_FACTOR 0.7978845608f
+
+// out = gelu(inp), elementwise, bf16 in and out.
+__device__ void gelu_forward(floatX *out, const floatX *inp, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) {
+    float xi = (float)inp[i];
+    float cube = 0.044715f * xi * xi * xi;
+    out[i] = (floatX)(0.5f * xi *
+                      (1.0f + tanhf(GELU_SCALING_FACTOR * (xi + cube))));
+  }
+}
+
+__global__ void gelu_forward_kernel(floatX *out, const floatX *inp, int N) {
+  gelu_forward(out, inp, N);
+}
+
+__global__ void grad_gelu_forward(floatX *out, floatX *dout, const floatX *inp,
+                                  floatX *dinp, int N) {
+  __enzyme_autodiff<void>((void *)gelu_forward, enzyme_dupnoneed, out, dout,
+                          enzyme_dup, inp, dinp, enzyme_const, N);
+}
+
+// Residual connection: out = inp1 + inp2 in bf16.
+__device__ void residual_forward(floatX *out, const floatX *inp1,
+                                 const floatX *inp2, int N) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < N)
+    out[idx] = __float2bfloat16((float)inp1[idx] + (float)inp2[idx]);
+}
+
+__global__ void residual_forward_kernel(floatX *out, const floatX *inp1,
+                                        const floatX *inp2, int N) {
+  residual_forward(out, inp1, inp2, N);
+}
+
+__global__ void grad_residual_forward(floatX *out, floatX *dout,
+                                      const floatX *inp1, floatX *dinp1,
+                                      const floatX *inp2, floatX *dinp2,
+                                      int N) {
+  __enzyme_autodiff<void>((void *)residual_forward, enzyme_dupnoneed, out,
+                          dout, enzyme_dup, inp1, dinp1, enzyme_dup, inp2,
+                          dinp2, enzyme_const, N);
+}
+
+// A half (f16) variant: y = half(x * w) with the weight in f32.
+__device__ void scale_half(__half *y, const __half *x, const float *w, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = __float2half(__half2float(x[i]) * w[i % 4]);
+}
+
+__global__ void scale_half_kernel(__half *y, const __half *x, const float *w,
+                                  int N) {
+  scale_half(y, x, w, N);
+}
+
+__global__ void grad_scale_half(__half *y, __half *dy, const __half *x,
+                                __half *dx, const float *w, float *dw, int N) {
+  __enzyme_autodiff<void>((void *)scale_half, enzyme_dupnoneed, y, dy,
+                          enzyme_dup, x, dx, enzyme_dup, w, dw, enzyme_const,
+                          N);
+}
