@@ -160,3 +160,59 @@ gpu.module @m {
     return %g : f32
   }
 }
+
+// -----
+
+// Packed accesses (eight elements per thread, `8 * gid + k`): the lanes of
+// one thread's packed load never meet another thread's (constant offsets
+// below the stride, `gid << 3`), nor do the elements a copy loop over k < 8
+// stores; all accumulate plainly (behind the 1-D launch check). Offsets as
+// wide as the stride (stride 2, offsets 0 and 2) can meet: atomics.
+// CHECK-LABEL: func.func private @__nabla_vjp_packed_dd
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: } else {
+// CHECK: memref.atomic_rmw assign
+// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK-COUNT-2: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK-LABEL: func.func private @__nabla_vjp_overlapping_dd
+gpu.module @m {
+  func.func @packed(%x: memref<?xf32>, %y: memref<?xf32>) {
+    %g = gpu.global_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    %b = arith.shli %g, %c3 : index
+    %i1 = arith.addi %b, %c1 : index
+    %a0 = memref.load %x[%b] : memref<?xf32>
+    %a1 = memref.load %x[%i1] : memref<?xf32>
+    %s = arith.mulf %a0, %a1 : f32
+    // expected-remark @below {{loop reversed with a tape of 8 slots per enclosing iteration: 0 bytes per thread}}
+    scf.for %k = %c0 to %c8 step %c1 {
+      %j = arith.addi %b, %k : index
+      memref.store %s, %y[%j] : memref<?xf32>
+    }
+    return
+  }
+  func.func @overlapping(%x: memref<?xf32>, %y: memref<?xf32>) {
+    %g = gpu.global_id x
+    %c2 = arith.constant 2 : index
+    %b = arith.muli %g, %c2 : index
+    %i2 = arith.addi %b, %c2 : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic: other reads of the buffer at other indices can meet this thread's element}}
+    %a0 = memref.load %x[%b] : memref<?xf32>
+    // expected-remark @below {{adjoint accumulation keeps an atomic: other reads of the buffer at other indices can meet this thread's element}}
+    %a2 = memref.load %x[%i2] : memref<?xf32>
+    %s = arith.mulf %a0, %a2 : f32
+    memref.store %s, %y[%b] : memref<?xf32>
+    return
+  }
+  gpu.func @k(%x: memref<?xf32>, %dx: memref<?xf32>, %y: memref<?xf32>, %dy: memref<?xf32>) kernel {
+    nabla.autodiff @packed(%x, %dx, %y, %dy) {activity = [#nabla.activity<dup>, #nabla.activity<dup>],
+                                              ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+    nabla.autodiff @overlapping(%x, %dx, %y, %dy) {activity = [#nabla.activity<dup>, #nabla.activity<dup>],
+                                                   ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
+    gpu.return
+  }
+}

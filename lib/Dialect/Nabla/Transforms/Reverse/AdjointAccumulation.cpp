@@ -231,6 +231,11 @@ bool VJPEmitter::readElsewhere(Operation *src) {
             other.getMemRefType().getMemorySpace());
         bool workgroup =
             space && space.getValue() == gpu::AddressSpace::Workgroup;
+        // Another lane of the same packed access (x[8 i + k], k < 8).
+        if (other.getMemRef() == read.getMemRef() &&
+            apartAcrossThreads(other.getIndices(), read.getIndices(),
+                               workgroup))
+          return false;
         auto arg = dyn_cast<BlockArgument>(other.getMemRef());
         return !(ordering->enabled && arg && arg.getOwner() == primalBody &&
                  llvm::all_of(other.getIndices(), [&](Value i) {

@@ -12,7 +12,7 @@
 // that execute it at one element differ in nothing: a dimension is covered
 // when an index is an injective function of the thread's id along it
 // (thread id, global id, `block id * block size + thread id`, plus an offset
-// uniform across the threads that may collide, times a non-zero constant) or
+// uniform across the threads that may collide, times a non-zero constant or shifted left) or
 // when an enclosing `scf.if` lets one thread through (`thread id == uniform`).
 // Dimensions left uncovered must have size one, which is checked when the
 // kernel runs. A derivative function's own integer arguments are uniform
@@ -71,10 +71,49 @@ Value nabla::stripIntegerCasts(Value v) {
   return v;
 }
 
+/// A constant every value of `v` is a multiple of, apart from uniform
+/// addends (products and left shifts by constants); 1 when none is known.
+static int64_t strideOf(Value v, bool perBlock,
+                        function_ref<bool(Value, bool)> isUniform) {
+  v = stripIntegerCasts(v);
+  APInt c;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    if (matchPattern(mul.getRhs(), m_ConstantInt(&c)) ||
+        matchPattern(mul.getLhs(), m_ConstantInt(&c)))
+      return c.isZero() ? 1 : std::abs(c.getSExtValue());
+  }
+  if (auto shift = v.getDefiningOp<arith::ShLIOp>())
+    if (matchPattern(shift.getRhs(), m_ConstantInt(&c)) && c.ult(62))
+      return int64_t(1) << c.getZExtValue();
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    if (isUniform(add.getRhs(), perBlock))
+      return strideOf(add.getLhs(), perBlock, isUniform);
+    if (isUniform(add.getLhs(), perBlock))
+      return strideOf(add.getRhs(), perBlock, isUniform);
+  }
+  return 1;
+}
+
+/// The number of values `v` takes, when it is an `scf.for` induction
+/// variable with constant bounds and step (or a constant: one).
+static std::optional<int64_t> valueCount(Value v) {
+  v = stripIntegerCasts(v);
+  if (matchPattern(v, m_Constant()))
+    return 1;
+  auto loop = scf::getForInductionVarOwner(v);
+  APInt lb, ub, step;
+  if (!loop || !matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
+      !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)) ||
+      !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
+      !step.isStrictlyPositive())
+    return std::nullopt;
+  return std::max<int64_t>(ub.getSExtValue() - lb.getSExtValue(), 0);
+}
+
 /// What `v` (a src value) identifies: a thread id along d covers the block's
 /// d, a block id the grid's d, a global id both; sums with an offset uniform
-/// across the colliding threads and products with a non-zero constant keep
-/// what their varying operand covers.
+/// across the colliding threads and products with a non-zero constant (or
+/// shifts left by one) keep what their varying operand covers.
 static Coverage coverageOf(Value v, bool perBlock,
                            function_ref<bool(Value, bool)> isUniform) {
   Coverage c;
@@ -121,6 +160,14 @@ static Coverage coverageOf(Value v, bool perBlock,
       return coverageOf(add.getLhs(), perBlock, isUniform);
     if (isUniform(add.getLhs(), perBlock))
       return coverageOf(add.getRhs(), perBlock, isUniform);
+    // base + k, k a loop's counter over fewer values than base's stride
+    // (a packed copy's `out[8 i + k]`, k < 8): distinct threads' elements
+    // stay apart.
+    for (auto [base, offset] : {std::pair(add.getLhs(), add.getRhs()),
+                                std::pair(add.getRhs(), add.getLhs())})
+      if (std::optional<int64_t> count = valueCount(offset);
+          count && *count <= strideOf(base, perBlock, isUniform))
+        return coverageOf(base, perBlock, isUniform);
     return c;
   }
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
@@ -134,6 +181,17 @@ static Coverage coverageOf(Value v, bool perBlock,
       return coverageOf(mul.getLhs(), perBlock, isUniform);
     if (matchPattern(mul.getLhs(), m_ConstantInt(&factor)) && !factor.isZero())
       return coverageOf(mul.getRhs(), perBlock, isUniform);
+  }
+  // x << c, what clang makes of `tid * 8` (a packed access's base): a
+  // product with 2^c, injective while it does not overflow, as the product.
+  if (auto shift = dyn_cast<arith::ShLIOp>(def)) {
+    APInt amount;
+    unsigned width = shift.getType().isIndex()
+                         ? IndexType::kInternalStorageBitWidth
+                         : shift.getType().getIntOrFloatBitWidth();
+    if (matchPattern(shift.getRhs(), m_ConstantInt(&amount)) &&
+        amount.ult(width))
+      return coverageOf(shift.getLhs(), perBlock, isUniform);
   }
   return c;
 }
@@ -297,4 +355,39 @@ bool nabla::indexesMemory(Value value) {
     }
   }
   return false;
+}
+
+/// `v` as base + constant (through index casts and additions of constants).
+static std::pair<Value, int64_t> splitConstant(Value v) {
+  int64_t constant = 0;
+  while (true) {
+    v = stripIntegerCasts(v);
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    APInt c;
+    if (!add)
+      break;
+    if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
+      v = add.getLhs();
+    else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
+      v = add.getRhs();
+    else
+      break;
+    constant += c.getSExtValue();
+  }
+  return {v, constant};
+}
+
+bool VJPEmitter::apartAcrossThreads(ValueRange a, ValueRange b,
+                                    bool perBlock) {
+  if (a.size() != 1 || b.size() != 1)
+    return false;
+  auto [baseA, offsetA] = splitConstant(a[0]);
+  auto [baseB, offsetB] = splitConstant(b[0]);
+  // base(t) + ca = base(t') + cb with base a multiple of S apart from
+  // uniform terms: S divides cb - ca, impossible when 0 < |cb - ca| < S.
+  return baseA == baseB && offsetA != offsetB &&
+         std::abs(offsetA - offsetB) <
+             strideOf(baseA, perBlock, [&](Value v, bool perBlock) {
+               return isUniform(v, perBlock);
+             });
 }

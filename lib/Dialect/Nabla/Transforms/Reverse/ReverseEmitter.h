@@ -501,6 +501,12 @@ public:
   /// The run-time condition under which `proof` holds (true when static).
   Value emitExclusivityCheck(Location loc, const Exclusivity &proof);
 
+  /// True if the elements at src indices `a` and `b`, each of one thread,
+  /// never meet across threads: `base + ca` and `base + cb` with one base
+  /// whose thread-varying part is a multiple of a stride S > |ca - cb| > 0
+  /// (a packed access's lanes: `8 * gid + k`).
+  bool apartAcrossThreads(ValueRange a, ValueRange b, bool perBlock);
+
   /// Names on `check` (the scf.if on emitExclusivityCheck) the dimensions
   /// it requires to be one (kUnitDimsAttrName, nabla/Transforms/UnitDims.h).
   void markExclusivityCheck(scf::IfOp check, const Exclusivity &proof);
