@@ -37,10 +37,15 @@ __all__ = ["function", "KernelFunction"]
 
 def _torch_dtype(element):
     """The tensor dtype of buffers of MLIR element type `element`."""
+    if element == "bf16":
+        return torch.bfloat16
     return torch.from_numpy(np.empty(0, ELEMENT_DTYPES[element])).dtype
 
 
 def _numpy_dtype(dtype):
+    # numpy has no bfloat16: such tensors travel as their bits.
+    if dtype == torch.bfloat16:
+        return ELEMENT_DTYPES["bf16"]
     return torch.empty(0, dtype=dtype).numpy().dtype
 
 
@@ -281,6 +286,8 @@ class KernelFunction:
             if value.is_cuda:
                 return (value.clone(memory_format=torch.contiguous_format)
                         if copy else value.contiguous())
+            if value.dtype == torch.bfloat16:
+                return value.contiguous().view(torch.int16).numpy()
             return value.contiguous().numpy()
         return value
 
@@ -289,9 +296,12 @@ class KernelFunction:
                      target=self._target, shared_memory=self._shared_memory)
 
 
-def _as_tensor(value, device):
+def _as_tensor(value, device, element=None):
     if isinstance(value, torch.Tensor):
         return value
+    if element == "bf16":
+        return torch.from_numpy(value.view(np.int16)).view(
+            torch.bfloat16).to(device)
     return torch.from_numpy(value).to(device)
 
 
@@ -308,7 +318,8 @@ class _Apply(torch.autograd.Function):
         launched = [fn._to_kernel(v, k, k in fn._outputs)
                     for k, v in enumerate(values)]
         finals = fn._launch(fn.kernel, launched, grid, block)
-        results = tuple(_as_tensor(finals[k], device) for k in fn._outputs)
+        results = tuple(_as_tensor(finals[k], device, fn._params[k].element)
+                        for k in fn._outputs)
         ctx.fn, ctx.device, ctx.launch = fn, device, (grid, block)
         ctx.tensors = [k for k, a in zip(fn._inputs, args)
                        if isinstance(a, torch.Tensor)]
@@ -345,7 +356,8 @@ class _Apply(torch.autograd.Function):
         gradients = [None]
         for k, needed in zip(fn._inputs, ctx.needs_input_grad[1:]):
             if needed and k in shadow_at:
-                gradients.append(_as_tensor(finals[shadow_at[k]], device))
+                gradients.append(_as_tensor(finals[shadow_at[k]], device,
+                                            fn._params[k].element))
             else:
                 gradients.append(None)
         return tuple(gradients)

@@ -261,3 +261,44 @@ def test_training_example():
     (torch.nn.functional.linear(x2, w2, b2) * seed).sum().backward()
     for ours, reference in zip(grads, [x2.grad, w2.grad, b2.grad]):
         torch.testing.assert_close(ours, reference, rtol=1e-5, atol=1e-5)
+
+
+BF16_CUBE = """
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @cube(%x: memref<?xbf16>, %y: memref<?xbf16>, %n: index) kernel {
+      %i = gpu.global_id x
+      %in = arith.cmpi ult, %i, %n : index
+      scf.if %in {
+        %h = memref.load %x[%i] : memref<?xbf16>
+        %v = arith.extf %h : bf16 to f32
+        %s = arith.mulf %v, %v : f32
+        %c = arith.mulf %s, %v : f32
+        %r = arith.truncf %c : f32 to bf16
+        memref.store %r, %y[%i] : memref<?xbf16>
+      }
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_bfloat16_tensors():
+    """torch.bfloat16 tensors in and out (numpy has no bfloat16: they travel
+    as their bits); the backward pass is the generated bf16 adjoint."""
+    cube = nabla.torch.function(nabla.Module.parse(BF16_CUBE), "cube",
+                                outputs={"y": lambda x, n: (n,)},
+                                grid=1, block=64)
+    x = torch.linspace(-1.5, 1.5, 40, dtype=torch.bfloat16,
+                       requires_grad=True)
+    y = cube(x, 40)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y.float(), (x.detach().float() ** 3),
+                               rtol=2 ** -7, atol=1e-6)
+    w = torch.linspace(1, 2, 40, dtype=torch.bfloat16)
+    (y * w).sum().backward()
+    assert x.grad.dtype == torch.bfloat16
+    expected = (w.float() * 3 * x.detach().float() ** 2)
+    torch.testing.assert_close(x.grad.float(), expected, rtol=2 ** -6,
+                               atol=1e-2)

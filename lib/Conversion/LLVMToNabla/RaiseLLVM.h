@@ -334,6 +334,10 @@ void rewriteKnownInlineAsm(mlir::ModuleOp module);
 /// (InlineAggregateCalls.cpp); a located error when one cannot be.
 mlir::LogicalResult inlineAggregateCalls(mlir::ModuleOp module);
 
+/// The object `pointer` points into, as far as address computations show:
+/// the value before GEPs and casts (SplitObjectSelects.cpp).
+mlir::Value getBaseObject(mlir::Value pointer);
+
 /// Retypes the integer loads whose every use reinterprets them as a float of
 /// the same width, and the stores of a float's bits, to the float
 /// (ReinterpretedAccesses.cpp): a half buffer of CUDA's headers is then

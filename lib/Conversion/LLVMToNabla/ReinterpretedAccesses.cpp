@@ -33,6 +33,7 @@
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
+using nabla::raise::getBaseObject;
 
 namespace {
 
@@ -42,16 +43,22 @@ bool isPlain(AccessOp op) {
          op.getOrdering() == LLVM::AtomicOrdering::not_atomic;
 }
 
-/// Loads whose every use reinterprets them as one float type load it;
-/// stores of a float's bits store the float.
-bool retypeAccesses(LLVM::LLVMFuncOp func) {
-  bool changed = false;
+/// The loads and stores of `func`, in order (the rewrites below replace
+/// them while walking the list).
+SmallVector<Operation *> collectAccesses(LLVM::LLVMFuncOp func) {
   SmallVector<Operation *> accesses;
   func.walk([&](Operation *op) {
     if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
       accesses.push_back(op);
   });
-  for (Operation *op : accesses) {
+  return accesses;
+}
+
+/// Loads whose every use reinterprets them as one float type load it;
+/// stores of a float's bits store the float.
+bool retypeAccesses(LLVM::LLVMFuncOp func) {
+  bool changed = false;
+  for (Operation *op : collectAccesses(func)) {
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
       if (!isa<IntegerType>(load.getType()) || !isPlain(load) ||
           load.use_empty())
@@ -93,16 +100,6 @@ bool retypeAccesses(LLVM::LLVMFuncOp func) {
   return changed;
 }
 
-
-/// The object `pointer` points into, as far as address computations show.
-Value baseObject(Value pointer) {
-  while (Operation *def = pointer.getDefiningOp()) {
-    if (!isa<LLVM::GEPOp, LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
-      break;
-    pointer = def->getOperand(0);
-  }
-  return pointer;
-}
 
 bool isHalf(Type type) { return isa<Float16Type, BFloat16Type>(type); }
 
@@ -209,7 +206,7 @@ DenseMap<Value, Type> halfObjects(LLVM::LLVMFuncOp func) {
   auto note = [&](Value address, Type type) {
     if (!isHalf(type))
       return;
-    auto [it, inserted] = halves.try_emplace(baseObject(address), type);
+    auto [it, inserted] = halves.try_emplace(getBaseObject(address), type);
     if (!inserted && it->second != type)
       it->second = Type();
   };
@@ -234,14 +231,14 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
       if (isPlain(load) && isa<IntegerType>(load.getType()) &&
           load.getType().getIntOrFloatBitWidth() % 16 == 0 &&
           load.getType().getIntOrFloatBitWidth() <= 64 &&
-          halves.lookup(baseObject(load.getAddr())))
+          halves.lookup(getBaseObject(load.getAddr())))
         accesses.push_back(op);
     } else if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
       Type type = store.getValue().getType();
       if (isPlain(store) && isa<IntegerType>(type) &&
           type.getIntOrFloatBitWidth() % 16 == 0 &&
           type.getIntOrFloatBitWidth() <= 64 &&
-          halves.lookup(baseObject(store.getAddr())))
+          halves.lookup(getBaseObject(store.getAddr())))
         accesses.push_back(op);
     }
   });
@@ -249,7 +246,7 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
-      Type half = halves.lookup(baseObject(load.getAddr()));
+      Type half = halves.lookup(getBaseObject(load.getAddr()));
       unsigned n = load.getType().getIntOrFloatBitWidth() / 16;
       SmallVector<Value> fields;
       for (unsigned k = 0; k < n; ++k) {
@@ -266,7 +263,7 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
       continue;
     }
     auto store = cast<LLVM::StoreOp>(op);
-    Type half = halves.lookup(baseObject(store.getAddr()));
+    Type half = halves.lookup(getBaseObject(store.getAddr()));
     Value value = store.getValue();
     unsigned n = value.getType().getIntOrFloatBitWidth() / 16;
     for (unsigned k = 0; k < n; ++k) {
@@ -284,12 +281,7 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
 /// store of a join of halves' bits stores the halves.
 bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
   bool changed = false;
-  SmallVector<Operation *> accesses;
-  func.walk([&](Operation *op) {
-    if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
-      accesses.push_back(op);
-  });
-  for (Operation *op : accesses) {
+  for (Operation *op : collectAccesses(func)) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {

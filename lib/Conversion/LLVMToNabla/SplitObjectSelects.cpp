@@ -19,19 +19,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
+using nabla::raise::getBaseObject;
 
 namespace {
-
-/// The object `pointer` points into, as far as address computations show:
-/// the value before GEPs and casts.
-Value getBaseObject(Value pointer) {
-  while (Operation *def = pointer.getDefiningOp()) {
-    if (!isa<LLVM::GEPOp, LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
-      break;
-    pointer = def->getOperand(0);
-  }
-  return pointer;
-}
 
 bool selectsBetweenObjects(LLVM::SelectOp select) {
   return isa<LLVM::LLVMPointerType>(select.getType()) &&
@@ -270,4 +260,13 @@ void nabla::raise::splitObjectSelects(ModuleOp module) {
       select->erase();
     // Other uses (a call, a comparison) stay: the planner names them.
   }
+}
+
+Value nabla::raise::getBaseObject(Value pointer) {
+  while (Operation *def = pointer.getDefiningOp()) {
+    if (!isa<LLVM::GEPOp, LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
+      break;
+    pointer = def->getOperand(0);
+  }
+  return pointer;
 }

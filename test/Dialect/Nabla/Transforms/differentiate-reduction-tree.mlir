@@ -143,7 +143,10 @@ func.func @caller(%tile: memref<64xf32, #gpu.address_space<workgroup>>, %dtile: 
 
 // -----
 // A row loaded by a block-strided loop (no state but its index): each step
-// is restarted from its index in the reverse sweep, no snapshots.
+// is restarted from its index in the reverse sweep, no snapshots. No other
+// thread of the block visits a thread's elements (a block-stride loop):
+// its accumulations are plain, behind the check that the block is 1-D and
+// the grid one block.
 // CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_rows_dd
 // CHECK-NOT: memref.alloca
 // CHECK-NOT: scf.while
@@ -155,10 +158,8 @@ gpu.module @m {
     %c64 = arith.constant 64 : index
     // expected-remark @below {{loop reversed by recomputing each iteration from its index (its only state): no snapshots, 0 bytes per thread}}
     scf.for %j = %t to %c64 step %n {
-      // expected-remark @below {{adjoint accumulation keeps an atomic}}
       %x = memref.load %X[%j] : memref<?xf32>
       %y = arith.mulf %x, %x : f32
-      // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
       memref.store %y, %Y[%j] : memref<?xf32>
     }
     gpu.return

@@ -216,3 +216,77 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Grid- and block-stride loops (`for (i = gid; i < n; i += blockDim.x *
+// gridDim.x)`, clang's do-while carries i as an iteration argument): no
+// other thread visits a thread's elements, so the adjoint of the in-place
+// update is plain (an update the primal makes in place is exclusive in any
+// launch). Starting at 2 * gid, threads meet: atomics.
+// CHECK-LABEL: func.func private @__nabla_vjp_grid_stride_dc(
+// CHECK-NOT: atomic_rmw
+// CHECK-LABEL: func.func private @__nabla_vjp_block_stride_dc_u1(
+// CHECK-NOT: atomic_rmw
+// CHECK-LABEL: func.func private @__nabla_vjp_doubled_start_dc_u1(
+// CHECK: memref.atomic_rmw assign
+// CHECK: memref.atomic_rmw addf
+gpu.module @m {
+  func.func @grid_stride(%x: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %t = gpu.thread_id x
+    %b = gpu.block_id x
+    %bd = gpu.block_dim x
+    %gd = gpu.grid_dim x
+    %bb = arith.muli %b, %bd : index
+    %g = arith.addi %bb, %t : index
+    %step = arith.muli %bd, %gd : index
+    // expected-remark @below {{loop reversed with a global-memory tape}}
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%i = %g) -> (index) {
+      %v = memref.load %x[%i] : memref<?xf32>
+      %s = arith.mulf %v, %v : f32
+      memref.store %s, %x[%i] : memref<?xf32>
+      %next = arith.addi %i, %step : index
+      scf.yield %next : index
+    }
+    return
+  }
+  func.func @block_stride(%x: memref<?xf32>, %n: index) {
+    %t = gpu.thread_id x
+    %bd = gpu.block_dim x
+    // expected-remark @below {{loop reversed with a global-memory tape}}
+    scf.for %i = %t to %n step %bd {
+      %v = memref.load %x[%i] : memref<?xf32>
+      %s = arith.mulf %v, %v : f32
+      memref.store %s, %x[%i] : memref<?xf32>
+    }
+    return
+  }
+  func.func @doubled_start(%x: memref<?xf32>, %n: index) {
+    %c2 = arith.constant 2 : index
+    %g = gpu.global_id x
+    %g2 = arith.muli %g, %c2 : index
+    %bd = gpu.block_dim x
+    %gd = gpu.grid_dim x
+    %step = arith.muli %bd, %gd : index
+    // expected-remark @below {{loop reversed with}}
+    scf.for %i = %g2 to %n step %step {
+      // expected-remark @below {{adjoint accumulation keeps an atomic: the index is not proven to be an injective function of the global thread id}}
+      %v = memref.load %x[%i] : memref<?xf32>
+      %s = arith.mulf %v, %v : f32
+      // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
+      memref.store %s, %x[%i] : memref<?xf32>
+    }
+    return
+  }
+  gpu.func @k(%x: memref<?xf32>, %dx: memref<?xf32>, %n: index) kernel {
+    nabla.autodiff @grid_stride(%x, %dx, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                              ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    nabla.autodiff @block_stride(%x, %dx, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                               ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    nabla.autodiff @doubled_start(%x, %dx, %n) {activity = [#nabla.activity<dup>, #nabla.activity<const>],
+                                                ret_activity = []} : (memref<?xf32>, memref<?xf32>, index) -> ()
+    gpu.return
+  }
+}

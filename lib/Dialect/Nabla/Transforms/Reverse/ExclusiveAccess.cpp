@@ -110,6 +110,40 @@ static std::optional<int64_t> valueCount(Value v) {
   return std::max<int64_t>(ub.getSExtValue() - lb.getSExtValue(), 0);
 }
 
+/// True if `step` is the launch's extent along the dimensions `c` covers
+/// (one dimension): `block_dim` for a thread id, `grid_dim` for a block id,
+/// their product for a global id. A loop starting at such an id and
+/// stepping by that extent (CUDA's block- and grid-stride loops) visits
+/// values no other thread visits.
+static bool isStrideOfCoverage(Value step, const Coverage &c) {
+  step = stripIntegerCasts(step);
+  int covered = -1;
+  for (int d = 0; d < 3; ++d)
+    if (c.thread[d] || c.block[d]) {
+      if (covered >= 0)
+        return false;
+      covered = d;
+    }
+  if (covered < 0)
+    return false;
+  auto dim = static_cast<gpu::Dimension>(covered);
+  auto isBlockDim = [&](Value v) {
+    auto op = stripIntegerCasts(v).getDefiningOp<gpu::BlockDimOp>();
+    return op && op.getDimension() == dim;
+  };
+  auto isGridDim = [&](Value v) {
+    auto op = stripIntegerCasts(v).getDefiningOp<gpu::GridDimOp>();
+    return op && op.getDimension() == dim;
+  };
+  if (!c.block[covered])
+    return isBlockDim(step);
+  if (!c.thread[covered])
+    return isGridDim(step);
+  auto mul = step.getDefiningOp<arith::MulIOp>();
+  return mul && ((isBlockDim(mul.getLhs()) && isGridDim(mul.getRhs())) ||
+                 (isGridDim(mul.getLhs()) && isBlockDim(mul.getRhs())));
+}
+
 /// What `v` (a src value) identifies: a thread id along d covers the block's
 /// d, a block id the grid's d, a global id both; sums with an offset uniform
 /// across the colliding threads and products with a non-zero constant (or
@@ -118,6 +152,55 @@ static Coverage coverageOf(Value v, bool perBlock,
                            function_ref<bool(Value, bool)> isUniform) {
   Coverage c;
   v = stripIntegerCasts(v);
+  // A block- or grid-stride loop's counter: the induction variable, or an
+  // iteration argument that starts at a thread's id and grows by the
+  // launch's extent along it each iteration.
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast_or_null<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop)
+      return c;
+    Value start, step;
+    if (arg == loop.getInductionVar()) {
+      start = loop.getLowerBound();
+      step = loop.getStep();
+    } else {
+      unsigned i = arg.getArgNumber() - loop.getNumInductionVars();
+      auto next = stripIntegerCasts(
+                      loop.getBody()->getTerminator()->getOperand(i))
+                      .getDefiningOp<arith::AddIOp>();
+      if (!next)
+        return c;
+      start = loop.getInitArgs()[i];
+      step = stripIntegerCasts(next.getLhs()) == arg ? next.getRhs()
+             : stripIntegerCasts(next.getRhs()) == arg ? next.getLhs()
+                                                        : Value();
+      if (!step)
+        return c;
+    }
+    // The start must take fewer values than the step across the threads: an
+    // id itself (plus a uniform offset), not a multiple of one.
+    Value id = stripIntegerCasts(start);
+    while (auto add = id.getDefiningOp<arith::AddIOp>()) {
+      if (isUniform(add.getRhs(), perBlock))
+        id = stripIntegerCasts(add.getLhs());
+      else if (isUniform(add.getLhs(), perBlock))
+        id = stripIntegerCasts(add.getRhs());
+      else
+        break;
+    }
+    bool unitId = isa_and_nonnull<gpu::ThreadIdOp, gpu::BlockIdOp,
+                                  gpu::GlobalIdOp>(id.getDefiningOp());
+    if (auto add = id.getDefiningOp<arith::AddIOp>()) {
+      // block id * block size + thread id
+      for (auto [scaled, thread] : {std::pair(add.getLhs(), add.getRhs()),
+                                    std::pair(add.getRhs(), add.getLhs())}) {
+        auto mul = stripIntegerCasts(scaled).getDefiningOp<arith::MulIOp>();
+        unitId |= mul && stripIntegerCasts(thread).getDefiningOp<gpu::ThreadIdOp>();
+      }
+    }
+    Coverage first = coverageOf(start, perBlock, isUniform);
+    return unitId && isStrideOfCoverage(step, first) ? first : c;
+  }
   Operation *def = v.getDefiningOp();
   if (!def)
     return c;
