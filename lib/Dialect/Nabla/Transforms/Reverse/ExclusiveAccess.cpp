@@ -147,7 +147,7 @@ static bool isStrideOfCoverage(Value step, const Coverage &c) {
 /// What `v` (a src value) identifies: a thread id along d covers the block's
 /// d, a block id the grid's d, a global id both; sums with an offset uniform
 /// across the colliding threads and products with a non-zero constant (or
-/// shifts left by one) keep what their varying operand covers.
+/// shifts left by a constant) keep what their varying operand covers.
 static Coverage coverageOf(Value v, bool perBlock,
                            function_ref<bool(Value, bool)> isUniform) {
   Coverage c;
