@@ -296,25 +296,9 @@ def test_argument_errors():
         nabla.check_gradient(m, "mul_kernel", args=[a, 4], dup=[0])
 
 
-BF16 = """
-module attributes {gpu.container_module} {
-  gpu.module @kernels {
-    gpu.func @cube(%x: memref<?xbf16>, %y: memref<?xbf16>, %n: index) kernel {
-      %i = gpu.global_id x
-      %in = arith.cmpi ult, %i, %n : index
-      scf.if %in {
-        %h = memref.load %x[%i] : memref<?xbf16>
-        %v = arith.extf %h : bf16 to f32
-        %s = arith.mulf %v, %v : f32
-        %c = arith.mulf %s, %v : f32
-        %r = arith.truncf %c : f32 to bf16
-        memref.store %r, %y[%i] : memref<?xbf16>
-      }
-      gpu.return
-    }
-  }
-}
-"""
+# y = x^3 in f32 between bf16 loads and stores.
+BF16 = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "bf16_cube.mlir")).read()
 
 
 def bf16_bits(x):

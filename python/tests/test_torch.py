@@ -263,25 +263,8 @@ def test_training_example():
         torch.testing.assert_close(ours, reference, rtol=1e-5, atol=1e-5)
 
 
-BF16_CUBE = """
-module attributes {gpu.container_module} {
-  gpu.module @kernels {
-    gpu.func @cube(%x: memref<?xbf16>, %y: memref<?xbf16>, %n: index) kernel {
-      %i = gpu.global_id x
-      %in = arith.cmpi ult, %i, %n : index
-      scf.if %in {
-        %h = memref.load %x[%i] : memref<?xbf16>
-        %v = arith.extf %h : bf16 to f32
-        %s = arith.mulf %v, %v : f32
-        %c = arith.mulf %s, %v : f32
-        %r = arith.truncf %c : f32 to bf16
-        memref.store %r, %y[%i] : memref<?xbf16>
-      }
-      gpu.return
-    }
-  }
-}
-"""
+BF16_CUBE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "bf16_cube.mlir")).read()
 
 
 def test_bfloat16_tensors():
