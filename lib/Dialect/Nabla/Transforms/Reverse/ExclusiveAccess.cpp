@@ -179,27 +179,11 @@ static Coverage coverageOf(Value v, bool perBlock,
     }
     // The start must take fewer values than the step across the threads: an
     // id itself (plus a uniform offset), not a multiple of one.
-    Value id = stripIntegerCasts(start);
-    while (auto add = id.getDefiningOp<arith::AddIOp>()) {
-      if (isUniform(add.getRhs(), perBlock))
-        id = stripIntegerCasts(add.getLhs());
-      else if (isUniform(add.getLhs(), perBlock))
-        id = stripIntegerCasts(add.getRhs());
-      else
-        break;
-    }
-    bool unitId = isa_and_nonnull<gpu::ThreadIdOp, gpu::BlockIdOp,
-                                  gpu::GlobalIdOp>(id.getDefiningOp());
-    if (auto add = id.getDefiningOp<arith::AddIOp>()) {
-      // block id * block size + thread id
-      for (auto [scaled, thread] : {std::pair(add.getLhs(), add.getRhs()),
-                                    std::pair(add.getRhs(), add.getLhs())}) {
-        auto mul = stripIntegerCasts(scaled).getDefiningOp<arith::MulIOp>();
-        unitId |= mul && stripIntegerCasts(thread).getDefiningOp<gpu::ThreadIdOp>();
-      }
-    }
     Coverage first = coverageOf(start, perBlock, isUniform);
-    return unitId && isStrideOfCoverage(step, first) ? first : c;
+    return strideOf(start, perBlock, isUniform) == 1 &&
+                   isStrideOfCoverage(step, first)
+               ? first
+               : c;
   }
   Operation *def = v.getDefiningOp();
   if (!def)
@@ -362,23 +346,33 @@ void VJPEmitter::markExclusivityCheck(scf::IfOp check,
   check->setAttr(kUnitDimsAttrName, b.getArrayAttr(names));
 }
 
+bool nabla::isUniformAcrossThreads(
+    Value v, bool perBlock, function_ref<bool(BlockArgument)> isUniformArg) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return isUniformArg(arg);
+  Operation *op = v.getDefiningOp();
+  if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
+    return true;
+  if (isa<gpu::BlockIdOp>(op))
+    return perBlock;
+  if (op->getNumRegions() || !isPure(op) ||
+      !isa<arith::ArithDialect>(op->getDialect()))
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    return isUniformAcrossThreads(operand, perBlock, isUniformArg);
+  });
+}
+
 SmallVector<unsigned> nabla::uniformOperands(Operation *request,
                                              ArrayRef<Activity> activities) {
   auto kernel = request->getParentOfType<gpu::GPUFuncOp>();
   Block *kernelEntry =
       kernel && kernel.isKernel() ? &kernel.getBody().front() : nullptr;
-  std::function<bool(Value)> uniform = [&](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return arg.getOwner() == kernelEntry &&
-             arg.getArgNumber() < kernel.getNumArguments() &&
-             !isa<BaseMemRefType>(arg.getType());
-    Operation *op = v.getDefiningOp();
-    if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
-      return true;
-    if (op->getNumRegions() || !isPure(op) ||
-        !isa<arith::ArithDialect>(op->getDialect()))
-      return false;
-    return llvm::all_of(op->getOperands(), uniform);
+  // A kernel's scalar parameters (not its attributions).
+  auto isKernelScalar = [&](BlockArgument arg) {
+    return arg.getOwner() == kernelEntry &&
+           arg.getArgNumber() < kernel.getNumArguments() &&
+           !isa<BaseMemRefType>(arg.getType());
   };
   SmallVector<unsigned> found;
   unsigned next = 0;
@@ -388,7 +382,8 @@ SmallVector<unsigned> nabla::uniformOperands(Operation *request,
     Value primal = request->getOperand(next++);
     if (hasShadow(activity))
       ++next;
-    if (primal.getType().isIntOrIndex() && uniform(primal))
+    if (primal.getType().isIntOrIndex() &&
+        isUniformAcrossThreads(primal, /*perBlock=*/false, isKernelScalar))
       found.push_back(index);
   }
   return found;
@@ -416,11 +411,12 @@ bool nabla::indexesMemory(Value value) {
         continue;
       if (auto loop = dyn_cast<scf::ForOp>(user)) {
         unsigned n = use.getOperandNumber();
-        if (n < loop.getNumControlOperands()) {
+        unsigned controls = loop.getNumControlOperands();
+        if (n < controls) {
           work.push_back(loop.getInductionVar());
         } else {
-          work.push_back(loop.getRegionIterArgs()[n - 3]);
-          work.push_back(loop.getResult(n - 3));
+          work.push_back(loop.getRegionIterArgs()[n - controls]);
+          work.push_back(loop.getResult(n - controls));
         }
         continue;
       }

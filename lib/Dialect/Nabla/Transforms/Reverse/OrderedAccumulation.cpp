@@ -31,20 +31,11 @@ using namespace nabla;
 /// kernel's scalar parameters, arguments every call passes uniform values
 /// (uniformArgs), block ids (`perBlock`) and arith of those.
 bool VJPEmitter::isUniform(Value v, bool perBlock) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
+  return isUniformAcrossThreads(v, perBlock, [&](BlockArgument arg) {
     return arg.getOwner() == primalBody &&
            !isa<BaseMemRefType>(arg.getType()) &&
            (ordering->scratch || uniformArgs.contains(arg));
-  Operation *op = v.getDefiningOp();
-  if (isa<gpu::BlockDimOp, gpu::GridDimOp>(op))
-    return true;
-  if (isa<gpu::BlockIdOp>(op))
-    return perBlock;
-  if (op->getNumRegions() || !isPure(op) ||
-      !isa<arith::ArithDialect>(op->getDialect()))
-    return false;
-  return llvm::all_of(op->getOperands(),
-                      [&](Value o) { return isUniform(o, perBlock); });
+  });
 }
 
 /// Clones the computation of the uniform src value `v` at the current

@@ -55,6 +55,13 @@ struct LoopReversalOptions {
   llvm::SmallVector<unsigned> uniformArgs;
 };
 
+/// True if `v` has one value across the grid (or, `perBlock`, the block):
+/// constants, launch sizes, block ids (`perBlock`), block arguments
+/// `isUniformArg` accepts, and pure arith of those.
+bool isUniformAcrossThreads(
+    mlir::Value v, bool perBlock,
+    llvm::function_ref<bool(mlir::BlockArgument)> isUniformArg);
+
 /// The callee arguments of `request` (a derivative request) whose operands
 /// are integers with one value across the grid: computed in arith from
 /// constants, launch sizes and the scalar parameters of the kernel the
