@@ -465,8 +465,7 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   };
   if (sharedMemory > kMaxDynamicSharedMemory)
     throw py::value_error("shared_memory must be at most 2^31 bytes");
-  if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error) ||
-      !runtime::checkUnitDims(*kernel, dim(grid), dim(block), error))
+  if (!runtime::checkDynamicSharedMemory(*kernel, sharedMemory, error))
     throw py::value_error(error);
   std::unique_ptr<runtime::Device> device =
       runtime::openDevice(target, index, error);

@@ -24,7 +24,6 @@
 #include "nabla/Host/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
 #include "nabla/Transforms/Passes.h"
-#include "nabla/Transforms/UnitDims.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -278,13 +277,6 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
       entry["dynamic_shared_memory"] = isSPIRVFamily(options.target)
                                            ? options.dynamicSharedMemory
                                            : int64_t(-1);
-    // bf16/f16 adjoints without atomics (SPIR-V has no 16-bit ones): the
-    // launch dimensions their exclusivity needs to be one.
-    if (isSPIRVFamily(options.target)) {
-      std::vector<std::string> unitDims = halfAtomicExclusivityDims(kernel);
-      if (!unitDims.empty())
-        entry["unit_dims"] = llvm::json::Array(unitDims);
-    }
     bool prints = printsTransitively(kernel);
     if (isSPIRVFamily(options.target))
       entry["bindings"] = describeBindings(params, prints);

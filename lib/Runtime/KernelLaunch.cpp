@@ -74,25 +74,6 @@ bool nabla::runtime::checkDynamicSharedMemory(const KernelInfo &kernel,
   return true;
 }
 
-bool nabla::runtime::checkUnitDims(const KernelInfo &kernel, const Dim3 &grid,
-                                   const Dim3 &block, std::string &error) {
-  for (const std::string &dim : kernel.unitDims) {
-    const Dim3 &size = dim.rfind("grid_", 0) == 0 ? grid : block;
-    char axis = dim.back();
-    uint32_t extent = axis == 'x' ? size.x : axis == 'y' ? size.y : size.z;
-    if (extent == 1)
-      continue;
-    error = "kernel '" + kernel.name + "' needs " +
-            dim.substr(0, dim.size() - 2) + "Dim." + axis +
-            " == 1 (launched with " + std::to_string(extent) +
-            "): its adjoint accumulates into bf16 or f16 without atomics, "
-            "which SPIR-V and Metal lack, and is thread-exclusive only for "
-            "such launches; launch it so, or compile for nvvm or rocdl";
-    return false;
-  }
-  return true;
-}
-
 std::vector<KernelParam> nabla::runtime::kernelABI(const KernelInfo &kernel) {
   std::vector<KernelParam> abi;
   for (const ParamInfo &info : kernel.params) {

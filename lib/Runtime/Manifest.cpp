@@ -301,28 +301,6 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
     return false;
   if (dynamicShared != -2)
     kernel.dynamicSharedMemory = dynamicShared;
-  // Launch dimensions that must be one (a bf16 adjoint compiled without
-  // atomics for SPIR-V): each "block_x" ... "grid_z".
-  const json *unitDims = nullptr;
-  if (!reader.readArray(k, "unit_dims", path, unitDims))
-    return false;
-  if (unitDims) {
-    std::string at = ManifestReader::member(path, "unit_dims");
-    for (size_t d = 0; d < unitDims->size(); ++d) {
-      const json &dim = (*unitDims)[d];
-      static const char *names[] = {"block_x", "block_y", "block_z",
-                                    "grid_x",  "grid_y",  "grid_z"};
-      if (!dim.is_string() ||
-          std::none_of(std::begin(names), std::end(names),
-                       [&](const char *n) {
-                         return dim.get_ref<const std::string &>() == n;
-                       }))
-        return reader.fail(ManifestReader::element(at, d),
-                           "expected one of block_x ... grid_z");
-      kernel.unitDims.push_back(dim.get<std::string>());
-    }
-  }
-
   if (params) {
     std::string at = ManifestReader::member(path, "params");
     for (size_t i = 0; i < params->size(); ++i) {

@@ -462,8 +462,7 @@ selectImage(const Device &device, const Manifest &manifest,
              std::to_string(b.z);
   }
   std::string error;
-  if (!checkDynamicSharedMemory(kernel, options.dynamicSharedMemory, error) ||
-      !checkUnitDims(kernel, options.grid, options.block, error))
+  if (!checkDynamicSharedMemory(kernel, options.dynamicSharedMemory, error))
     return error;
   return "";
 }

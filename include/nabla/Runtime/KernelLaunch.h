@@ -112,11 +112,6 @@ struct LaunchSpec {
 bool checkDynamicSharedMemory(const KernelInfo &kernel, int64_t bytes,
                               std::string &error);
 
-/// Checks a launch's grid and block against the dimensions `kernel` needs to
-/// be one (KernelInfo::unitDims). False with `error` otherwise.
-bool checkUnitDims(const KernelInfo &kernel, const Dim3 &grid,
-                   const Dim3 &block, std::string &error);
-
 /// The parameters of a manifest's kernel as every device receives them.
 std::vector<KernelParam> kernelABI(const KernelInfo &kernel);
 

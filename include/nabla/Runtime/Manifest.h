@@ -108,10 +108,6 @@ struct KernelInfo {
   /// uses none; the bytes compiled in (SPIR-V, Metal), or -1 (any size,
   /// given at launch: NVVM, ROCDL).
   std::optional<int64_t> dynamicSharedMemory;
-  /// Launch dimensions that must be one ("block_y", "grid_z", ...): an
-  /// adjoint compiled without the atomics other launch shapes would need
-  /// (bf16 on SPIR-V, nabla/Transforms/UnitDims.h).
-  std::vector<std::string> unitDims;
   std::vector<BindingInfo> bindings;
   std::vector<ArgumentInfo> arguments;
   std::optional<TapeInfo> tape;

@@ -280,12 +280,10 @@ def EmulateBFloat16 : Pass<"nabla-emulate-bf16", "mlir::gpu::GPUModuleOp"> {
     operations on the bits (round to nearest even, NaN kept quiet), and every
     bf16 value, memref, constant and signature holds the bits as i16. The
     kernel's parameters keep their meaning (a buffer of bf16 bits).
-    Atomic read-modify-writes of bf16 (and f16) memory have no 16-bit atomic
-    to become: where one is the fallback of an adjoint's run-time exclusivity
-    check (an `scf.if` marked `nabla.unit_dims`), the plain branch is kept and
-    the function records the launch dimensions that must be one (the manifest
-    declares them as `unit_dims`, launchers check them); any other is a
-    located error.
+    An atomic read-modify-write of bf16 memory becomes a compare-exchange
+    loop (`memref.generic_atomic_rmw`) on the bits, combining in f32; the
+    SPIR-V conversion runs it on the 32-bit word that holds the element
+    (Vulkan has no 16-bit atomics).
 
     ```mlir
     // nabla-opt --pass-pipeline='builtin.module(gpu.module(nabla-emulate-bf16))'

@@ -2,7 +2,8 @@
 //
 // Float atomics SPIR-V for Vulkan cannot do natively become compare-exchange
 // loops on integer views of their buffers (emulateFloatAtomicAdd, before the
-// conversion); float adds lower to spirv.EXT.AtomicFAdd where the target
+// conversion), and atomics on 8- and 16-bit elements loops on the 32-bit
+// words holding them (emulateNarrowAtomics); float adds lower to spirv.EXT.AtomicFAdd where the target
 // environment allows it, integer kinds (and exchanges) to their SPIR-V
 // atomics, memref.generic_atomic_rmw to a compare-exchange loop. Split out of
 // GPUToSPIRV.cpp, which assembles the conversion.
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -25,6 +27,28 @@ using namespace mlir;
 //===----------------------------------------------------------------------===//
 // Float atomic add
 //===----------------------------------------------------------------------===//
+
+/// True if `buffer` is a kernel parameter, a workgroup attribution or an
+/// allocation: a buffer whose type can change with its users.
+static bool isRootBuffer(Value buffer) {
+  return isa<BlockArgument>(buffer) ||
+         buffer.getDefiningOp<memref::AllocOp>() ||
+         buffer.getDefiningOp<memref::AllocaOp>();
+}
+
+/// Gives `buffer` the type `type`, and its kernel the signature that says so
+/// when it is a kernel parameter.
+static void retypeBuffer(Value buffer, MemRefType type) {
+  buffer.setType(type);
+  if (auto arg = dyn_cast<BlockArgument>(buffer))
+    if (auto kernel = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
+        kernel && arg.getArgNumber() < kernel.getNumArguments()) {
+      SmallVector<Type> inputs(kernel.getArgumentTypes());
+      inputs[arg.getArgNumber()] = type;
+      kernel.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
+          type.getContext(), inputs, kernel.getResultTypes())));
+    }
+}
 
 /// Float atomics SPIR-V for Vulkan cannot do natively (adds without
 /// SPV_EXT_shader_atomic_float_add, and every min/max) become
@@ -45,6 +69,7 @@ LogicalResult nabla::emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
     bool threadgroup =
         space && space.getValue() == gpu::AddressSpace::Workgroup;
     return op.getKind() == arith::AtomicRMWKind::addf && !always &&
+           (type.isF32() || type.isF64()) &&
            !(metal && threadgroup) &&
            env.allows(spirv::Extension::SPV_EXT_shader_atomic_float_add) &&
            env.allows(type.isF64() ? spirv::Capability::AtomicFloat64AddEXT
@@ -58,33 +83,24 @@ LogicalResult nabla::emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
   llvm::SetVector<Value> buffers;
   for (memref::AtomicRMWOp atomic : atomics) {
     Value buffer = atomic.getMemref();
-    bool isRoot = isa<BlockArgument>(buffer) ||
-                  buffer.getDefiningOp<memref::AllocOp>() ||
-                  buffer.getDefiningOp<memref::AllocaOp>();
-    if (!isRoot)
+    if (!isRootBuffer(buffer))
       return atomic.emitOpError(
           "needs a float atomic emulation (min/max, or an add without "
           "SPV_EXT_shader_atomic_float_add), which works on kernel "
           "parameters and allocations, not on views of them");
-    if (!atomic.getType().isF32() && !atomic.getType().isF64())
-      return atomic.emitOpError("float atomics are supported on f32 and "
-                                "f64 only by the SPIR-V target");
+    if (!atomic.getType().isF16() && !atomic.getType().isF32() &&
+        !atomic.getType().isF64())
+      return atomic.emitOpError("float atomics are supported on f16, f32 "
+                                "and f64 only by the SPIR-V target");
     buffers.insert(buffer);
   }
   for (Value buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
     auto floatType = cast<FloatType>(type.getElementType());
     auto intType = IntegerType::get(module.getContext(), floatType.getWidth());
-    buffer.setType(MemRefType::get(type.getShape(), intType, type.getLayout(),
-                                   type.getMemorySpace()));
-    if (auto arg = dyn_cast<BlockArgument>(buffer))
-      if (auto kernel = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
-          kernel && arg.getArgNumber() < kernel.getNumArguments()) {
-        SmallVector<Type> inputs(kernel.getArgumentTypes());
-        inputs[arg.getArgNumber()] = buffer.getType();
-        kernel.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
-            module.getContext(), inputs, kernel.getResultTypes())));
-      }
+    retypeBuffer(buffer, MemRefType::get(type.getShape(), intType,
+                                         type.getLayout(),
+                                         type.getMemorySpace()));
     for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
       OpBuilder b(user);
       Location loc = user->getLoc();
@@ -123,6 +139,162 @@ LogicalResult nabla::emulateFloatAtomicAdd(gpu::GPUModuleOp module, bool always,
                                  "emulated with integer compare-exchange; "
                                  "only loads, stores, float atomics and dims "
                                  "can be rewritten");
+      }
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics on 8- and 16-bit elements
+//===----------------------------------------------------------------------===//
+
+/// The index of the word holding element `index`, and the element's bit
+/// offset in it (i32), for elements of `width` bits.
+static std::pair<Value, Value> wordAndShift(OpBuilder &b, Location loc,
+                                            Value index, unsigned width) {
+  unsigned lanes = 32 / width;
+  Value lanesIndex = arith::ConstantIndexOp::create(b, loc, lanes);
+  Value word = arith::DivUIOp::create(b, loc, index, lanesIndex);
+  Value lane = arith::RemUIOp::create(b, loc, index, lanesIndex);
+  Value lane32 =
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+  Value shift = arith::MulIOp::create(
+      b, loc, lane32, arith::ConstantIntOp::create(b, loc, width, 32));
+  return {word, shift};
+}
+
+/// The element of `type` at bit offset `shift` of the i32 `word`.
+static Value extractElement(OpBuilder &b, Location loc, Value word,
+                            Value shift, IntegerType type) {
+  return arith::TruncIOp::create(
+      b, loc, type, arith::ShRUIOp::create(b, loc, word, shift));
+}
+
+/// `word` with the element at bit offset `shift` replaced by `element`.
+static Value insertElement(OpBuilder &b, Location loc, Value word,
+                           Value shift, Value element) {
+  unsigned width = element.getType().getIntOrFloatBitWidth();
+  Value ones = arith::ConstantIntOp::create(b, loc, (1u << width) - 1, 32);
+  Value keep = arith::XOrIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, ones, shift),
+      arith::ConstantIntOp::create(b, loc, -1, 32));
+  Value placed = arith::ShLIOp::create(
+      b, loc, arith::ExtUIOp::create(b, loc, b.getI32Type(), element), shift);
+  return arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, word, keep), placed);
+}
+
+/// Vulkan has atomics on 32- and 64-bit integers only. A buffer of 8- or
+/// 16-bit integers (bf16 or f16 bits, after nabla-emulate-bf16 and
+/// emulateFloatAtomicAdd made their atomics compare-exchange loops on the
+/// bits) that an atomic updates becomes a buffer of the 32-bit words holding
+/// them: a load extracts the element's bits; a store clears and sets them
+/// with two word atomics, since another thread may update the other
+/// elements of the word at the same time; an atomic runs its compare-exchange
+/// on the word, the body combining the extracted element.
+LogicalResult nabla::emulateNarrowAtomics(gpu::GPUModuleOp module) {
+  auto isNarrow = [](Type type) {
+    auto integer = dyn_cast<IntegerType>(type);
+    return integer && (integer.getWidth() == 8 || integer.getWidth() == 16);
+  };
+  llvm::SetVector<Value> buffers;
+  SmallVector<memref::AtomicRMWOp> atomics;
+  WalkResult walk = module.walk([&](Operation *op) {
+    Value buffer;
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+      buffer = atomic.getMemref();
+    else if (auto generic = dyn_cast<memref::GenericAtomicRMWOp>(op))
+      buffer = generic.getMemref();
+    auto type = buffer ? cast<MemRefType>(buffer.getType()) : MemRefType();
+    if (!type || !isNarrow(type.getElementType()))
+      return WalkResult::advance();
+    if (!isRootBuffer(buffer) || type.getRank() != 1 ||
+        !type.getLayout().isIdentity()) {
+      op->emitOpError("updates 8- or 16-bit elements atomically, which the "
+                      "SPIR-V target emulates on 32-bit words of a kernel "
+                      "parameter or allocation of rank 1, not on a view");
+      return WalkResult::interrupt();
+    }
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+      atomics.push_back(atomic);
+    buffers.insert(buffer);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Integer atomics on narrow elements: compare-exchange loops as well.
+  for (memref::AtomicRMWOp atomic : atomics) {
+    OpBuilder b(atomic);
+    Location loc = atomic.getLoc();
+    auto generic = memref::GenericAtomicRMWOp::create(
+        b, loc, atomic.getMemref(), atomic.getIndices());
+    OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
+    Value combined =
+        atomic.getKind() == arith::AtomicRMWKind::assign
+            ? atomic.getValue()
+            : arith::getReductionOp(atomic.getKind(), body, loc,
+                                    generic.getCurrentValue(),
+                                    atomic.getValue());
+    memref::AtomicYieldOp::create(body, loc, combined);
+    atomic.replaceAllUsesWith(generic.getResult());
+    atomic.erase();
+  }
+  for (Value buffer : buffers) {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto element = cast<IntegerType>(type.getElementType());
+    unsigned width = element.getWidth(), lanes = 32 / width;
+    int64_t words = type.isDynamicDim(0)
+                        ? ShapedType::kDynamic
+                        : llvm::divideCeil(type.getDimSize(0), lanes);
+    IntegerType i32 = IntegerType::get(module.getContext(), 32);
+    retypeBuffer(buffer, MemRefType::get({words}, i32, MemRefLayoutAttrInterface(),
+                                         type.getMemorySpace()));
+    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+      OpBuilder b(user);
+      Location loc = user->getLoc();
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        auto [word, shift] = wordAndShift(b, loc, load.getIndices()[0], width);
+        Value bits = memref::LoadOp::create(b, loc, buffer, word);
+        load.replaceAllUsesWith(extractElement(b, loc, bits, shift, element));
+        load.erase();
+      } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        auto [word, shift] =
+            wordAndShift(b, loc, store.getIndices()[0], width);
+        Value cleared = insertElement(
+            b, loc, arith::ConstantIntOp::create(b, loc, -1, 32), shift,
+            arith::ConstantIntOp::create(b, loc, 0, width));
+        Value placed = insertElement(
+            b, loc, arith::ConstantIntOp::create(b, loc, 0, 32), shift,
+            store.getValue());
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::andi,
+                                    cleared, buffer, word);
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::ori, placed,
+                                    buffer, word);
+        store.erase();
+      } else if (auto old = dyn_cast<memref::GenericAtomicRMWOp>(user)) {
+        auto [word, shift] = wordAndShift(b, loc, old.getIndices()[0], width);
+        auto generic = memref::GenericAtomicRMWOp::create(b, loc, buffer, word);
+        OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
+        Value current = extractElement(body, loc, generic.getCurrentValue(),
+                                       shift, element);
+        IRMapping mapping;
+        mapping.map(old.getCurrentValue(), current);
+        for (Operation &op : old.getAtomicBody().front().without_terminator())
+          body.clone(op, mapping);
+        auto yield = cast<memref::AtomicYieldOp>(
+            old.getAtomicBody().front().getTerminator());
+        memref::AtomicYieldOp::create(
+            body, loc,
+            insertElement(body, loc, generic.getCurrentValue(), shift,
+                          mapping.lookupOrDefault(yield.getResult())));
+        old.replaceAllUsesWith(
+            extractElement(b, loc, generic.getResult(), shift, element));
+        old.erase();
+      } else {
+        return user->emitOpError(
+            "uses a buffer whose 8- or 16-bit atomics are emulated on 32-bit "
+            "words; only its loads, stores and atomics can be rewritten");
       }
     }
   }

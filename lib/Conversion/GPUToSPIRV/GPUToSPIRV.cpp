@@ -449,7 +449,8 @@ struct ConvertGPUToSPIRV
     for (auto kernel : module.getOps<gpu::GPUFuncOp>())
       materializeAttributions(kernel);
     if (failed(nabla::emulateFloatAtomicAdd(module, emulateFloatAtomics,
-                                            /*metal=*/client == "metal")))
+                                            /*metal=*/client == "metal")) ||
+        failed(nabla::emulateNarrowAtomics(module)))
       return failure();
     markAllocasPrivate(module);
     spirv::MemorySpaceToStorageClassConverter memorySpaces(

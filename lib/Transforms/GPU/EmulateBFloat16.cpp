@@ -11,17 +11,13 @@
 //      (upstream's bf16 expansion: round to nearest even, NaN kept);
 //   3. every remaining bf16 value, memref, constant and signature holds the
 //      bits as i16, and the bitcasts between them vanish.
-// A bf16 (or f16) atomic read-modify-write has no 16-bit atomic to become.
-// Where it is the fallback of an adjoint's exclusivity check (an `scf.if` marked with
-// the launch dimensions that must be one, UnitDims.h), the plain branch is
-// kept and the kernel records the dimensions (`nabla.unit_dims`): the
-// manifest declares them and launchers refuse other launch shapes. Any other
-// bf16 atomic is a located error.
+// A bf16 atomic read-modify-write becomes a compare-exchange loop on the
+// bits, which the SPIR-V conversion runs on the 32-bit word holding them
+// (Vulkan has no 16-bit atomics).
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Transforms/Passes.h"
-#include "nabla/Transforms/UnitDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -79,93 +75,52 @@ Type replaceBF16(Type type, Type to) {
   return type;
 }
 
-/// The exclusivity check whose atomic fallback (its else branch) holds
-/// `op`, or null.
-scf::IfOp exclusivityCheckAround(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    auto check = dyn_cast<scf::IfOp>(parent);
-    if (check && check->hasAttr(nabla::kUnitDimsAttrName) &&
-        check.getElseRegion().isAncestor(op->getParentRegion()))
-      return check;
-    if (isa<FunctionOpInterface>(parent))
-      break;
-  }
-  return {};
-}
-
-/// An atomic update of 16-bit floats (bf16, f16), which SPIR-V for Vulkan
-/// has no atomic for.
-bool isHalfAtomic(Operation *op) {
-  if (!isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(op))
-    return false;
-  Type element = cast<MemRefType>(op->getOperand(
-                                        isa<memref::AtomicRMWOp>(op) ? 1 : 0)
-                                       .getType())
-                     .getElementType();
-  return isa<BFloat16Type, Float16Type>(element);
-}
-
-/// Step 0: the exclusivity checks around 16-bit float atomics keep their
-/// plain branch; the enclosing functions record the dimensions they
-/// required.
-void keepExclusiveBranches(Operation *root) {
-  SetVector<Operation *> checks;
-  root->walk([&](Operation *op) {
-    if (isHalfAtomic(op))
-      if (scf::IfOp check = exclusivityCheckAround(op))
-        checks.insert(check);
+/// Step 0: bf16 atomic read-modify-writes become compare-exchange loops
+/// (memref.generic_atomic_rmw) whose bodies combine in bf16, so the steps
+/// below make them loops on the bits; the SPIR-V conversion runs them on the
+/// 32-bit word holding the element (emulateNarrowAtomics), Vulkan having no
+/// 16-bit atomics.
+void genericAtomics(Operation *root) {
+  SmallVector<memref::AtomicRMWOp> atomics;
+  root->walk([&](memref::AtomicRMWOp op) {
+    if (isa<BFloat16Type>(op.getType()))
+      atomics.push_back(op);
   });
-  for (Operation *op : checks) {
-    auto check = cast<scf::IfOp>(op);
-    auto function = check->getParentOfType<FunctionOpInterface>();
-    SmallVector<Attribute> dims;
-    if (auto known = function->getAttrOfType<ArrayAttr>(
-            nabla::kUnitDimsAttrName))
-      llvm::append_range(dims, known);
-    for (Attribute dim :
-         check->getAttrOfType<ArrayAttr>(nabla::kUnitDimsAttrName))
-      if (!llvm::is_contained(dims, dim))
-        dims.push_back(dim);
-    function->setAttr(nabla::kUnitDimsAttrName,
-                      ArrayAttr::get(check.getContext(), dims));
-    Block *then = check.thenBlock();
-    auto yield = cast<scf::YieldOp>(then->getTerminator());
-    SmallVector<Value> results(yield.getOperands());
-    check->getBlock()->getOperations().splice(
-        Block::iterator(check), then->getOperations(), then->begin(),
-        Block::iterator(yield));
-    check->replaceAllUsesWith(results);
-    check->erase();
+  for (memref::AtomicRMWOp atomic : atomics) {
+    OpBuilder b(atomic);
+    Location loc = atomic.getLoc();
+    auto generic = memref::GenericAtomicRMWOp::create(
+        b, loc, atomic.getMemref(), atomic.getIndices());
+    OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
+    // An exchange (the reverse sweep taking a slot's adjoint) stores the
+    // value as is.
+    Value combined =
+        atomic.getKind() == arith::AtomicRMWKind::assign
+            ? atomic.getValue()
+            : arith::getReductionOp(atomic.getKind(), body, loc,
+                                    generic.getCurrentValue(),
+                                    atomic.getValue());
+    memref::AtomicYieldOp::create(body, loc, combined);
+    atomic.replaceAllUsesWith(generic.getResult());
+    atomic.erase();
   }
 }
 
-/// Step 1: arithmetic on bf16 in f32. Returns failure after an error.
-LogicalResult promoteArithmetic(Operation *root) {
+/// Step 1: arithmetic on bf16 in f32.
+void promoteArithmetic(Operation *root) {
   MLIRContext *context = root->getContext();
   Type f32 = Float32Type::get(context);
   SmallVector<Operation *> ops;
-  WalkResult walk = root->walk([&](Operation *op) {
+  root->walk([&](Operation *op) {
     if (!touchesBF16(op))
-      return WalkResult::advance();
-    if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(op)) {
-      op->emitOpError()
-          << "updates bf16 memory atomically, which a target without bf16 "
-             "(SPIR-V, Metal) cannot emulate: it has no 16-bit atomics; keep "
-             "the accumulated buffer in f32 (an adjoint's accumulation into "
-             "bf16 works where it is proven thread-exclusive)";
-      return WalkResult::interrupt();
-    }
+      return;
     bool arithmetic = isa<arith::ArithDialect, math::MathDialect>(
                           op->getDialect()) &&
                       !isa<arith::ConstantOp, arith::BitcastOp,
                            arith::SelectOp>(op);
     if (arithmetic || isa<gpu::ShuffleOp>(op))
       ops.push_back(op);
-    return WalkResult::advance();
   });
-  if (walk.wasInterrupted())
-    return failure();
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -206,7 +161,6 @@ LogicalResult promoteArithmetic(Operation *root) {
     }
     op->erase();
   }
-  return success();
 }
 
 /// Step 3: bf16 as i16 bits everywhere. Returns failure after an error.
@@ -267,7 +221,6 @@ struct EmulateBFloat16
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    keepExclusiveBranches(root);
     bool any = false;
     root->walk([&](Operation *op) {
       any |= touchesBF16(op);
@@ -280,8 +233,8 @@ struct EmulateBFloat16
     });
     if (!any)
       return;
-    if (failed(promoteArithmetic(root)))
-      return signalPassFailure();
+    genericAtomics(root);
+    promoteArithmetic(root);
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(root, std::move(patterns))))
@@ -292,25 +245,3 @@ struct EmulateBFloat16
 };
 
 } // namespace
-
-std::vector<std::string> nabla::halfAtomicExclusivityDims(Operation *root) {
-  std::set<std::string> dims;
-  SmallVector<Operation *> work{root};
-  DenseSet<Operation *> seen{root};
-  SymbolTableCollection symbols;
-  while (!work.empty()) {
-    Operation *current = work.pop_back_val();
-    current->walk([&](Operation *op) {
-      if (isHalfAtomic(op))
-        if (scf::IfOp check = exclusivityCheckAround(op))
-          for (Attribute dim :
-               check->getAttrOfType<ArrayAttr>(kUnitDimsAttrName))
-            dims.insert(cast<StringAttr>(dim).str());
-      if (auto call = dyn_cast<CallOpInterface>(op))
-        if (Operation *callee = call.resolveCallableInTable(&symbols))
-          if (seen.insert(callee).second)
-            work.push_back(callee);
-    });
-  }
-  return {dims.begin(), dims.end()};
-}

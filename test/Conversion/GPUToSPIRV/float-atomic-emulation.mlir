@@ -123,3 +123,60 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// 16-bit elements (bf16 bits after nabla-emulate-bf16, f16): Vulkan has no
+// 16-bit atomics, so the buffer becomes the 32-bit words holding two
+// elements. A load extracts its half, a store clears and sets it with two
+// word atomics (the other half may be another thread's), and an atomic is a
+// compare-exchange loop on the word whose body combines the extracted half.
+// CHECK-LABEL: gpu.module @halves
+// CHECK: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<32 x i32>)>, Workgroup>
+// CHECK: spirv.func @k(%arg0: !spirv.ptr<!spirv.struct<(!spirv.rtarray<i32, stride=4> [0])>, StorageBuffer> {{.*}}, %arg1: !spirv.ptr<!spirv.struct<(!spirv.rtarray<i32, stride=4> [0])>, StorageBuffer>
+// CHECK: spirv.UDiv
+// CHECK: spirv.UMod
+// CHECK: spirv.ShiftRightLogical
+// CHECK: spirv.SConvert %{{.*}} : i32 to i16
+// CHECK: spirv.AtomicAnd <Device> <None>
+// CHECK: spirv.AtomicOr <Device> <None>
+// CHECK: spirv.mlir.loop
+// CHECK: spirv.SConvert %{{.*}} : i32 to i16
+// CHECK: spirv.FAdd %{{.*}}, %{{.*}} : f32
+// CHECK: spirv.ShiftLeftLogical
+// CHECK: spirv.AtomicCompareExchange <Device> <None> <None> %{{.*}}, %{{.*}}, %{{.*}} : !spirv.ptr<i32, StorageBuffer>
+// f16: the bits in the loop's body are the f16 the add takes.
+// CHECK: spirv.mlir.loop
+// CHECK: spirv.Bitcast %{{.*}} : i16 to f16
+// CHECK: spirv.FAdd %{{.*}}, %{{.*}} : f16
+// CHECK: spirv.AtomicCompareExchange <Device>
+// Workgroup memory (64 halves in the 32 words above).
+// CHECK: spirv.AtomicCompareExchange <Workgroup>
+module attributes {gpu.container_module} {
+  gpu.module @halves {
+    gpu.func @k(%H: memref<?xi16>, %F: memref<?xf16>, %i: index, %v: i16, %s: f16)
+        workgroup(%tile: memref<64xi16, #gpu.address_space<workgroup>>) kernel {
+      %c1 = arith.constant 1 : index
+      %h = memref.load %H[%i] : memref<?xi16>
+      memref.store %v, %H[%c1] : memref<?xi16>
+      %old = memref.generic_atomic_rmw %H[%i] : memref<?xi16> {
+      ^bb0(%cur: i16):
+        %c16 = arith.constant 16 : i32
+        %w = arith.extui %cur : i16 to i32
+        %f = arith.shli %w, %c16 : i32
+        %x = arith.bitcast %f : i32 to f32
+        %y = arith.extui %h : i16 to i32
+        %g = arith.shli %y, %c16 : i32
+        %z = arith.bitcast %g : i32 to f32
+        %sum = arith.addf %x, %z : f32
+        %b = arith.bitcast %sum : f32 to i32
+        %t = arith.shrui %b, %c16 : i32
+        %r = arith.trunci %t : i32 to i16
+        memref.atomic_yield %r : i16
+      }
+      %a = memref.atomic_rmw addf %s, %F[%i] : (f16, memref<?xf16>) -> f16
+      %m = memref.atomic_rmw addi %v, %tile[%i] : (i16, memref<64xi16, #gpu.address_space<workgroup>>) -> i16
+      gpu.return
+    }
+  }
+}

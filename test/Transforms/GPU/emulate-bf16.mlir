@@ -1,6 +1,6 @@
 // nabla-emulate-bf16: a mixed-precision kernel (bf16 storage, f32 math, and
 // an adjoint's bf16 sum) becomes f32 arithmetic on i16 bits, as SPIR-V and
-// Metal need; a bf16 atomic is a located error.
+// Metal need; a bf16 atomic becomes a compare-exchange loop on the bits.
 // RUN: nabla-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --pass-pipeline='builtin.module(gpu.module(nabla-emulate-bf16))' | FileCheck %s
 
@@ -61,11 +61,22 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// An atomic add: the loop's body adds in f32 and rounds back; an exchange
+// stores the bits as they are.
+// CHECK-LABEL: gpu.func @accumulate
+// CHECK-SAME: (%[[D:.*]]: memref<?xi16>, %[[V:.*]]: i16, %[[I:.*]]: index)
+// CHECK: memref.generic_atomic_rmw %[[D]][%[[I]]] : memref<?xi16> {
+// CHECK: ^bb0(%[[CUR:.*]]: i16):
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: memref.atomic_yield %{{.*}} : i16
+// CHECK: memref.generic_atomic_rmw %[[D]][%[[I]]] : memref<?xi16> {
+// CHECK-NEXT: ^bb0(%{{.*}}: i16):
+// CHECK-NEXT: memref.atomic_yield %[[V]] : i16
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @accumulate(%d: memref<?xbf16>, %v: bf16, %i: index) kernel {
-      // expected-error @+1 {{updates bf16 memory atomically, which a target without bf16 (SPIR-V, Metal) cannot emulate}}
       %old = memref.atomic_rmw addf %v, %d[%i] : (bf16, memref<?xbf16>) -> bf16
+      %taken = memref.atomic_rmw assign %v, %d[%i] : (bf16, memref<?xbf16>) -> bf16
       gpu.return
     }
   }

@@ -55,6 +55,12 @@ void populateBooleanIndexCastPatterns(mlir::RewritePatternSet &patterns);
 mlir::LogicalResult emulateFloatAtomicAdd(mlir::gpu::GPUModuleOp module,
                                           bool always, bool metal);
 
+/// After emulateFloatAtomicAdd: buffers of 8- or 16-bit integers that
+/// atomics update (bf16 and f16 bits) become buffers of 32-bit words, their
+/// atomics compare-exchange loops on the word holding the element
+/// (AtomicsToSPIRV.cpp); Vulkan has no narrower atomics.
+mlir::LogicalResult emulateNarrowAtomics(mlir::gpu::GPUModuleOp module);
+
 /// nabla.subgroup_barrier (__syncwarp) to OpControlBarrier: Subgroup scope
 /// when the device's subgroups hold a 32-lane warp, else Workgroup scope
 /// (SubgroupBarrier.cpp).

@@ -75,23 +75,25 @@ gpu.module @kernels {
 // id (how the LLVM IR frontend passes a pointer: buffer and offset). With
 // the offset uniform at the request (0, a kernel's parameter) the adjoint's
 // accumulation is thread-exclusive along x: plain load-add-store, the atomic
-// only behind the run-time check that the other dimensions are one (marked
-// with them); with an offset that varies (the thread id), an atomic add.
+// only behind the run-time check that the other dimensions are one; with an
+// offset that varies (the thread id), an atomic add.
 // (The store's index, n + i, is exclusive either way; `n` indexes memory,
 // so the names record it too.)
 // CHECK-LABEL: func.func private @__nabla_vjp_offset_dcc_u2(
-// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: memref.atomic_rmw assign
 // CHECK-NOT: scf.if
 // CHECK: memref.atomic_rmw addf
 // CHECK-LABEL: func.func private @__nabla_vjp_offset_dcc_u1_u2(
-// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK: memref.atomic_rmw assign
 // CHECK: scf.if
 // CHECK:   %[[OLD:.*]] = memref.load
 // CHECK:   %[[NEW:.*]] = arith.addf %[[OLD]]
 // CHECK:   memref.store %[[NEW]]
 // CHECK: } else {
 // CHECK:   memref.atomic_rmw addf
-// CHECK: } {nabla.unit_dims = ["block_y", "block_z", "grid_y", "grid_z"]}
+// CHECK: }
 // CHECK-LABEL: gpu.func @uniform_offset
 // CHECK: call @__nabla_vjp_offset_dcc_u1_u2(
 // CHECK-LABEL: gpu.func @varying_offset

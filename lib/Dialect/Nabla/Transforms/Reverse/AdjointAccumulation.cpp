@@ -109,7 +109,6 @@ LogicalResult VJPEmitter::accumulate(Operation *src, Value shadowMemref,
   }
   auto exclusive = scf::IfOp::create(b, loc, emitExclusivityCheck(loc, *proof),
                                      /*withElseRegion=*/true);
-  markExclusivityCheck(exclusive, *proof);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(exclusive.thenBlock());
   plain();
@@ -181,7 +180,6 @@ FailureOr<Value> VJPEmitter::takeStoredAdjoint(Operation *writer,
   auto exclusive = scf::IfOp::create(b, loc, TypeRange{type},
                                      emitExclusivityCheck(loc, *proof),
                                      /*withElseRegion=*/true);
-  markExclusivityCheck(exclusive, *proof);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(exclusive.thenBlock());
   scf::YieldOp::create(b, loc, plain());

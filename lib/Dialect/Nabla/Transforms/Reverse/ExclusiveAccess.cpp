@@ -24,7 +24,6 @@
 
 #include "ReverseEmitter.h"
 
-#include "nabla/Transforms/UnitDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -333,17 +332,6 @@ Value VJPEmitter::emitExclusivityCheck(Location loc, const Exclusivity &proof) {
   for (gpu::Dimension d : proof.unitGridDims)
     require(gpu::GridDimOp::create(b, loc, d));
   return result;
-}
-
-void VJPEmitter::markExclusivityCheck(scf::IfOp check,
-                                      const Exclusivity &proof) {
-  SmallVector<Attribute> names;
-  for (auto [prefix, dims] : {std::pair("block_", &proof.unitBlockDims),
-                              std::pair("grid_", &proof.unitGridDims)})
-    for (gpu::Dimension d : *dims)
-      names.push_back(b.getStringAttr(std::string(prefix) +
-                                      gpu::stringifyDimension(d).str()));
-  check->setAttr(kUnitDimsAttrName, b.getArrayAttr(names));
 }
 
 bool nabla::isUniformAcrossThreads(

@@ -507,10 +507,6 @@ public:
   /// (a packed access's lanes: `8 * gid + k`).
   bool apartAcrossThreads(ValueRange a, ValueRange b, bool perBlock);
 
-  /// Names on `check` (the scf.if on emitExclusivityCheck) the dimensions
-  /// it requires to be one (kUnitDimsAttrName, nabla/Transforms/UnitDims.h).
-  void markExclusivityCheck(scf::IfOp check, const Exclusivity &proof);
-
   /// The adjoint a src store leaves at `shadowMemref[indices]`, taken and
   /// zeroed: exactly one of the threads that may store to the element gets
   /// it (plain read-and-zero where the store is proven thread-exclusive or
