@@ -223,3 +223,52 @@ def test_half_adjoint_on_any_launch_shape(tmp_path):
                np.zeros(n, np.uint16), f"i32:{n}"])
     dx = bf16_value(dout_bits) * gelu_derivative(x)
     check(bf16_value(out[3]), dx, rtol=4 * BF16_RTOL, atol=1e-2)
+
+
+@pytest.mark.parametrize("arch,opt", [("sm_80", 1), ("sm_80", 2),
+                                      ("sm_90", 3)])
+def test_half_arithmetic(tmp_path, arch, opt):
+    """Arithmetic in the half types: cuda_bf16's operators and __hfma
+    (`fma.rn.bf16` with a constant operand on sm_80, `mul.bf16` on sm_90)
+    and half2's `mul.f16x2`/`add.f16x2` raised as f32 operations rounded to
+    the half; the bf16 weights' adjoint accumulated by atomics (on SPIR-V
+    compare-exchange loops on words)."""
+    ll = compile_cuda(tmp_path, "mixed_precision", opt, arch)
+    n = 64
+    x_bits = bf16_bits(RNG.uniform(-2, 2, n))
+    w_bits = bf16_bits(RNG.uniform(-1, 1, 4))
+    b_bits = bf16_bits(RNG.uniform(-1, 1, 4))
+    x, w, b = bf16_value(x_bits), bf16_value(w_bits), bf16_value(b_bits)
+    c = np.arange(n) % 4
+    out = run(tmp_path, ll, "half_affine_kernel", 2, 64,
+              [np.zeros(n, np.uint16), x_bits, w_bits, b_bits, f"i32:{n}"])
+    y = bf16(bf16(x * w[c] + b[c]) - bf16(x * x))
+    check(bf16_value(out[0]), y, rtol=BF16_RTOL, atol=1e-2)
+    dy_bits = bf16_bits(RNG.standard_normal(n))
+    dy = bf16_value(dy_bits)
+    out = run(tmp_path, ll, "grad_half_affine", 2, 64,
+              [np.zeros(n, np.uint16), dy_bits, x_bits,
+               np.zeros(n, np.uint16), w_bits, np.zeros(4, np.uint16),
+               b_bits, np.zeros(4, np.uint16), f"i32:{n}"])
+    check(bf16_value(out[3]), dy * (w[c] - 2 * x), rtol=4 * BF16_RTOL,
+          atol=2e-2)
+    # 16 bf16 additions per channel: a few roundings of the running sum.
+    check(bf16_value(out[5]), np.bincount(c, dy * x, 4), rtol=0.05,
+          atol=0.1)
+    check(bf16_value(out[7]), np.bincount(c, dy, 4), rtol=0.05, atol=0.1)
+
+    m = 40  # half2 elements
+    v = RNG.uniform(-2, 2, 2 * m).astype(np.float16)
+    out = run(tmp_path, ll, "half2_poly_kernel", 1, 64,
+              [np.zeros(2 * m, np.float16), v, f"i32:{m}"])
+    v32 = v.astype(np.float32)
+    expected = ((v32 * v32).astype(np.float16).astype(np.float32) +
+                v32).astype(np.float16)
+    np.testing.assert_array_equal(out[0], expected)
+    dy = RNG.standard_normal(2 * m).astype(np.float16)
+    out = run(tmp_path, ll, "grad_half2_poly", 1, 64,
+              [np.zeros(2 * m, np.float16), dy, v,
+               np.zeros(2 * m, np.float16), f"i32:{m}"])
+    check(out[3].astype(np.float64),
+          dy.astype(np.float64) * (2 * v.astype(np.float64) + 1),
+          rtol=4e-3, atol=4e-3)

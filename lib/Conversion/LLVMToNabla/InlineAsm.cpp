@@ -4,11 +4,13 @@
 // `__ldca`, `__ldlu`, `__ldcv`, `__stcs`, `__stcg`, `__stwb`, `__stwt`, also on
 // `float4`/`int2`-style vectors) as PTX inline assembly, and cooperative
 // groups reads `%reserved_smem_offset_1` on sm_80 and later whether or not
-// the value is used; cuda_fp16/cuda_bf16 convert and pack halves in
-// assembly. Before planning, the raise turns each recognised instruction
+// the value is used; cuda_fp16/cuda_bf16 convert, pack and compute on
+// halves in assembly (`__half`/`__nv_bfloat16` operators, `__hfma`,
+// `half2` math). Before planning, the raise turns each recognised instruction
 // into plain LLVM operations: loads and stores (a cache hint changes where
 // the data is cached, not what is read or written, and every target has its
-// own caching), fpext/fptrunc with bitcasts, shifts and ors, reads of the
+// own caching), fpext/fptrunc with bitcasts, shifts and ors, half
+// arithmetic as the f32 operation between an fpext and an fptrunc, reads of the
 // lane id and lane masks (cooperative groups' tiles) the intrinsics that
 // read them. An assembly block
 // whose results are unused and that declares no side effects is dropped. Any
@@ -18,7 +20,10 @@
 //   ld[.global][.<qualifiers>][.v2|.v4].<type>  $0 | {$0, ...}, [$k]
 //   st[.global][.<qualifiers>][.v2|.v4].<type>  [$k], $j | {$j, ...}
 // where <type> has the width of the LLVM value type (f32 for float, b32/u32/
-// s32 for i32, ...), and a vector's lanes are consecutive elements.
+// s32 for i32, ...), and a vector's lanes are consecutive elements; and
+//   [.reg .b16|.b32 c; mov.b16|.b32 c, 0x<hex>U;]
+//   <op>[.rn].<f16|bf16|f16x2|bf16x2> $0, <$k | c>, ...
+// with <op> one of fma, add, sub, mul, min, max, neg, abs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,26 +285,25 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
   };
   Value result;
-  if (text == "cvt.f32.f16 $0, $1;" && constraints == "=f,h" &&
-      resultType == f32) {
+  if ((text == "cvt.f32.f16 $0, $1;" || text == "cvt.f32.bf16 $0, $1;") &&
+      constraints == "=f,h" && resultType == f32) {
     if (Value h = operand(0, i16))
-      result = halfToFloat(h);
-  } else if (text == "cvt.rn.f16.f32 $0, $1;" && constraints == "=h,f" &&
-             resultType == i16) {
+      result = halfToFloat(h, text == "cvt.f32.bf16 $0, $1;" ? bf16 : f16);
+  } else if ((text == "cvt.rn.f16.f32 $0, $1;" ||
+              text == "cvt.rn.bf16.f32 $0, $1;") &&
+             constraints == "=h,f" && resultType == i16) {
     if (Value x = operand(0, f32))
-      result = floatToHalf(x);
-  } else if (text == "cvt.rn.bf16.f32 $0, $1;" && constraints == "=h,f" &&
-             resultType == i16) {
-    if (Value x = operand(0, f32))
-      result = floatToHalf(x, bf16);
-  } else if (text == "cvt.rn.f16x2.f32 $0, $2, $1;" &&
+      result = floatToHalf(x, text == "cvt.rn.bf16.f32 $0, $1;" ? bf16 : f16);
+  } else if ((text == "cvt.rn.f16x2.f32 $0, $2, $1;" ||
+              text == "cvt.rn.bf16x2.f32 $0, $2, $1;") &&
              constraints == "=r,f,f" && resultType == i32) {
     // d[31:16] = cvt($2), d[15:0] = cvt($1).
+    Type half = text == "cvt.rn.bf16x2.f32 $0, $2, $1;" ? bf16 : f16;
     Value lo = operand(0, f32), hi = operand(1, f32);
     if (lo && hi) {
-      Value low = LLVM::ZExtOp::create(b, loc, i32, floatToHalf(lo));
+      Value low = LLVM::ZExtOp::create(b, loc, i32, floatToHalf(lo, half));
       Value high = LLVM::ShlOp::create(
-          b, loc, LLVM::ZExtOp::create(b, loc, i32, floatToHalf(hi)),
+          b, loc, LLVM::ZExtOp::create(b, loc, i32, floatToHalf(hi, half)),
           i32Constant(16));
       result = LLVM::OrOp::create(b, loc, low, high);
     }
@@ -323,6 +327,135 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
   }
   if (!result)
     return false;
+  asmOp.getRes().replaceAllUsesWith(result);
+  asmOp.erase();
+  return true;
+}
+
+/// Half arithmetic of cuda_fp16/cuda_bf16 (`a * b` on `__nv_bfloat16` is
+/// `fma.rn.bf16 $0,$1,$2,c` with c = -0.0 on sm_80, `mul.bf16` on sm_90):
+/// per half (both halves of an x2 word), the operation in f32 between the
+/// half widened and the result rounded back. For add, sub, mul, min, max,
+/// neg and abs that is the half operation exactly (f32 has more than twice
+/// a half's precision plus two bits, so rounding twice rounds once); fma
+/// rounds the f32 fma to the half, which is what cuda_bf16 itself computes
+/// before sm_80 (`__fmaf_ieee_rn`, then `__float2bfloat16`). True if `asmOp`
+/// was one and is replaced by LLVM ops.
+bool rewriteHalfArithmetic(LLVM::InlineAsmOp asmOp) {
+  if (!hasResult(asmOp))
+    return false;
+  std::string text = normalizeAsm(asmOp.getAsmString());
+  StringRef rest(text);
+  // A constant operand, `c`.
+  std::optional<uint64_t> constant;
+  if (rest.consume_front(".reg .b16 c; mov.b16 c, ") ||
+      rest.consume_front(".reg .b32 c; mov.b32 c, ")) {
+    auto [hex, tail] = rest.split("U; ");
+    uint64_t value;
+    if (!hex.consume_front("0x") || hex.getAsInteger(16, value) ||
+        tail.size() == rest.size())
+      return false;
+    constant = value;
+    rest = tail;
+  }
+  auto [mnemonic, operandText] = rest.split(' ');
+  SmallVector<StringRef> parts;
+  mnemonic.split(parts, '.');
+  if (parts.size() < 2 || parts.size() > 3 ||
+      (parts.size() == 3 && parts[1] != "rn"))
+    return false;
+  StringRef opName = parts.front(), typeName = parts.back();
+  bool packed = typeName.consume_back("x2");
+  if (typeName != "f16" && typeName != "bf16")
+    return false;
+  unsigned arity = llvm::StringSwitch<unsigned>(opName)
+                       .Case("fma", 3)
+                       .Cases("add", "sub", "mul", "min", "max", 2)
+                       .Cases("neg", "abs", 1)
+                       .Default(0);
+  if (!arity || !operandText.consume_back(";"))
+    return false;
+  SmallVector<StringRef> names;
+  operandText.split(names, ',');
+  if (names.size() != arity + 1 || names.front().trim() != "$0")
+    return false;
+  // Each source: an asm operand's index, or -1 for the constant.
+  Type word = packed ? IntegerType::get(asmOp.getContext(), 32)
+                     : IntegerType::get(asmOp.getContext(), 16);
+  std::string constraints = packed ? "=r" : "=h";
+  SmallVector<int> sources;
+  unsigned used = 0;
+  for (StringRef name : ArrayRef(names).drop_front()) {
+    name = name.trim();
+    unsigned k;
+    if (name == "c" && constant) {
+      sources.push_back(-1);
+    } else if (name.consume_front("$") && !name.getAsInteger(10, k) &&
+               k >= 1 && k <= asmOp.getNumOperands() &&
+               asmOp.getOperand(k - 1).getType() == word) {
+      sources.push_back(k - 1);
+      constraints += packed ? ",r" : ",h";
+      ++used;
+    } else {
+      return false;
+    }
+  }
+  if (asmOp.getConstraints() != constraints ||
+      asmOp.getRes().getType() != word || used != asmOp.getNumOperands())
+    return false;
+  OpBuilder b(asmOp);
+  Location loc = asmOp.getLoc();
+  Type i16 = b.getI16Type(), f32 = b.getF32Type();
+  Type half = typeName == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  SmallVector<Value> words;
+  for (int source : sources)
+    words.push_back(source < 0 ? Value(LLVM::ConstantOp::create(
+                                     b, loc, word,
+                                     b.getIntegerAttr(word, *constant)))
+                               : asmOp.getOperand(source));
+  auto compute = [&](ArrayRef<Value> bits) -> Value {
+    SmallVector<Value> x;
+    for (Value h : bits)
+      x.push_back(LLVM::FPExtOp::create(
+          b, loc, f32, LLVM::BitcastOp::create(b, loc, half, h)));
+    Value r;
+    if (opName == "fma")
+      r = LLVM::FMAOp::create(b, loc, x[0], x[1], x[2]);
+    else if (opName == "add")
+      r = LLVM::FAddOp::create(b, loc, x[0], x[1]);
+    else if (opName == "sub")
+      r = LLVM::FSubOp::create(b, loc, x[0], x[1]);
+    else if (opName == "mul")
+      r = LLVM::FMulOp::create(b, loc, x[0], x[1]);
+    else if (opName == "min")
+      r = LLVM::MinNumOp::create(b, loc, x[0], x[1]);
+    else if (opName == "max")
+      r = LLVM::MaxNumOp::create(b, loc, x[0], x[1]);
+    else if (opName == "neg")
+      r = LLVM::FNegOp::create(b, loc, x[0]);
+    else
+      r = LLVM::FAbsOp::create(b, loc, x[0]);
+    return LLVM::BitcastOp::create(b, loc, i16,
+                                   LLVM::FPTruncOp::create(b, loc, half, r));
+  };
+  Value result;
+  if (!packed) {
+    result = compute(words);
+  } else {
+    Value sixteen = LLVM::ConstantOp::create(b, loc, word,
+                                             b.getIntegerAttr(word, 16));
+    SmallVector<Value> low, high;
+    for (Value w : words) {
+      low.push_back(LLVM::TruncOp::create(b, loc, i16, w));
+      high.push_back(LLVM::TruncOp::create(
+          b, loc, i16, LLVM::LShrOp::create(b, loc, w, sixteen)));
+    }
+    result = LLVM::OrOp::create(
+        b, loc, LLVM::ZExtOp::create(b, loc, word, compute(low)),
+        LLVM::ShlOp::create(b, loc,
+                            LLVM::ZExtOp::create(b, loc, word, compute(high)),
+                            sixteen));
+  }
   asmOp.getRes().replaceAllUsesWith(result);
   asmOp.erase();
   return true;
@@ -374,7 +507,8 @@ void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
       asmOp.erase();
       continue;
     }
-    if (!rewriteMemoryInstruction(asmOp) && !rewriteSpecialRegister(asmOp))
-      (void)rewriteHalfConversion(asmOp);
+    if (!rewriteMemoryInstruction(asmOp) && !rewriteSpecialRegister(asmOp) &&
+        !rewriteHalfConversion(asmOp))
+      (void)rewriteHalfArithmetic(asmOp);
   }
 }

@@ -118,3 +118,46 @@ __global__ void grad_scale_half(__half *y, __half *dy, const __half *x,
                           enzyme_dup, x, dx, enzyme_dup, w, dw, enzyme_const,
                           N);
 }
+
+// Arithmetic in the half types themselves: cuda_bf16's operators and
+// __hfma are PTX assembly (`fma.rn.bf16` with a constant operand on sm_80,
+// `mul.bf16` on sm_90), half2's `mul.f16x2`/`add.f16x2`. A per-channel
+// affine map in bf16 whose weights every row shares (their adjoint needs
+// bf16 atomics), and a half2 polynomial.
+__device__ void half_affine(floatX *y, const floatX *x, const floatX *w,
+                            const floatX *b, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = __hfma(x[i], w[i % 4], b[i % 4]) - x[i] * x[i];
+}
+
+__global__ void half_affine_kernel(floatX *y, const floatX *x, const floatX *w,
+                                   const floatX *b, int N) {
+  half_affine(y, x, w, b, N);
+}
+
+__global__ void grad_half_affine(floatX *y, floatX *dy, const floatX *x,
+                                 floatX *dx, const floatX *w, floatX *dw,
+                                 const floatX *b, floatX *db, int N) {
+  __enzyme_autodiff<void>((void *)half_affine, enzyme_dupnoneed, y, dy,
+                          enzyme_dup, x, dx, enzyme_dup, w, dw, enzyme_dup, b,
+                          db, enzyme_const, N);
+}
+
+__device__ void half2_poly(__half2 *y, const __half2 *x, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) {
+    __half2 v = x[i];
+    y[i] = v * v + v;
+  }
+}
+
+__global__ void half2_poly_kernel(__half2 *y, const __half2 *x, int N) {
+  half2_poly(y, x, N);
+}
+
+__global__ void grad_half2_poly(__half2 *y, __half2 *dy, const __half2 *x,
+                                __half2 *dx, int N) {
+  __enzyme_autodiff<void>((void *)half2_poly, enzyme_dupnoneed, y, dy,
+                          enzyme_dup, x, dx, enzyme_const, N);
+}
