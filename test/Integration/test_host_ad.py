@@ -11,6 +11,7 @@
 # Run: NABLA_BIN=build/bin /usr/bin/python3 -m pytest test/Integration
 # ===----------------------------------------------------------------------=== #
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -147,6 +148,34 @@ def test_arg_and_arg_sets_are_exclusive(tmp_path):
                   f"--arg-sets={sets}")
     assert r.returncode == 2
     assert "either --arg or --arg-sets" in r.stderr
+
+
+def test_host_program_tape_over_the_limit_is_refused(tmp_path):
+    """The host code checks the tape it is about to allocate against the
+    limit (--max-tape-bytes, $NABLA_MAX_TAPE_BYTES): over it, the program
+    ends before the allocation and the launch, naming the kernel, the bytes
+    it needed and the formula."""
+    rows, cols = 5, 1000
+    x = np.ones(rows * cols, np.float32)
+    args = [save(tmp_path, "x", x), save(tmp_path, "dx", x),
+            f"--arg=index:{rows}", f"--arg=index:{cols}"]
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    r = nabla_run("normalize_rows.mlir", "--entry=grad", *args,
+                  "--max-tape-bytes=4096", env=env)
+    assert r.returncode == 1, r.stderr
+    assert re.search(r"nabla_mgpu: error: kernel '\w+' needs a global-memory "
+                     r"tape of \d+ bytes \(4 \* \(.*\) per thread\), over "
+                     r"the limit of 4096 bytes", r.stderr), r.stderr
+    # The same through the environment; a limit it fits runs.
+    r = nabla_run("normalize_rows.mlir", "--entry=grad", *args,
+                  env=dict(env, NABLA_MAX_TAPE_BYTES="4096"))
+    assert r.returncode == 1 and "over the limit of 4096" in r.stderr
+    r = nabla_run("normalize_rows.mlir", "--entry=grad", *args,
+                  "--max-tape-bytes=100000000", env=env)
+    assert r.returncode == 0, r.stderr
+    r = nabla_run("normalize_rows.mlir", "--entry=grad", *args,
+                  "--max-tape-bytes=lots")
+    assert r.returncode == 2 and "malformed --max-tape-bytes" in r.stderr
 
 
 @pytest.mark.parametrize("cols", [0, 1, 7, 1000])

@@ -46,7 +46,8 @@ using namespace mlir;
 static const char *kHostUsage =
     "usage: nabla-run FILE.mlir --entry=NAME [--arg=SPEC... | --arg-sets=FILE] "
     "[--out=DIR] "
-    "[--target=vulkan|cuda|hip] [--device=N] [--emulate-float-atomics]\n";
+    "[--target=vulkan|cuda|hip] [--device=N] [--emulate-float-atomics] "
+    "[--max-tape-bytes=N]\n";
 
 bool nabla::isHostProgramRun(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
@@ -62,6 +63,9 @@ struct HostOptions {
   std::vector<std::string> args;
   int device = -1;
   bool emulateFloatAtomics = false;
+  /// The most bytes of a kernel's global-memory tape (0: the runtime's
+  /// default), passed to libnabla_mgpu as $NABLA_MAX_TAPE_BYTES.
+  uint64_t maxTapeBytes = 0;
 };
 
 int usage(const std::string &message) {
@@ -129,6 +133,11 @@ int nabla::runHostProgram(int argc, char **argv) {
       options.out = arg.str();
     } else if (arg == "--emulate-float-atomics") {
       options.emulateFloatAtomics = true;
+    } else if (arg.consume_front("--max-tape-bytes=")) {
+      if (arg.getAsInteger(10, options.maxTapeBytes) ||
+          options.maxTapeBytes == 0)
+        return usage("malformed --max-tape-bytes (expected a positive "
+                     "number of bytes)");
     } else if (arg == "--no-cache") {
       // Accepted as for kernels; a host program is compiled in process on
       // every run, without the kernel cache.
@@ -265,6 +274,9 @@ int nabla::runHostProgram(int argc, char **argv) {
   ::setenv("NABLA_TARGET", options.target.c_str(), /*overwrite=*/1);
   if (options.device >= 0)
     ::setenv("NABLA_DEVICE", std::to_string(options.device).c_str(), 1);
+  if (options.maxTapeBytes)
+    ::setenv("NABLA_MAX_TAPE_BYTES",
+             std::to_string(options.maxTapeBytes).c_str(), 1);
 
   // Programs using the mpi dialect call the MPI library ($NABLA_MPI_LIBRARY,
   // else MPICH's, which scripts/install-deps.sh installs, else OpenMPI's).

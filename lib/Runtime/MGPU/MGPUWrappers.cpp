@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Runtime/Device.h"
+#include "nabla/Runtime/TapeSize.h"
 
 #include <algorithm>
 #include <atomic>
@@ -331,6 +332,39 @@ NABLA_MGPU_EXPORT void mgpuSetDefaultDevice(int32_t index) {
     fatal("mgpuSetDefaultDevice(" + std::to_string(index) + ") after the " +
           device->info().backend + " device was opened");
   defaultDevice = index;
+}
+
+/// Before a host program allocates a kernel's global-memory tape
+/// (nabla-materialize-tapes puts the call before the gpu.alloc): a tape of
+/// `elements` int32 words over the limit ends the program with the size it
+/// needed, before anything is allocated or launched. The limit is
+/// $NABLA_MAX_TAPE_BYTES (nabla-run --max-tape-bytes sets it), else a quarter
+/// of the device's memory (1 GiB when unknown), as nabla-run's own launches.
+NABLA_MGPU_EXPORT void nabla_mgpu_check_tape(int64_t elements,
+                                             const char *kernel,
+                                             const char *formula) {
+  uint64_t cap = 0;
+  if (const char *text = std::getenv("NABLA_MAX_TAPE_BYTES"); text && *text) {
+    char *end = nullptr;
+    unsigned long long value = std::strtoull(text, &end, 10);
+    if (*end || value == 0)
+      fatal(std::string("$NABLA_MAX_TAPE_BYTES must be a positive number of "
+                        "bytes, not '") +
+            text + "'");
+    cap = value;
+  } else {
+    cap = defaultMaxTapeBytes(getDevice().info().memoryBytes);
+  }
+  bool overflows = elements < 0 || uint64_t(elements) > UINT64_MAX / 4;
+  if (!overflows && 4 * uint64_t(elements) <= cap)
+    return;
+  fatal(std::string("kernel '") + (kernel ? kernel : "") +
+        "' needs a global-memory tape of " +
+        (overflows ? std::string("more than 2^63")
+                   : std::to_string(4 * uint64_t(elements))) +
+        " bytes (4 * (" + (formula ? formula : "") +
+        ") per thread), over the limit of " + std::to_string(cap) +
+        " bytes ($NABLA_MAX_TAPE_BYTES, nabla-run --max-tape-bytes)");
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -244,6 +245,8 @@ struct KernelTape {
   gpu::GPUFuncOp kernel;
   /// Words per thread, computed from the kernel's parameters.
   Value words;
+  /// The words per thread as text, for messages.
+  std::string formula;
 };
 
 class MaterializeTapesPass
@@ -514,7 +517,7 @@ private:
                           << ") bytes per thread (parameter #" << index
                           << (split ? "), the caller's (split mode)"
                                     : "), allocated by the launch");
-    KernelTape materialized{kernel, words};
+    KernelTape materialized{kernel, words, total.text};
     if (split)
       return updateSizeQueries(materialized, index);
     return updateLaunches(materialized);
@@ -622,6 +625,42 @@ private:
     return success();
   }
 
+  /// A NUL-terminated string constant in `module`, named after `prefix`.
+  static Value stringConstant(OpBuilder &b, Location loc, ModuleOp module,
+                              StringRef prefix, StringRef text) {
+    std::string bytes = (text + Twine('\0')).str();
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto global = LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
+                                         LLVM::Linkage::Internal, prefix,
+                                         b.getStringAttr(bytes));
+    SymbolTable(module).insert(global);
+    return LLVM::AddressOfOp::create(b, loc, global);
+  }
+
+  /// Before the tape's gpu.alloc: libnabla_mgpu's nabla_mgpu_check_tape
+  /// ends the program when the tape's `elements` words exceed the limit,
+  /// naming the kernel, its bytes and the formula, as nabla-run's and
+  /// nabla-launch's own launches do.
+  void checkTapeSize(OpBuilder &b, Location loc, ModuleOp module,
+                     const KernelTape &tape, Value elements) {
+    constexpr StringLiteral kCheck = "nabla_mgpu_check_tape";
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    auto type = b.getFunctionType({b.getI64Type(), ptr, ptr}, {});
+    if (!module.lookupSymbol<func::FuncOp>(kCheck)) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      func::FuncOp::create(top, loc, kCheck, type).setPrivate();
+    }
+    Value kernel = stringConstant(b, loc, module, "__nabla_tape_kernel",
+                                  gpu::GPUFuncOp(tape.kernel).getName());
+    Value formula = stringConstant(b, loc, module, "__nabla_tape_formula",
+                                   tape.formula);
+    Value count =
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), elements);
+    func::CallOp::create(b, loc, kCheck, TypeRange{},
+                         ValueRange{count, kernel, formula});
+  }
+
   /// Allocates the tape around every launch of `tape.kernel` in host code.
   LogicalResult updateLaunches(const KernelTape &tape) {
     gpu::GPUFuncOp kernel = tape.kernel;
@@ -644,6 +683,8 @@ private:
       Value elements = elementsAtLaunch(
           b, loc, tape, launch.getKernelOperands(),
           launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues());
+      checkTapeSize(b, loc, launch->getParentOfType<ModuleOp>(), tape,
+                    elements);
       auto type = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
       Value token = launch.getAsyncToken();
       Value buffer;

@@ -56,6 +56,11 @@ module attributes {gpu.container_module} {
 // CHECK: memref.load %[[TAPE]][%{{.*}}] : memref<?xi32>
 // CHECK-LABEL: func.func @main(
 // CHECK: %[[ELEMENTS:.*]] = arith.muli %{{.*}}, %{{[0-9]+}} : index
+// The size is checked against the limit before anything is allocated.
+// CHECK-NEXT: %[[NAME:.*]] = llvm.mlir.addressof @__nabla_tape_kernel : !llvm.ptr
+// CHECK-NEXT: %[[FORMULA:.*]] = llvm.mlir.addressof @__nabla_tape_formula : !llvm.ptr
+// CHECK-NEXT: %[[WORDS:.*]] = arith.index_cast %[[ELEMENTS]] : index to i64
+// CHECK-NEXT: call @nabla_mgpu_check_tape(%[[WORDS]], %[[NAME]], %[[FORMULA]])
 // CHECK-NEXT: %[[BUFFER:.*]] = gpu.alloc (%[[ELEMENTS]]) : memref<?xi32>
 // CHECK: gpu.launch_func @m::@k {{.*}} args(%{{.*}} : memref<?xf32>, %{{.*}} : i32, %[[BUFFER]] : memref<?xi32>)
 // CHECK: gpu.dealloc %[[BUFFER]] : memref<?xi32>

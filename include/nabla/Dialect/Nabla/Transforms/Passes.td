@@ -124,14 +124,19 @@ def MaterializeTapes : Pass<"nabla-materialize-tapes", "mlir::ModuleOp"> {
     `nabla-compile` writes into the manifest. Each `gpu.launch_func` of such
     a kernel in host code allocates the tape before the launch (`gpu.alloc`
     of `words * threads` words, computed from the launch's operands) and
-    frees it after. With `remarks=true` each kernel reports its formula.
+    frees it after; before the allocation it calls libnabla_mgpu's
+    `nabla_mgpu_check_tape(words, kernel, formula)`, which ends the program
+    with the bytes needed when they exceed the limit
+    (`$NABLA_MAX_TAPE_BYTES`, `nabla-run --max-tape-bytes`). With
+    `remarks=true` each kernel reports its formula.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark with each kernel's tape size per thread">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
-                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
+                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 #endif // NABLA_DIALECT_NABLA_TRANSFORMS_PASSES_TD
