@@ -335,7 +335,8 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
 /// Half arithmetic of cuda_fp16/cuda_bf16 (`a * b` on `__nv_bfloat16` is
 /// `fma.rn.bf16 $0,$1,$2,c` with c = -0.0 on sm_80, `mul.bf16` on sm_90):
 /// per half (both halves of an x2 word), the operation in f32 between the
-/// half widened and the result rounded back. For add, sub, mul, min, max,
+/// half widened and the result rounded back (an fma by a constant 1 or -1,
+/// or adding -0, as the add, subtract or multiply it computes). For add, sub, mul, min, max,
 /// neg and abs that is the half operation exactly (f32 has more than twice
 /// a half's precision plus two bits, so rounding twice rounds once); fma
 /// rounds the f32 fma to the half, which is what cuda_bf16 itself computes
@@ -413,34 +414,54 @@ bool rewriteHalfArithmetic(LLVM::InlineAsmOp asmOp) {
                                      b, loc, word,
                                      b.getIntegerAttr(word, *constant)))
                                : asmOp.getOperand(source));
-  auto compute = [&](ArrayRef<Value> bits) -> Value {
+  // The constant's bits in lane `lane` (0: the low half).
+  auto laneConstant = [&](unsigned lane) -> uint64_t {
+    return packed && lane ? (*constant >> 16) & 0xFFFF : *constant & 0xFFFF;
+  };
+  uint64_t one = typeName == "f16" ? 0x3C00 : 0x3F80;
+  uint64_t minusOne = one | 0x8000, minusZero = 0x8000;
+  auto compute = [&](ArrayRef<Value> bits, unsigned lane) -> Value {
     SmallVector<Value> x;
     for (Value h : bits)
       x.push_back(LLVM::FPExtOp::create(
           b, loc, f32, LLVM::BitcastOp::create(b, loc, half, h)));
+    // A constant operand of an fma: which source it is, and its bits.
+    auto is = [&](unsigned k, uint64_t bitsOfConstant) {
+      return sources[k] < 0 && laneConstant(lane) == bitsOfConstant;
+    };
     Value r;
-    if (opName == "fma")
-      r = LLVM::FMAOp::create(b, loc, x[0], x[1], x[2]);
-    else if (opName == "add")
+    if (opName == "fma") {
+      // sm_80's bf16 `*`, `+` and `-` are fmas with a constant: a * b + -0
+      // is a * b, a * 1 + c is a + c, a * -1 + c is c - a, each exact.
+      if (is(2, minusZero))
+        r = LLVM::FMulOp::create(b, loc, x[0], x[1]);
+      else if (is(1, one) || is(0, one))
+        r = LLVM::FAddOp::create(b, loc, x[is(1, one) ? 0 : 1], x[2]);
+      else if (is(1, minusOne) || is(0, minusOne))
+        r = LLVM::FSubOp::create(b, loc, x[2], x[is(1, minusOne) ? 0 : 1]);
+      else
+        r = LLVM::FMAOp::create(b, loc, x[0], x[1], x[2]);
+    } else if (opName == "add") {
       r = LLVM::FAddOp::create(b, loc, x[0], x[1]);
-    else if (opName == "sub")
+    } else if (opName == "sub") {
       r = LLVM::FSubOp::create(b, loc, x[0], x[1]);
-    else if (opName == "mul")
+    } else if (opName == "mul") {
       r = LLVM::FMulOp::create(b, loc, x[0], x[1]);
-    else if (opName == "min")
+    } else if (opName == "min") {
       r = LLVM::MinNumOp::create(b, loc, x[0], x[1]);
-    else if (opName == "max")
+    } else if (opName == "max") {
       r = LLVM::MaxNumOp::create(b, loc, x[0], x[1]);
-    else if (opName == "neg")
+    } else if (opName == "neg") {
       r = LLVM::FNegOp::create(b, loc, x[0]);
-    else
+    } else {
       r = LLVM::FAbsOp::create(b, loc, x[0]);
+    }
     return LLVM::BitcastOp::create(b, loc, i16,
                                    LLVM::FPTruncOp::create(b, loc, half, r));
   };
   Value result;
   if (!packed) {
-    result = compute(words);
+    result = compute(words, 0);
   } else {
     Value sixteen = LLVM::ConstantOp::create(b, loc, word,
                                              b.getIntegerAttr(word, 16));
@@ -451,9 +472,9 @@ bool rewriteHalfArithmetic(LLVM::InlineAsmOp asmOp) {
           b, loc, i16, LLVM::LShrOp::create(b, loc, w, sixteen)));
     }
     result = LLVM::OrOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, word, compute(low)),
+        b, loc, LLVM::ZExtOp::create(b, loc, word, compute(low, 0)),
         LLVM::ShlOp::create(b, loc,
-                            LLVM::ZExtOp::create(b, loc, word, compute(high)),
+                            LLVM::ZExtOp::create(b, loc, word, compute(high, 1)),
                             sixteen));
   }
   asmOp.getRes().replaceAllUsesWith(result);

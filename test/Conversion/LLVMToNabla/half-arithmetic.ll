@@ -10,19 +10,21 @@
 
 ; CHECK-LABEL: gpu.func @bf16_ops
 ; CHECK-SAME: (%[[Y:.*]]: memref<?xbf16>, %[[X:.*]]: memref<?xbf16>)
-; CHECK: %[[Z:.*]] = arith.constant -0.000000e+00 : f32
 ; CHECK: %[[A:.*]] = memref.load %[[X]]
 ; CHECK: %[[B:.*]] = memref.load %[[X]]
-; mul (sm_80): fma(a, b, -0.0)
+; mul (sm_80): fma(a, b, -0.0), which is a * b
 ; CHECK: %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
 ; CHECK: %[[BF:.*]] = arith.extf %[[B]] : bf16 to f32
-; CHECK: %[[P:.*]] = math.fma %[[AF]], %[[BF]], %[[Z]] : f32
+; CHECK: %[[P:.*]] = arith.mulf %[[AF]], %[[BF]] : f32
 ; CHECK: %[[PH:.*]] = arith.truncf %[[P]] : f32 to bf16
 ; add (sm_90)
 ; CHECK: %[[PF:.*]] = arith.extf %[[PH]] : bf16 to f32
 ; CHECK: %[[S:.*]] = arith.addf %[[PF]], %[[AF]] : f32
 ; CHECK: %[[SH:.*]] = arith.truncf %[[S]] : f32 to bf16
 ; CHECK: memref.store %[[SH]], %[[Y]]
+; CHECK: %[[T:.*]] = arith.addf %[[AF]], %[[BF]] : f32
+; CHECK: %[[U:.*]] = arith.subf %{{.*}}, %[[BF]] : f32
+; CHECK: math.fma %{{.*}}, %[[AF]], %[[BF]] : f32
 target triple = "nvptx64-nvidia-cuda"
 
 define ptx_kernel void @bf16_ops(ptr addrspace(1) %y, ptr addrspace(1) %x) {
@@ -32,6 +34,12 @@ define ptx_kernel void @bf16_ops(ptr addrspace(1) %y, ptr addrspace(1) %x) {
   %p = call i16 asm "{.reg .b16 c;\0A  mov.b16 c, 0x8000U;\0A  fma.rn.bf16 $0,$1,$2,c;}\0A", "=h,h,h"(i16 %a, i16 %b)
   %s = call i16 asm "{ add.bf16 $0,$1,$2; }\0A", "=h,h,h"(i16 %p, i16 %a)
   store i16 %s, ptr addrspace(1) %y, align 2
+  ; sm_80's add and subtract (fma by 1.0 and -1.0), a general fma.
+  %t = call i16 asm "{.reg .b16 c;\0A  mov.b16 c, 0x3f80U;\0A  fma.rn.bf16 $0,$1,c,$2;}\0A", "=h,h,h"(i16 %a, i16 %b)
+  %u = call i16 asm "{.reg .b16 c;\0A  mov.b16 c, 0xbf80U;\0A  fma.rn.bf16 $0,$2,c,$1;}\0A", "=h,h,h"(i16 %t, i16 %b)
+  %v = call i16 asm "{fma.rn.bf16 $0,$1,$2,$3;\0A}", "=h,h,h,h"(i16 %u, i16 %a, i16 %b)
+  %w = getelementptr inbounds i16, ptr addrspace(1) %y, i64 1
+  store i16 %v, ptr addrspace(1) %w, align 2
   ret void
 }
 
