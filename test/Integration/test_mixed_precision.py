@@ -272,3 +272,39 @@ def test_half_arithmetic(tmp_path, arch, opt):
     check(out[3].astype(np.float64),
           dy.astype(np.float64) * (2 * v.astype(np.float64) + 1),
           rtol=4e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize("opt", [2, 3])
+def test_bf16_pair_atomic_scatter(tmp_path, opt):
+    """llm.c's atomicAddX (the address aligned down to its word through the
+    integer, a bf16 pair added by cuda_bf16's compare-exchange loop, the
+    other half zero) raised as one bf16 atomic add; the scatter's gradient
+    is the gather of the rows' adjoints, on lavapipe (compare-exchange on
+    words) and compiled for NVVM and ROCDL (native bf16 atomics)."""
+    ll = compile_cuda(tmp_path, "mixed_precision", opt)
+    N, C, rows = 6, 9, 3  # odd rows: elements in either half of a word
+    dout_bits = bf16_bits(RNG.uniform(-1, 1, N * C))
+    dout = bf16_value(dout_bits).reshape(N, C)
+    tokens = RNG.integers(0, rows, N).astype(np.int32)
+    base_bits = bf16_bits(RNG.uniform(-1, 1, rows * C))
+    out = run(tmp_path, ll, "token_scatter_kernel", N, 32,
+              [base_bits, dout_bits, tokens, f"i32:{N}", f"i32:{C}"])
+    expected = bf16_value(base_bits).reshape(rows, C).copy()
+    for r in range(N):
+        expected[tokens[r]] += 2 * dout[r]
+    check(bf16_value(out[0]).reshape(rows, C), expected, rtol=4 * BF16_RTOL,
+          atol=3e-2)
+    seed_bits = bf16_bits(RNG.standard_normal(rows * C))
+    out = run(tmp_path, ll, "grad_token_scatter", N, 32,
+              [base_bits, seed_bits, dout_bits, np.zeros(N * C, np.uint16),
+               tokens, f"i32:{N}", f"i32:{C}"])
+    seed = bf16_value(seed_bits).reshape(rows, C)
+    check(bf16_value(out[3]).reshape(N, C), 2 * seed[tokens],
+          rtol=2 * BF16_RTOL, atol=1e-2)
+    np.testing.assert_array_equal(out[1], seed_bits)
+    for target in ("nvvm", "rocdl"):
+        r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(ll),
+                            f"--target={target}", "-o",
+                            str(tmp_path / f"scatter-{target}")],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr

@@ -16,14 +16,19 @@
 // loop is exactly an atomic read-modify-write of the float op, and becomes
 // `llvm.atomicrmw fadd/fsub/fmax/fmin` on the float: the raise then types
 // the buffer as float (the loop read it as integers) and the AD
-// differentiates it as the atomic it is. Other compare-exchange uses are
-// left to the raise, which refuses them with a located error.
+// differentiates it as the atomic it is. A 32-bit word holding two halves
+// (cuda_bf16's atomicAdd on `__nv_bfloat162`, llm.c's CAS loops on bf16
+// pairs) whose halves each get such an op becomes two atomics, one per
+// half. Other compare-exchange uses are left to the raise, which refuses
+// them with a located error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RaiseLLVM.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -88,7 +93,8 @@ std::optional<LLVM::AtomicBinOp> matchCombination(Value combined,
   if (!kind)
     return std::nullopt;
   Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-  auto outside = [&](Value v) { return v.getParentBlock() != loop; };
+  // (Without a loop, for a packed half: any other operand, checked later.)
+  auto outside = [&](Value v) { return !loop || v.getParentBlock() != loop; };
   if (lhs == current && outside(rhs))
     operand = rhs;
   else if (commutative && rhs == current && outside(lhs))
@@ -96,6 +102,111 @@ std::optional<LLVM::AtomicBinOp> matchCombination(Value combined,
   else
     return std::nullopt;
   return kind;
+}
+
+/// The i16 bits of half `lane` (0: low) of the i32 `word`: trunc(word) or
+/// trunc(lshr(word, 16)).
+bool isLaneOf(Value bits, Value word, unsigned lane) {
+  auto trunc = bits.getDefiningOp<LLVM::TruncOp>();
+  if (!trunc || !trunc.getType().isInteger(16))
+    return false;
+  Value source = trunc.getArg();
+  if (lane == 0)
+    return source == word;
+  auto shift = source.getDefiningOp<LLVM::LShrOp>();
+  APInt amount;
+  return shift && shift.getLhs() == word &&
+         matchPattern(shift.getRhs(), m_ConstantInt(&amount)) && amount == 16;
+}
+
+/// The two i16 halves `word` joins: or(zext(low), shl(zext(high), 16)), the
+/// or's operands in either order.
+std::optional<std::pair<Value, Value>> getJoinedHalves(Value word) {
+  auto join = word.getDefiningOp<LLVM::OrOp>();
+  if (!join)
+    return std::nullopt;
+  for (auto [lowSide, highSide] :
+       {std::pair(join.getLhs(), join.getRhs()),
+        std::pair(join.getRhs(), join.getLhs())}) {
+    auto low = lowSide.getDefiningOp<LLVM::ZExtOp>();
+    auto shift = highSide.getDefiningOp<LLVM::ShlOp>();
+    APInt amount;
+    if (!low || !shift ||
+        !matchPattern(shift.getRhs(), m_ConstantInt(&amount)) ||
+        amount != 16)
+      continue;
+    auto high = shift.getLhs().getDefiningOp<LLVM::ZExtOp>();
+    if (high && low.getArg().getType().isInteger(16) &&
+        high.getArg().getType().isInteger(16))
+      return std::make_pair(low.getArg(), high.getArg());
+  }
+  return std::nullopt;
+}
+
+/// A half's value as f32, `fpext(bitcast half (bits))`: the bits, or null.
+Value getWidenedHalfBits(Value value) {
+  auto ext = value.getDefiningOp<LLVM::FPExtOp>();
+  if (!ext || !value.getType().isF32())
+    return {};
+  auto bits = ext.getArg().getDefiningOp<LLVM::BitcastOp>();
+  if (!bits || !isa<Float16Type, BFloat16Type>(bits.getType()))
+    return {};
+  return bits.getArg();
+}
+
+/// One half of a packed update: `combined` (the new half's bits) is
+/// bitcast(fptrunc(op(fpext(current lane), fpext(operand)))) with the
+/// current lane taken from `assumed`. Sets `operand` (the other input, as
+/// the half) and `half` (its type).
+std::optional<LLVM::AtomicBinOp> matchHalfLane(Value combined, Value assumed,
+                                               unsigned lane, Block *loop,
+                                               Value &operand, Type &half) {
+  auto bits = combined.getDefiningOp<LLVM::BitcastOp>();
+  auto trunc = bits ? bits.getArg().getDefiningOp<LLVM::FPTruncOp>()
+                    : LLVM::FPTruncOp();
+  if (!trunc || !trunc.getArg().getType().isF32())
+    return std::nullopt;
+  Operation *def = trunc.getArg().getDefiningOp();
+  if (!def || def->getNumOperands() != 2)
+    return std::nullopt;
+  Value current;
+  for (Value input : def->getOperands())
+    if (Value laneBits = getWidenedHalfBits(input);
+        laneBits && isLaneOf(laneBits, assumed, lane))
+      current = input;
+  if (!current)
+    return std::nullopt;
+  Value other;
+  std::optional<LLVM::AtomicBinOp> kind =
+      matchCombination(trunc.getArg(), current, /*loop=*/nullptr, other);
+  if (!kind)
+    return std::nullopt;
+  auto ext = other.getDefiningOp<LLVM::FPExtOp>();
+  if (!ext || ext.getArg().getType() != trunc.getType())
+    return std::nullopt;
+  operand = ext.getArg();
+  half = trunc.getType();
+  return kind;
+}
+
+/// `value` computed before `b`'s insertion point: itself when defined
+/// outside `loop`, else a copy of its side-effect-free computation from
+/// values defined outside; null when it depends on the loop.
+Value cloneOutside(OpBuilder &b, Value value, Block *loop) {
+  if (value.getParentBlock() != loop)
+    return value;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumResults() != 1 || !isMemoryEffectFree(def) ||
+      def->getNumRegions())
+    return {};
+  IRMapping mapping;
+  for (Value input : def->getOperands()) {
+    Value outside = cloneOutside(b, input, loop);
+    if (!outside)
+      return {};
+    mapping.map(input, outside);
+  }
+  return b.clone(*def, mapping)->getResult(0);
 }
 
 /// Rewrites the compare-exchange loop `loop` ends with, if it is one.
@@ -150,29 +261,54 @@ bool rewriteLoop(Block *loop) {
   }
   if (!exitsOnSuccess)
     return false;
-  // The new value: the float op on the assumed value's bits.
+  // The new value: the float op on the assumed value's bits, or on each
+  // half of a word of two halves.
   Value newBits = exchange.getVal();
-  Value combined = getReinterpreted(newBits, /*toFloat=*/false);
-  if (!combined || !isa<FloatType>(combined.getType()) ||
-      combined.getType().getIntOrFloatBitWidth() != type.getWidth())
+  llvm::SmallPtrSet<Operation *, 4> knownCalls;
+  struct Lane {
+    LLVM::AtomicBinOp kind;
+    Value operand;
+    Type type;
+  };
+  SmallVector<Lane, 2> lanes;
+  if (Value combined = getReinterpreted(newBits, /*toFloat=*/false)) {
+    if (!isa<FloatType>(combined.getType()) ||
+        combined.getType().getIntOrFloatBitWidth() != type.getWidth())
+      return false;
+    Value operand;
+    Operation *combination = combined.getDefiningOp();
+    Value current;
+    for (Value input : combination ? combination->getOperands() : ValueRange())
+      if (Value bits = getReinterpreted(input, /*toFloat=*/true);
+          bits == assumed)
+        current = input;
+    if (!current)
+      return false;
+    std::optional<LLVM::AtomicBinOp> kind =
+        matchCombination(combined, current, loop, operand);
+    if (!kind)
+      return false;
+    lanes.push_back({*kind, operand, combined.getType()});
+    knownCalls = {combination, newBits.getDefiningOp(),
+                  current.getDefiningOp()};
+  } else if (std::optional<std::pair<Value, Value>> halves =
+                 getJoinedHalves(newBits);
+             halves && type.getWidth() == 32) {
+    Value bitsOfLane[] = {halves->first, halves->second};
+    for (auto [lane, bits] : llvm::enumerate(bitsOfLane)) {
+      Value operand;
+      Type half;
+      std::optional<LLVM::AtomicBinOp> kind =
+          matchHalfLane(bits, assumed, lane, loop, operand, half);
+      if (!kind)
+        return false;
+      lanes.push_back({*kind, operand, half});
+    }
+  } else {
     return false;
-  Value operand;
-  Operation *combination = combined.getDefiningOp();
-  Value current;
-  for (Value input : combination ? combination->getOperands() : ValueRange())
-    if (Value bits = getReinterpreted(input, /*toFloat=*/true);
-        bits == assumed)
-      current = input;
-  if (!current)
-    return false;
-  std::optional<LLVM::AtomicBinOp> kind =
-      matchCombination(combined, current, loop, operand);
-  if (!kind)
-    return false;
+  }
   // Nothing else happens in the loop: no other call or memory access, and
   // the exchange's result feeds only the loop's own test and back edge.
-  llvm::SmallPtrSet<Operation *, 4> knownCalls = {
-      combination, newBits.getDefiningOp(), current.getDefiningOp()};
   for (Operation &op : *loop) {
     if (&op == branch.getOperation() || &op == exchange.getOperation())
       continue;
@@ -188,17 +324,45 @@ bool rewriteLoop(Block *loop) {
            return use->getBlock() != loop;
          })))
       return false;
-
-  // One atomic at the top of the loop block, which now falls through to
-  // the exit; the old value's bits replace `assumed` (on exit they were
-  // equal).
+  // A half's operand is computed in the loop from values outside it (the
+  // lanes of a packed operand): computed before the atomics instead.
   OpBuilder b(loop, loop->begin());
+  for (Lane &lane : lanes)
+    if (!(lane.operand = cloneOutside(b, lane.operand, loop)))
+      return false;
+
+  // One atomic per lane at the top of the loop block, which now falls
+  // through to the exit; the old value's bits replace `assumed` (on exit
+  // they were equal).
   Location loc = exchange.getLoc();
   StringRef scope = exchange.getSyncscope() ? *exchange.getSyncscope() : "";
-  Value old = LLVM::AtomicRMWOp::create(
-      b, loc, *kind, exchange.getPtr(), operand, exchange.getSuccessOrdering(),
-      scope, exchange.getAlignment().value_or(0), exchange.getVolatile_());
-  Value oldBits = LLVM::BitcastOp::create(b, loc, type, old);
+  auto atomic = [&](const Lane &lane, Value pointer, unsigned alignment) {
+    return LLVM::AtomicRMWOp::create(b, loc, lane.kind, pointer, lane.operand,
+                                     exchange.getSuccessOrdering(), scope,
+                                     alignment, exchange.getVolatile_());
+  };
+  Value oldBits;
+  if (lanes.size() == 1) {
+    Value old = atomic(lanes[0], exchange.getPtr(),
+                       exchange.getAlignment().value_or(0));
+    oldBits = LLVM::BitcastOp::create(b, loc, type, old);
+  } else {
+    // Little-endian: the low half at the word's address, the high one two
+    // bytes on.
+    Type i16 = b.getI16Type(), i32 = b.getI32Type();
+    Value high = LLVM::GEPOp::create(b, loc, exchange.getPtr().getType(),
+                                     b.getI8Type(), exchange.getPtr(),
+                                     ArrayRef<LLVM::GEPArg>{2});
+    Value oldLow = LLVM::BitcastOp::create(
+        b, loc, i16, atomic(lanes[0], exchange.getPtr(), 2));
+    Value oldHigh =
+        LLVM::BitcastOp::create(b, loc, i16, atomic(lanes[1], high, 2));
+    oldBits = LLVM::OrOp::create(
+        b, loc, LLVM::ZExtOp::create(b, loc, i32, oldLow),
+        LLVM::ShlOp::create(
+            b, loc, LLVM::ZExtOp::create(b, loc, i32, oldHigh),
+            LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(16))));
+  }
   b.setInsertionPoint(branch);
   LLVM::BrOp::create(b, branch.getLoc(), ValueRange(), exit);
   branch.erase();

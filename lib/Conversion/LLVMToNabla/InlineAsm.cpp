@@ -307,6 +307,15 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
           i32Constant(16));
       result = LLVM::OrOp::create(b, loc, low, high);
     }
+  } else if (text == "mov.b32 $0, {$1,$2};" && constraints == "=r,h,h" &&
+             resultType == i32) {
+    // Two halves packed (__halves2bfloat162, __halves2half2): $1 low.
+    Value lo = operand(0, i16), hi = operand(1, i16);
+    if (lo && hi)
+      result = LLVM::OrOp::create(
+          b, loc, LLVM::ZExtOp::create(b, loc, i32, lo),
+          LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i32, hi),
+                              i32Constant(16)));
   } else if (text == "mov.b32 $0, {0,$1};" && constraints == "=f,h" &&
              resultType == f32) {
     // A bf16 widened (its bits are the float's upper half).

@@ -238,6 +238,9 @@ void RaiseLLVM::runOnOperation() {
   }
 
   rewriteKnownInlineAsm(module);
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal())
+      rewriteAlignedPointers(func);
   rewriteCompareExchangeLoops(module);
   if (failed(rewriteDevicePrintf(module)))
     return signalPassFailure();

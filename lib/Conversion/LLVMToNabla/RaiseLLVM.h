@@ -329,6 +329,11 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// Pointers aligned down through their address (`p & ~3`) and tests of
+/// their low bits (`p & 3`) as byte offsets in their object, when it is
+/// that aligned (AlignedPointers.cpp).
+void rewriteAlignedPointers(mlir::LLVM::LLVMFuncOp func);
+
 /// Inlines the calls of device functions that take or return structs, or
 /// are given pointers into local or workgroup memory
 /// (InlineAggregateCalls.cpp); a located error when one cannot be.

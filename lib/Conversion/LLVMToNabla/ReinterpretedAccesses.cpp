@@ -13,7 +13,8 @@
 //   that holds halves has its integer accesses turned into accesses of the
 //   halves (joined or split with shifts); a packed load whose fields are
 //   only used as halves, and a packed store of joined halves, become
-//   accesses of the halves; joins and splits that meet fold away. A local
+//   accesses of the halves; joins and splits that meet fold away (also
+//   across a phi of joins). A local
 //   copy of packed halves thus becomes halves on both sides, in a few
 //   rounds;
 // - an integer-coerced struct (AMDGPU passes `complex` as `[2 x i32]`),
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 
 using namespace mlir;
 using nabla::raise::getBaseObject;
@@ -100,6 +102,51 @@ bool retypeAccesses(LLVM::LLVMFuncOp func) {
   return changed;
 }
 
+
+/// A phi of integers whose every use reinterprets it as one float type
+/// carries that float: the phi takes the float, its incoming values
+/// reinterpreted on their edges (so a load feeding it reads the float).
+bool retypePhis(LLVM::LLVMFuncOp func) {
+  bool changed = false;
+  for (Block &block : func.getBody()) {
+    if (block.isEntryBlock())
+      continue;
+    for (BlockArgument arg : block.getArguments()) {
+      if (!isa<IntegerType>(arg.getType()) || arg.use_empty())
+        continue;
+      Type floatType;
+      bool reinterpreted = true;
+      for (Operation *user : arg.getUsers()) {
+        auto cast = dyn_cast<LLVM::BitcastOp>(user);
+        reinterpreted &= cast && isa<FloatType>(cast.getType()) &&
+                         (!floatType || floatType == cast.getType());
+        if (cast)
+          floatType = cast.getType();
+      }
+      for (auto it = block.pred_begin(), e = block.pred_end(); it != e; ++it)
+        reinterpreted &= isa<BranchOpInterface>((*it)->getTerminator());
+      if (!reinterpreted)
+        continue;
+      for (auto it = block.pred_begin(), e = block.pred_end(); it != e; ++it) {
+        auto branch = cast<BranchOpInterface>((*it)->getTerminator());
+        SuccessorOperands operands =
+            branch.getSuccessorOperands(it.getSuccessorIndex());
+        OpBuilder b(branch);
+        Value in = operands[arg.getArgNumber()];
+        operands.slice(arg.getArgNumber(), 1)
+            .assign(LLVM::BitcastOp::create(b, branch->getLoc(), floatType, in)
+                        .getResult());
+      }
+      arg.setType(floatType);
+      for (Operation *user : llvm::to_vector(arg.getUsers())) {
+        user->getResult(0).replaceAllUsesWith(arg);
+        user->erase();
+      }
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 bool isHalf(Type type) { return isa<Float16Type, BFloat16Type>(type); }
 
@@ -351,9 +398,65 @@ bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
   return changed;
 }
 
-/// trunc(join) and trunc(lshr(join, 16 k)) → the field; bitcasts that undo
-/// each other → the value; then what became dead.
-void foldFields(LLVM::LLVMFuncOp func) {
+/// Field `k` of the phi `arg` when every value it receives is a join (a
+/// half placed in either field of a pair by branches, llm.c's atomicAddX):
+/// a new block argument receiving the joins' fields, or null.
+Value fieldOfPhi(BlockArgument arg, unsigned k) {
+  Block *block = arg.getOwner();
+  if (block->isEntryBlock() || block->hasNoPredecessors())
+    return {};
+  SmallVector<std::pair<BranchOpInterface, unsigned>> edges;
+  SmallVector<Value> incoming;
+  for (auto it = block->pred_begin(), e = block->pred_end(); it != e; ++it) {
+    auto branch = dyn_cast<BranchOpInterface>((*it)->getTerminator());
+    if (!branch)
+      return {};
+    unsigned successor = it.getSuccessorIndex();
+    SuccessorOperands operands = branch.getSuccessorOperands(successor);
+    if (operands.getProducedOperandCount() ||
+        arg.getArgNumber() >= operands.size())
+      return {};
+    SmallVector<Value> fields;
+    if (failed(matchJoin(operands[arg.getArgNumber()], fields)))
+      return {};
+    edges.push_back({branch, successor});
+    incoming.push_back(fields[k]);
+  }
+  BlockArgument field =
+      block->addArgument(incoming.front().getType(), arg.getLoc());
+  for (auto [edge, value] : llvm::zip(edges, incoming))
+    edge.first.getSuccessorOperands(edge.second).append(value);
+  return field;
+}
+
+/// Removes the block arguments of `func` nothing reads any more, and the
+/// values its predecessors pass them.
+void eraseDeadPhis(LLVM::LLVMFuncOp func) {
+  for (Block &block : func.getBody()) {
+    if (block.isEntryBlock())
+      continue;
+    for (unsigned i = block.getNumArguments(); i-- > 0;) {
+      if (!block.getArgument(i).use_empty())
+        continue;
+      bool removable = true;
+      for (auto it = block.pred_begin(), e = block.pred_end(); it != e; ++it)
+        removable &= isa<BranchOpInterface>((*it)->getTerminator());
+      if (!removable)
+        continue;
+      for (auto it = block.pred_begin(), e = block.pred_end(); it != e; ++it)
+        cast<BranchOpInterface>((*it)->getTerminator())
+            .getSuccessorOperands(it.getSuccessorIndex())
+            .erase(i);
+      block.eraseArgument(i);
+    }
+  }
+}
+
+/// trunc(join) and trunc(lshr(join, 16 k)) → the field (also of a phi of
+/// joins); bitcasts that undo each other → the value; then what became
+/// dead. True if a field was folded.
+bool foldFields(LLVM::LLVMFuncOp func) {
+  bool changed = false;
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (isa<LLVM::TruncOp, LLVM::BitcastOp>(op))
@@ -363,8 +466,16 @@ void foldFields(LLVM::LLVMFuncOp func) {
     if (auto trunc = dyn_cast<LLVM::TruncOp>(op)) {
       std::optional<std::pair<Value, unsigned>> field = fieldOf(trunc);
       SmallVector<Value> fields;
-      if (field && succeeded(matchJoin(field->first, fields)))
+      if (field && succeeded(matchJoin(field->first, fields))) {
         trunc.getResult().replaceAllUsesWith(fields[field->second]);
+        changed = true;
+      } else if (auto arg = field ? dyn_cast<BlockArgument>(field->first)
+                                  : BlockArgument()) {
+        if (Value phi = fieldOfPhi(arg, field->second)) {
+          trunc.getResult().replaceAllUsesWith(phi);
+          changed = true;
+        }
+      }
       continue;
     }
     auto bitcast = cast<LLVM::BitcastOp>(op);
@@ -383,7 +494,18 @@ void foldFields(LLVM::LLVMFuncOp func) {
         erased = true;
       }
     });
+    if (!erased) {
+      // Phis of joins whose fields were taken: the joins die with them.
+      unsigned before = 0, after = 0;
+      for (Block &block : func.getBody())
+        before += block.getNumArguments();
+      eraseDeadPhis(func);
+      for (Block &block : func.getBody())
+        after += block.getNumArguments();
+      erased = after != before;
+    }
   }
+  return changed;
 }
 
 } // namespace
@@ -394,9 +516,10 @@ void nabla::raise::retypeReinterpretedAccesses(LLVM::LLVMFuncOp func) {
   // few rounds reach the fixed point.
   for (int round = 0; round < 8; ++round) {
     bool changed = retypeAccesses(func);
+    changed |= retypePhis(func);
     changed |= accessHalves(func);
     changed |= splitPackedAccesses(func);
-    foldFields(func);
+    changed |= foldFields(func);
     changed |= retypeAccesses(func);
     if (!changed)
       break;

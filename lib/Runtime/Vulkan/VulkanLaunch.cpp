@@ -197,7 +197,13 @@ Error VulkanDevice::bindArguments(const Function &function, void **args,
       if (Allocation *allocation = findAllocation(view.start, bytes)) {
         VkDeviceSize at = view.start - allocation->mapped;
         if (at % alignment == 0) {
-          bindings.push_back({allocation->buffer, at, bytes});
+          // Whole 32-bit words: a kernel reaches the last of an odd number
+          // of halves through the word holding it (SPIR-V's 16-bit
+          // atomics), which the allocation's 16-byte rounding covers.
+          VkDeviceSize range =
+              std::min<VkDeviceSize>((bytes + 3) / 4 * 4,
+                                     allocation->bytes - at);
+          bindings.push_back({allocation->buffer, at, range});
           continue;
         }
       }

@@ -161,3 +161,39 @@ __global__ void grad_half2_poly(__half2 *y, __half2 *dy, const __half2 *x,
   __enzyme_autodiff<void>((void *)half2_poly, enzyme_dupnoneed, y, dy,
                           enzyme_dup, x, dx, enzyme_const, N);
 }
+
+// llm.c's atomicAddX: a bf16 atomic add written as an add of a bf16 pair
+// to the aligned 32-bit word holding the element, the other half zero
+// (the address aligned down through its integer; cuda_bf16's pair
+// atomicAdd is a compare-exchange loop of `fma.rn.bf16x2`). An encoder's
+// backward scatter: rows of dout added into the rows of dwte the tokens
+// select, several tokens sharing a row.
+__device__ void atomicAddX(__nv_bfloat16 *addr, __nv_bfloat16 val) {
+  uintptr_t ptr_val = reinterpret_cast<uintptr_t>(addr);
+  __nv_bfloat162 *ptr_bf16 =
+      reinterpret_cast<__nv_bfloat162 *>(ptr_val & ~uintptr_t(0x3));
+  __nv_bfloat162 add_val =
+      (ptr_val & 0x3) ? __halves2bfloat162(__ushort_as_bfloat16(0), val)
+                      : __halves2bfloat162(val, __ushort_as_bfloat16(0));
+  atomicAdd(ptr_bf16, add_val);
+}
+
+__device__ void token_scatter(floatX *dwte, const floatX *dout,
+                              const int *tokens, int N, int C) {
+  int row = blockIdx.x, c = threadIdx.x;
+  if (row < N && c < C)
+    atomicAddX(dwte + tokens[row] * C + c, (floatX)(2.0f * (float)dout[row * C + c]));
+}
+
+__global__ void token_scatter_kernel(floatX *dwte, const floatX *dout,
+                                     const int *tokens, int N, int C) {
+  token_scatter(dwte, dout, tokens, N, C);
+}
+
+__global__ void grad_token_scatter(floatX *dwte, floatX *ddwte,
+                                   const floatX *dout, floatX *ddout,
+                                   const int *tokens, int N, int C) {
+  __enzyme_autodiff<void>((void *)token_scatter, enzyme_dup, dwte, ddwte,
+                          enzyme_dup, dout, ddout, enzyme_const, tokens,
+                          enzyme_const, N, enzyme_const, C);
+}
