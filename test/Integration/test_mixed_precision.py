@@ -308,3 +308,26 @@ def test_bf16_pair_atomic_scatter(tmp_path, opt):
                             str(tmp_path / f"scatter-{target}")],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("opt", [1, 2, 3])
+def test_bf16_pair_compare_exchange_loop(tmp_path, opt):
+    """llm.c's column sums: a compare-exchange loop on bf16 pairs written
+    `while (old != current)`, the first attempt before the loop, raised as
+    one bf16 atomic add per half; the gradient broadcasts each column's
+    adjoint to its rows."""
+    ll = compile_cuda(tmp_path, "mixed_precision", opt)
+    N, C, blocks = 7, 12, 3
+    dout_bits = bf16_bits(RNG.uniform(-1, 1, N * C))
+    dout = bf16_value(dout_bits).reshape(N, C)
+    base_bits = bf16_bits(RNG.uniform(-1, 1, C))
+    out = run(tmp_path, ll, "column_sums_kernel", blocks, 4,
+              [base_bits, dout_bits, f"i32:{N}", f"i32:{C}"])
+    check(bf16_value(out[0]), bf16_value(base_bits) + dout.sum(axis=0),
+          rtol=4 * BF16_RTOL, atol=5e-2)
+    seed_bits = bf16_bits(RNG.standard_normal(C))
+    out = run(tmp_path, ll, "grad_column_sums", blocks, 4,
+              [base_bits, seed_bits, dout_bits, np.zeros(N * C, np.uint16),
+               f"i32:{N}", f"i32:{C}"])
+    np.testing.assert_array_equal(
+        out[3].reshape(N, C), np.broadcast_to(seed_bits, (N, C)))

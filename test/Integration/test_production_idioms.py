@@ -664,6 +664,15 @@ def test_compare_exchange_float_atomics(tmp_path, opt):
     (dx,) = finite_differences(lambda v: [block_max_shift_model(v[0], block)],
                                [x], [w])
     check(out[1], dx)
+    # The min, its loop written with the first attempt before it.
+    out = run(tmp_path, ll, "shift_min_kernel", 2, block,
+              [f32(x), f32(np.zeros(n)), f"i32:{n}"])
+    check(out[1], -block_max_shift_model(-x, block))
+    out = run(tmp_path, ll, "grad_shift_min", 2, block,
+              [f32(x), f32(np.zeros(n)), f32(np.zeros(n)), f32(w), f"i32:{n}"])
+    (dx,) = finite_differences(
+        lambda v: [-block_max_shift_model(-v[0], block)], [x], [w])
+    check(out[1], dx)
     xd = RNG.uniform(-1, 1, n)
     out = run(tmp_path, ll, "sum_squares_kernel", 2, block,
               [xd, np.zeros(1), f"i32:{n}"])

@@ -19,8 +19,9 @@
 // differentiates it as the atomic it is. A 32-bit word holding two halves
 // (cuda_bf16's atomicAdd on `__nv_bfloat162`, llm.c's CAS loops on bf16
 // pairs) whose halves each get such an op becomes two atomics, one per
-// half. Other compare-exchange uses are left to the raise, which refuses
-// them with a located error.
+// half. The loop written `while (old != assumed)`, its first attempt before
+// it, becomes the same atomic. Other compare-exchange uses are left to the
+// raise, which refuses them with a located error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -209,6 +212,95 @@ Value cloneOutside(OpBuilder &b, Value value, Block *loop) {
   return b.clone(*def, mapping)->getResult(0);
 }
 
+/// One atomic of an update: its kind, operand and type (the value's float
+/// type, or a half's for each half of a word).
+struct Lane {
+  LLVM::AtomicBinOp kind;
+  Value operand;
+  Type type;
+};
+
+/// The atomic update the exchanged value `newBits` makes of `assumed`
+/// (of integer `type`): the float op on its bits, or one on each half of a
+/// word of two halves; std::nullopt for anything else. Operands must come
+/// from outside `loop` (when given). `calls` receives the libdevice calls
+/// the update is made of.
+std::optional<SmallVector<Lane, 2>>
+matchUpdate(Value newBits, Value assumed, IntegerType type, Block *loop,
+            llvm::SmallPtrSetImpl<Operation *> &calls) {
+  SmallVector<Lane, 2> lanes;
+  if (Value combined = getReinterpreted(newBits, /*toFloat=*/false)) {
+    if (!isa<FloatType>(combined.getType()) ||
+        combined.getType().getIntOrFloatBitWidth() != type.getWidth())
+      return std::nullopt;
+    Value operand;
+    Operation *combination = combined.getDefiningOp();
+    Value current;
+    for (Value input : combination ? combination->getOperands() : ValueRange())
+      if (Value bits = getReinterpreted(input, /*toFloat=*/true);
+          bits == assumed)
+        current = input;
+    if (!current)
+      return std::nullopt;
+    std::optional<LLVM::AtomicBinOp> kind =
+        matchCombination(combined, current, loop, operand);
+    if (!kind)
+      return std::nullopt;
+    lanes.push_back({*kind, operand, combined.getType()});
+    calls.insert(combination);
+    calls.insert(newBits.getDefiningOp());
+    calls.insert(current.getDefiningOp());
+    return lanes;
+  }
+  std::optional<std::pair<Value, Value>> halves = getJoinedHalves(newBits);
+  if (!halves || type.getWidth() != 32)
+    return std::nullopt;
+  Value bitsOfLane[] = {halves->first, halves->second};
+  for (auto [lane, bits] : llvm::enumerate(bitsOfLane)) {
+    Value operand;
+    Type half;
+    std::optional<LLVM::AtomicBinOp> kind =
+        matchHalfLane(bits, assumed, lane, loop, operand, half);
+    if (!kind)
+      return std::nullopt;
+    lanes.push_back({*kind, operand, half});
+  }
+  return lanes;
+}
+
+/// The atomics of `lanes` on `exchange`'s address, at `b`'s insertion
+/// point; returns the old value's bits (of `type`).
+Value createAtomics(OpBuilder &b, ArrayRef<Lane> lanes,
+                    LLVM::AtomicCmpXchgOp exchange, IntegerType type) {
+  Location loc = exchange.getLoc();
+  StringRef scope = exchange.getSyncscope() ? *exchange.getSyncscope() : "";
+  auto atomic = [&](const Lane &lane, Value pointer, unsigned alignment) {
+    return LLVM::AtomicRMWOp::create(b, loc, lane.kind, pointer, lane.operand,
+                                     exchange.getSuccessOrdering(), scope,
+                                     alignment, exchange.getVolatile_());
+  };
+  if (lanes.size() == 1) {
+    Value old = atomic(lanes[0], exchange.getPtr(),
+                       exchange.getAlignment().value_or(0));
+    return LLVM::BitcastOp::create(b, loc, type, old);
+  }
+  // Little-endian: the low half at the word's address, the high one two
+  // bytes on.
+  Type i16 = b.getI16Type(), i32 = b.getI32Type();
+  Value high = LLVM::GEPOp::create(b, loc, exchange.getPtr().getType(),
+                                   b.getI8Type(), exchange.getPtr(),
+                                   ArrayRef<LLVM::GEPArg>{2});
+  Value oldLow = LLVM::BitcastOp::create(
+      b, loc, i16, atomic(lanes[0], exchange.getPtr(), 2));
+  Value oldHigh =
+      LLVM::BitcastOp::create(b, loc, i16, atomic(lanes[1], high, 2));
+  return LLVM::OrOp::create(
+      b, loc, LLVM::ZExtOp::create(b, loc, i32, oldLow),
+      LLVM::ShlOp::create(
+          b, loc, LLVM::ZExtOp::create(b, loc, i32, oldHigh),
+          LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(16))));
+}
+
 /// Rewrites the compare-exchange loop `loop` ends with, if it is one.
 bool rewriteLoop(Block *loop) {
   auto branch = dyn_cast<LLVM::CondBrOp>(loop->getTerminator());
@@ -261,52 +353,12 @@ bool rewriteLoop(Block *loop) {
   }
   if (!exitsOnSuccess)
     return false;
-  // The new value: the float op on the assumed value's bits, or on each
-  // half of a word of two halves.
   Value newBits = exchange.getVal();
   llvm::SmallPtrSet<Operation *, 4> knownCalls;
-  struct Lane {
-    LLVM::AtomicBinOp kind;
-    Value operand;
-    Type type;
-  };
-  SmallVector<Lane, 2> lanes;
-  if (Value combined = getReinterpreted(newBits, /*toFloat=*/false)) {
-    if (!isa<FloatType>(combined.getType()) ||
-        combined.getType().getIntOrFloatBitWidth() != type.getWidth())
-      return false;
-    Value operand;
-    Operation *combination = combined.getDefiningOp();
-    Value current;
-    for (Value input : combination ? combination->getOperands() : ValueRange())
-      if (Value bits = getReinterpreted(input, /*toFloat=*/true);
-          bits == assumed)
-        current = input;
-    if (!current)
-      return false;
-    std::optional<LLVM::AtomicBinOp> kind =
-        matchCombination(combined, current, loop, operand);
-    if (!kind)
-      return false;
-    lanes.push_back({*kind, operand, combined.getType()});
-    knownCalls = {combination, newBits.getDefiningOp(),
-                  current.getDefiningOp()};
-  } else if (std::optional<std::pair<Value, Value>> halves =
-                 getJoinedHalves(newBits);
-             halves && type.getWidth() == 32) {
-    Value bitsOfLane[] = {halves->first, halves->second};
-    for (auto [lane, bits] : llvm::enumerate(bitsOfLane)) {
-      Value operand;
-      Type half;
-      std::optional<LLVM::AtomicBinOp> kind =
-          matchHalfLane(bits, assumed, lane, loop, operand, half);
-      if (!kind)
-        return false;
-      lanes.push_back({*kind, operand, half});
-    }
-  } else {
+  std::optional<SmallVector<Lane, 2>> lanes =
+      matchUpdate(newBits, assumed, type, loop, knownCalls);
+  if (!lanes)
     return false;
-  }
   // Nothing else happens in the loop: no other call or memory access, and
   // the exchange's result feeds only the loop's own test and back edge.
   for (Operation &op : *loop) {
@@ -327,42 +379,14 @@ bool rewriteLoop(Block *loop) {
   // A half's operand is computed in the loop from values outside it (the
   // lanes of a packed operand): computed before the atomics instead.
   OpBuilder b(loop, loop->begin());
-  for (Lane &lane : lanes)
+  for (Lane &lane : *lanes)
     if (!(lane.operand = cloneOutside(b, lane.operand, loop)))
       return false;
 
-  // One atomic per lane at the top of the loop block, which now falls
-  // through to the exit; the old value's bits replace `assumed` (on exit
-  // they were equal).
-  Location loc = exchange.getLoc();
-  StringRef scope = exchange.getSyncscope() ? *exchange.getSyncscope() : "";
-  auto atomic = [&](const Lane &lane, Value pointer, unsigned alignment) {
-    return LLVM::AtomicRMWOp::create(b, loc, lane.kind, pointer, lane.operand,
-                                     exchange.getSuccessOrdering(), scope,
-                                     alignment, exchange.getVolatile_());
-  };
-  Value oldBits;
-  if (lanes.size() == 1) {
-    Value old = atomic(lanes[0], exchange.getPtr(),
-                       exchange.getAlignment().value_or(0));
-    oldBits = LLVM::BitcastOp::create(b, loc, type, old);
-  } else {
-    // Little-endian: the low half at the word's address, the high one two
-    // bytes on.
-    Type i16 = b.getI16Type(), i32 = b.getI32Type();
-    Value high = LLVM::GEPOp::create(b, loc, exchange.getPtr().getType(),
-                                     b.getI8Type(), exchange.getPtr(),
-                                     ArrayRef<LLVM::GEPArg>{2});
-    Value oldLow = LLVM::BitcastOp::create(
-        b, loc, i16, atomic(lanes[0], exchange.getPtr(), 2));
-    Value oldHigh =
-        LLVM::BitcastOp::create(b, loc, i16, atomic(lanes[1], high, 2));
-    oldBits = LLVM::OrOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, i32, oldLow),
-        LLVM::ShlOp::create(
-            b, loc, LLVM::ZExtOp::create(b, loc, i32, oldHigh),
-            LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(16))));
-  }
+  // The atomics at the top of the loop block, which now falls through to
+  // the exit; the old value's bits replace `assumed` (on exit they were
+  // equal).
+  Value oldBits = createAtomics(b, *lanes, exchange, type);
   b.setInsertionPoint(branch);
   LLVM::BrOp::create(b, branch.getLoc(), ValueRange(), exit);
   branch.erase();
@@ -391,6 +415,203 @@ bool rewriteLoop(Block *loop) {
   return true;
 }
 
+/// `a` and `b` compute the same value: one value, or side-effect-free ops
+/// of one kind on operands that compute the same (the lanes of a packed
+/// operand, taken apart twice).
+bool sameComputation(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || x->getName() != y->getName() ||
+      x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumResults() != 1 || y->getNumResults() != 1 ||
+      a.getType() != b.getType() || x->getNumRegions() ||
+      !isMemoryEffectFree(x) || x->getNumOperands() != y->getNumOperands())
+    return false;
+  for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameComputation(u, v))
+      return false;
+  return true;
+}
+
+/// A compare-exchange whose success leaves `block` for `success` (with
+/// `exits`, its operands) and whose failure goes to `failure` (with
+/// `passed`): the exit condition is the exchange's flag, or old == cmp;
+/// false when `exchange` ends `block` otherwise.
+bool matchAttempt(LLVM::AtomicCmpXchgOp exchange, Block *&success,
+                  Block *&failure, Value &passed, ValueRange &exits) {
+  auto branch = dyn_cast<LLVM::CondBrOp>(exchange->getBlock()->getTerminator());
+  if (!branch)
+    return false;
+  Value condition = branch.getCondition();
+  bool onTrue;
+  if (auto flag = condition.getDefiningOp<LLVM::ExtractValueOp>();
+      flag && flag.getContainer() == exchange.getResult() &&
+      flag.getPosition() == ArrayRef<int64_t>{1}) {
+    onTrue = true;
+  } else if (auto compare = condition.getDefiningOp<LLVM::ICmpOp>();
+             compare &&
+             (compare.getPredicate() == LLVM::ICmpPredicate::eq ||
+              compare.getPredicate() == LLVM::ICmpPredicate::ne)) {
+    auto old = [&](Value v) {
+      auto extract = v.getDefiningOp<LLVM::ExtractValueOp>();
+      return extract && extract.getContainer() == exchange.getResult() &&
+             extract.getPosition() == ArrayRef<int64_t>{0};
+    };
+    if (!((old(compare.getLhs()) && compare.getRhs() == exchange.getCmp()) ||
+          (old(compare.getRhs()) && compare.getLhs() == exchange.getCmp())))
+      return false;
+    onTrue = compare.getPredicate() == LLVM::ICmpPredicate::eq;
+  } else {
+    return false;
+  }
+  success = onTrue ? branch.getTrueDest() : branch.getFalseDest();
+  failure = onTrue ? branch.getFalseDest() : branch.getTrueDest();
+  ValueRange toSuccess = onTrue ? branch.getTrueDestOperands()
+                                : branch.getFalseDestOperands();
+  ValueRange toFailure = onTrue ? branch.getFalseDestOperands()
+                                : branch.getTrueDestOperands();
+  if (toFailure.size() != 1)
+    return false;
+  passed = toFailure.front();
+  exits = toSuccess;
+  return true;
+}
+
+/// The exchanged value a retry block receives as `passed` from
+/// `exchange`: the whole result, or its old value.
+bool passesOldValue(Value passed, LLVM::AtomicCmpXchgOp exchange) {
+  if (passed == exchange.getResult())
+    return true;
+  auto extract = passed.getDefiningOp<LLVM::ExtractValueOp>();
+  return extract && extract.getContainer() == exchange.getResult() &&
+         extract.getPosition() == ArrayRef<int64_t>{0};
+}
+
+/// The other way to write the loop (`while (old != assumed)` with the
+/// first attempt before it): an attempt `first` on a guess, then on
+/// failure a one-block loop retrying with the old value it got, both
+/// making the same update. The first attempt becomes the atomic; the loop
+/// goes.
+bool rewritePeeledLoop(LLVM::AtomicCmpXchgOp first) {
+  Block *done, *retry;
+  Value passed;
+  ValueRange exits;
+  if (!matchAttempt(first, done, retry, passed, exits) ||
+      !passesOldValue(passed, first) ||
+      retry == first->getBlock() || retry->getNumArguments() != 1 ||
+      llvm::count_if(retry->getPredecessors(), [](Block *) { return true; }) !=
+          2 ||
+      !llvm::is_contained(retry->getPredecessors(), retry))
+    return false;
+  auto type = dyn_cast<IntegerType>(first.getCmp().getType());
+  if (!type || (type.getWidth() != 32 && type.getWidth() != 64))
+    return false;
+  // The retry: the old value (the argument, or its first field) is the
+  // assumed value of an exchange at the same address, going back with its
+  // own old value until it succeeds.
+  BlockArgument arg = retry->getArgument(0);
+  Value assumed = arg;
+  if (arg.getType() == first.getResult().getType()) {
+    auto field = llvm::find_if(arg.getUsers(), [](Operation *user) {
+      auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+      return extract && extract.getPosition() == ArrayRef<int64_t>{0};
+    });
+    if (field == arg.getUsers().end())
+      return false;
+    assumed = (*field)->getResult(0);
+  }
+  LLVM::AtomicCmpXchgOp again;
+  for (auto exchange : retry->getOps<LLVM::AtomicCmpXchgOp>())
+    again = again ? LLVM::AtomicCmpXchgOp() : exchange;
+  Block *againDone, *againRetry;
+  Value againPassed;
+  ValueRange againExits;
+  if (!again || again.getPtr() != first.getPtr() ||
+      again.getCmp() != assumed ||
+      !matchAttempt(again, againDone, againRetry, againPassed, againExits) ||
+      againDone != done || againRetry != retry ||
+      !passesOldValue(againPassed, again) ||
+      againPassed.getType() != arg.getType())
+    return false;
+  // Both exits pass the same: the old value (which the exchange that
+  // succeeded found), or the same computation.
+  auto oldValueOf = [](Value v, LLVM::AtomicCmpXchgOp exchange) {
+    return passesOldValue(v, exchange) && v != exchange.getResult();
+  };
+  for (auto [a, b] : llvm::zip(exits, againExits))
+    if (!(oldValueOf(a, first) && oldValueOf(b, again)) &&
+        (b.getParentBlock() == retry || !sameComputation(a, b)))
+      return false;
+  llvm::SmallPtrSet<Operation *, 4> calls, retryCalls;
+  std::optional<SmallVector<Lane, 2>> lanes =
+      matchUpdate(first.getVal(), first.getCmp(), type, nullptr, calls);
+  std::optional<SmallVector<Lane, 2>> retried =
+      matchUpdate(again.getVal(), assumed, type, retry, retryCalls);
+  if (!lanes || !retried || lanes->size() != retried->size())
+    return false;
+  for (auto [a, b] : llvm::zip(*lanes, *retried))
+    if (a.kind != b.kind || a.type != b.type ||
+        !sameComputation(a.operand, b.operand))
+      return false;
+  // The update's operands are not made from the guess.
+  std::function<bool(Value, unsigned)> fromGuess = [&](Value v,
+                                                       unsigned depth) {
+    if (v == first.getCmp())
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != first->getBlock())
+      return false;
+    return depth == 0 || llvm::any_of(def->getOperands(), [&](Value u) {
+             return fromGuess(u, depth - 1);
+           });
+  };
+  for (const Lane &lane : *lanes)
+    if (fromGuess(lane.operand, 16))
+      return false;
+  // The retry does nothing else, and nothing outside reads its values.
+  for (Operation &op : *retry) {
+    if (isa<LLVM::CallOp>(op) ? !retryCalls.contains(&op)
+                              : !isMemoryEffectFree(&op) && &op != again)
+      return false;
+    for (Operation *user : op.getUsers())
+      if (user->getBlock() != retry)
+        return false;
+  }
+  // The old value may be read after the attempt only on success (where
+  // the guess was right): the atomic's old value then.
+  OpBuilder b(first);
+  Value oldBits = createAtomics(b, *lanes, first, type);
+  Operation *branch = first->getBlock()->getTerminator();
+  b.setInsertionPoint(branch);
+  LLVM::BrOp::create(b, branch->getLoc(), exits, done);
+  branch->erase();
+  retry->dropAllDefinedValueUses();
+  retry->dropAllReferences();
+  retry->erase();
+  for (Operation *user : llvm::to_vector(first->getUsers())) {
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+    if (extract && extract.getPosition() == ArrayRef<int64_t>{0})
+      extract.getResult().replaceAllUsesWith(oldBits);
+  }
+  // The exchange, its test and what only they used (the guess's load
+  // included) are dead now.
+  Block *block = first->getBlock();
+  Operation *guess = first.getCmp().getDefiningOp<LLVM::LoadOp>();
+  Operation *exchange = first;
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+      if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>() &&
+          (&op == exchange || &op == guess || calls.contains(&op) ||
+           isMemoryEffectFree(&op))) {
+        op.erase();
+        erased = true;
+      }
+  }
+  return true;
+}
+
 } // namespace
 
 void nabla::raise::rewriteCompareExchangeLoops(ModuleOp module) {
@@ -412,5 +633,14 @@ void nabla::raise::rewriteCompareExchangeLoops(ModuleOp module) {
         continue;
       (void)rewriteLoop(loop);
     }
+    // First attempts before a retry loop.
+    SmallVector<LLVM::AtomicCmpXchgOp> attempts;
+    function.walk([&](LLVM::AtomicCmpXchgOp exchange) {
+      if (!llvm::is_contained(exchange->getBlock()->getPredecessors(),
+                              exchange->getBlock()))
+        attempts.push_back(exchange);
+    });
+    for (LLVM::AtomicCmpXchgOp attempt : attempts)
+      (void)rewritePeeledLoop(attempt);
   });
 }

@@ -197,3 +197,44 @@ __global__ void grad_token_scatter(floatX *dwte, floatX *ddwte,
                           enzyme_dup, dout, ddout, enzyme_const, tokens,
                           enzyme_const, N, enzyme_const, C);
 }
+
+// llm.c's layernorm backward writes its bf16 column sums with an explicit
+// compare-exchange loop on bf16 pairs, the first attempt before the loop
+// (`while (old != current)`): each thread sums two columns over its
+// block's rows in f32 and adds the pair into dbias.
+__device__ void column_sums(floatX *dbias, const floatX *dout, int N, int C) {
+  __nv_bfloat162 *pairs = reinterpret_cast<__nv_bfloat162 *>(dbias);
+  for (int i = threadIdx.x; i < C / 2; i += blockDim.x) {
+    float a = 0.0f, b = 0.0f;
+    for (int r = blockIdx.x; r < N; r += gridDim.x) {
+      a += (float)dout[r * C + 2 * i];
+      b += (float)dout[r * C + 2 * i + 1];
+    }
+    __nv_bfloat162 add = __halves2bfloat162((floatX)a, (floatX)b);
+    __nv_bfloat162 current = pairs[i];
+    __nv_bfloat162 updated = add + current;
+    unsigned int current32 = *reinterpret_cast<unsigned int *>(&current);
+    unsigned int updated32 = *reinterpret_cast<unsigned int *>(&updated);
+    unsigned int old32 =
+        atomicCAS((unsigned int *)&pairs[i], current32, updated32);
+    while (old32 != current32) {
+      current32 = old32;
+      updated = *reinterpret_cast<__nv_bfloat162 *>(&current32) + add;
+      updated32 = *reinterpret_cast<unsigned int *>(&updated);
+      old32 = atomicCAS((unsigned int *)&pairs[i], current32, updated32);
+    }
+  }
+}
+
+__global__ void column_sums_kernel(floatX *dbias, const floatX *dout, int N,
+                                   int C) {
+  column_sums(dbias, dout, N, C);
+}
+
+__global__ void grad_column_sums(floatX *dbias, floatX *ddbias,
+                                 const floatX *dout, floatX *ddout, int N,
+                                 int C) {
+  __enzyme_autodiff<void>((void *)column_sums, enzyme_dup, dbias, ddbias,
+                          enzyme_dup, dout, ddout, enzyme_const, N,
+                          enzyme_const, C);
+}
