@@ -439,10 +439,32 @@ bool sameComputation(Value a, Value b) {
 /// `passed`): the exit condition is the exchange's flag, or old == cmp;
 /// false when `exchange` ends `block` otherwise.
 bool matchAttempt(LLVM::AtomicCmpXchgOp exchange, Block *&success,
-                  Block *&failure, Value &passed, ValueRange &exits) {
-  auto branch = dyn_cast<LLVM::CondBrOp>(exchange->getBlock()->getTerminator());
+                  Block *&failure, Value &passed, ValueRange &exits,
+                  LLVM::CondBrOp *test = nullptr) {
+  // The branch on the outcome: in the exchange's block, or a later one
+  // (two attempts interleaved, each tested after the other's loop).
+  LLVM::CondBrOp branch;
+  for (Operation *user : exchange->getUsers()) {
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+    if (!extract)
+      continue;
+    SmallVector<Value> conditions{extract.getResult()};
+    for (Operation *use : extract->getUsers())
+      if (isa<LLVM::ICmpOp>(use))
+        conditions.push_back(use->getResult(0));
+    for (Value condition : conditions)
+      for (Operation *use : condition.getUsers())
+        if (auto candidate = dyn_cast<LLVM::CondBrOp>(use);
+            candidate && candidate.getCondition() == condition) {
+          if (branch && branch != candidate)
+            return false;
+          branch = candidate;
+        }
+  }
   if (!branch)
     return false;
+  if (test)
+    *test = branch;
   Value condition = branch.getCondition();
   bool onTrue;
   if (auto flag = condition.getDefiningOp<LLVM::ExtractValueOp>();
@@ -497,9 +519,10 @@ bool rewritePeeledLoop(LLVM::AtomicCmpXchgOp first) {
   Block *done, *retry;
   Value passed;
   ValueRange exits;
-  if (!matchAttempt(first, done, retry, passed, exits) ||
+  LLVM::CondBrOp test;
+  if (!matchAttempt(first, done, retry, passed, exits, &test) ||
       !passesOldValue(passed, first) ||
-      retry == first->getBlock() || retry->getNumArguments() != 1 ||
+      retry == test->getBlock() || retry->getNumArguments() != 1 ||
       llvm::count_if(retry->getPredecessors(), [](Block *) { return true; }) !=
           2 ||
       !llvm::is_contained(retry->getPredecessors(), retry))
@@ -582,10 +605,10 @@ bool rewritePeeledLoop(LLVM::AtomicCmpXchgOp first) {
   // the guess was right): the atomic's old value then.
   OpBuilder b(first);
   Value oldBits = createAtomics(b, *lanes, first, type);
-  Operation *branch = first->getBlock()->getTerminator();
-  b.setInsertionPoint(branch);
-  LLVM::BrOp::create(b, branch->getLoc(), exits, done);
-  branch->erase();
+  b.setInsertionPoint(test);
+  LLVM::BrOp::create(b, test.getLoc(), exits, done);
+  Block *tested = test->getBlock();
+  test.erase();
   retry->dropAllDefinedValueUses();
   retry->dropAllReferences();
   retry->erase();
@@ -596,18 +619,19 @@ bool rewritePeeledLoop(LLVM::AtomicCmpXchgOp first) {
   }
   // The exchange, its test and what only they used (the guess's load
   // included) are dead now.
-  Block *block = first->getBlock();
+  Block *blocks[] = {tested, first->getBlock()};
   Operation *guess = first.getCmp().getDefiningOp<LLVM::LoadOp>();
   Operation *exchange = first;
   for (bool erased = true; erased;) {
     erased = false;
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
-      if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>() &&
-          (&op == exchange || &op == guess || calls.contains(&op) ||
-           isMemoryEffectFree(&op))) {
-        op.erase();
-        erased = true;
-      }
+    for (Block *block : blocks)
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+        if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>() &&
+            (&op == exchange || &op == guess || calls.contains(&op) ||
+             isMemoryEffectFree(&op))) {
+          op.erase();
+          erased = true;
+        }
   }
   return true;
 }

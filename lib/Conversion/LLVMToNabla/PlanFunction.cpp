@@ -364,6 +364,14 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
                     << " (scalar loads and stores only)";
   if (isa<LLVM::LLVMPointerType>(type))
     return fail(op) << "cannot raise a pointer stored in memory";
+  // An integer atomic's object keeps the integer view: its atomic has no
+  // float form (the float accesses are reinterpreted instead).
+  bool integerAtomic = false;
+  if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op);
+      rmw && isa<IntegerType>(type)) {
+    module.integerAtomicObjects.insert(objectKey(root));
+    integerAtomic = true;
+  }
   Type *slot = nullptr;
   if (r.kind == Root::Shared || r.kind == Root::HostGlobal ||
       r.kind == Root::Address)
@@ -377,6 +385,9 @@ LogicalResult FunctionPlanner::recordElementType(Operation *op, unsigned root,
     // reinterprets the wider accesses (RaiseFunction.cpp).
     // Not an object a function takes with one element type (pinned).
     Type merged = mergeAccessTypes(*slot, type);
+    if (merged && isa<FloatType>(merged) &&
+        module.integerAtomicObjects.count(objectKey(root)))
+      merged = integerAtomic ? type : *slot;
     if (merged && !exact && !module.pinnedObjects.count(objectKey(root))) {
       *slot = merged;
       return success();

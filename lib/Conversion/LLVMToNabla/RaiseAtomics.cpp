@@ -96,9 +96,52 @@ LogicalResult FunctionRaiser::raiseAtomic(LLVM::AtomicRMWOp rmw) {
   if (!value || failed(ptr))
     return failure();
   auto memref = cast<MemRefType>(ptr->first.getType());
-  if (memref.getElementType() != value.getType())
+  Type element = memref.getElementType();
+  // An integer atomic on a float object of its width (a flag or counter
+  // kept in a float scratch buffer, llm.c's layer norm backward), or the
+  // reverse: a compare-exchange loop whose update reinterprets the bits.
+  bool punned = element != value.getType();
+  if (punned && (!element.isIntOrFloat() || !value.getType().isIntOrFloat() ||
+                 element.getIntOrFloatBitWidth() !=
+                     value.getType().getIntOrFloatBitWidth()))
     return fail(rmw) << "cannot raise an atomic of " << value.getType()
                      << " on an object also accessed as another type";
+  if (punned && memref.getMemorySpace())
+    return fail(rmw) << "cannot raise an atomic of " << value.getType()
+                     << " on workgroup memory also accessed as " << element
+                     << ": its update is computed (a compare-and-swap loop), "
+                        "which the targets lower for global memory only";
+  if (punned && !wrapping) {
+    auto generic = memref::GenericAtomicRMWOp::create(
+        builder, loc, ptr->first, ValueRange{ptr->second});
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(generic.getBody());
+      Value current = arith::BitcastOp::create(builder, loc, value.getType(),
+                                               generic.getCurrentValue());
+      Value operand = value;
+      if (kind->second)
+        operand = isa<FloatType>(value.getType())
+                      ? Value(arith::NegFOp::create(builder, loc, value))
+                      : Value(arith::SubIOp::create(
+                            builder, loc,
+                            arith::ConstantOp::create(
+                                builder, loc,
+                                builder.getZeroAttr(value.getType())),
+                            value));
+      Value updated =
+          kind->first == arith::AtomicRMWKind::assign
+              ? operand
+              : arith::getReductionOp(kind->first, builder, loc, current,
+                                      operand);
+      memref::AtomicYieldOp::create(
+          builder, loc, arith::BitcastOp::create(builder, loc, element, updated));
+    }
+    scalars.map(rmw.getResult(),
+                arith::BitcastOp::create(builder, loc, value.getType(),
+                                         generic.getResult()));
+    return success();
+  }
   if (wrapping) {
     if (memref.getMemorySpace())
       return fail(rmw) << "cannot raise this atomicrmw "
@@ -112,13 +155,20 @@ LogicalResult FunctionRaiser::raiseAtomic(LLVM::AtomicRMWOp rmw) {
     {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(generic.getBody());
-      memref::AtomicYieldOp::create(
-          builder, loc,
-          emitWrappedUpdate(builder, loc,
-                            binOp == LLVM::AtomicBinOp::uinc_wrap,
-                            generic.getCurrentValue(), value));
+      Value current = generic.getCurrentValue();
+      if (punned)
+        current = arith::BitcastOp::create(builder, loc, value.getType(),
+                                           current);
+      Value updated = emitWrappedUpdate(
+          builder, loc, binOp == LLVM::AtomicBinOp::uinc_wrap, current, value);
+      if (punned)
+        updated = arith::BitcastOp::create(builder, loc, element, updated);
+      memref::AtomicYieldOp::create(builder, loc, updated);
     }
-    scalars.map(rmw.getResult(), generic.getResult());
+    Value result = generic.getResult();
+    if (punned)
+      result = arith::BitcastOp::create(builder, loc, value.getType(), result);
+    scalars.map(rmw.getResult(), result);
     return success();
   }
   if (kind->second)

@@ -130,6 +130,10 @@ struct ModulePlan {
   /// Objects passed to a function that takes them with one element type
   /// (objectKey in PlanModule.cpp): they are not viewed as another.
   llvm::DenseSet<std::pair<const void *, unsigned>> pinnedObjects;
+  /// Objects an integer atomic updates (a flag or counter kept in a float
+  /// scratch buffer): viewed as the integer where accesses of one width
+  /// disagree, the float accesses reinterpreting it.
+  llvm::DenseSet<std::pair<const void *, unsigned>> integerAtomicObjects;
 
   /// The element type of `root` of `plan` (global roots are typed module
   /// wide).

@@ -64,7 +64,7 @@ define ptx_kernel void @k(ptr %f) {
 }
 //--- punning.ll
 define ptx_kernel void @k(ptr %a) {
-  %x = load float, ptr %a
+  %x = load i16, ptr %a
   %p = getelementptr i8, ptr %a, i64 4
   %y = atomicrmw add ptr %p, i32 1 monotonic
   ret void
