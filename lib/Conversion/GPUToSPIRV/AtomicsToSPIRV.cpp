@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Transforms/GenericAtomics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -224,22 +225,8 @@ LogicalResult nabla::emulateNarrowAtomics(gpu::GPUModuleOp module) {
   if (walk.wasInterrupted())
     return failure();
   // Integer atomics on narrow elements: compare-exchange loops as well.
-  for (memref::AtomicRMWOp atomic : atomics) {
-    OpBuilder b(atomic);
-    Location loc = atomic.getLoc();
-    auto generic = memref::GenericAtomicRMWOp::create(
-        b, loc, atomic.getMemref(), atomic.getIndices());
-    OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
-    Value combined =
-        atomic.getKind() == arith::AtomicRMWKind::assign
-            ? atomic.getValue()
-            : arith::getReductionOp(atomic.getKind(), body, loc,
-                                    generic.getCurrentValue(),
-                                    atomic.getValue());
-    memref::AtomicYieldOp::create(body, loc, combined);
-    atomic.replaceAllUsesWith(generic.getResult());
-    atomic.erase();
-  }
+  for (memref::AtomicRMWOp atomic : atomics)
+    nabla::expandToGenericAtomic(atomic);
   for (Value buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
     auto element = cast<IntegerType>(type.getElementType());

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Transforms/Passes.h"
+#include "nabla/Transforms/GenericAtomics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -86,24 +87,8 @@ void genericAtomics(Operation *root) {
     if (isa<BFloat16Type>(op.getType()))
       atomics.push_back(op);
   });
-  for (memref::AtomicRMWOp atomic : atomics) {
-    OpBuilder b(atomic);
-    Location loc = atomic.getLoc();
-    auto generic = memref::GenericAtomicRMWOp::create(
-        b, loc, atomic.getMemref(), atomic.getIndices());
-    OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
-    // An exchange (the reverse sweep taking a slot's adjoint) stores the
-    // value as is.
-    Value combined =
-        atomic.getKind() == arith::AtomicRMWKind::assign
-            ? atomic.getValue()
-            : arith::getReductionOp(atomic.getKind(), body, loc,
-                                    generic.getCurrentValue(),
-                                    atomic.getValue());
-    memref::AtomicYieldOp::create(body, loc, combined);
-    atomic.replaceAllUsesWith(generic.getResult());
-    atomic.erase();
-  }
+  for (memref::AtomicRMWOp atomic : atomics)
+    nabla::expandToGenericAtomic(atomic);
 }
 
 /// Step 1: arithmetic on bf16 in f32.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Transforms/Passes.h"
+#include "nabla/Transforms/GenericAtomics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -32,18 +33,26 @@ struct ExpandAtomics : public nabla::impl::ExpandAtomicsBase<ExpandAtomics> {
           isa<IntegerType>(op.getType()))
         atomics.push_back(op);
     });
-    for (memref::AtomicRMWOp atomic : atomics) {
-      OpBuilder b(atomic);
-      Location loc = atomic.getLoc();
-      auto generic = memref::GenericAtomicRMWOp::create(
-          b, loc, atomic.getMemref(), atomic.getIndices());
-      OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
-      Value product = arith::MulIOp::create(
-          body, loc, generic.getCurrentValue(), atomic.getValue());
-      memref::AtomicYieldOp::create(body, loc, product);
-      atomic.replaceAllUsesWith(generic.getResult());
-      atomic.erase();
-    }
+    for (memref::AtomicRMWOp atomic : atomics)
+      nabla::expandToGenericAtomic(atomic);
   }
 };
 } // namespace
+
+memref::GenericAtomicRMWOp
+nabla::expandToGenericAtomic(memref::AtomicRMWOp atomic) {
+  OpBuilder b(atomic);
+  Location loc = atomic.getLoc();
+  auto generic = memref::GenericAtomicRMWOp::create(b, loc, atomic.getMemref(),
+                                                    atomic.getIndices());
+  OpBuilder body = OpBuilder::atBlockEnd(generic.getBody());
+  Value combined = atomic.getKind() == arith::AtomicRMWKind::assign
+                       ? atomic.getValue()
+                       : arith::getReductionOp(atomic.getKind(), body, loc,
+                                               generic.getCurrentValue(),
+                                               atomic.getValue());
+  memref::AtomicYieldOp::create(body, loc, combined);
+  atomic.replaceAllUsesWith(generic.getResult());
+  atomic.erase();
+  return generic;
+}
