@@ -243,6 +243,12 @@ struct Differentiate : public nabla::SuggestOptionNames<
         [&](CustomDerivativeOp rule) { rules.push_back(rule); });
     for (CustomDerivativeOp rule : rules)
       rule.erase();
+    // The kernel adjoints' marks of attribution arguments have served too
+    // (no target knows them: LLVM's translation warned about each).
+    getOperation().walk([](FunctionOpInterface function) {
+      for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+        function.removeArgAttr(i, kAttributionArgAttrName);
+    });
   }
 
   template <typename OpTy> static ValueRange inputsOf(Operation *op) {

@@ -6,7 +6,7 @@
 // the block before the reverse.
 // RUN: nabla-opt %s --nabla-differentiate | FileCheck %s
 // CHECK-LABEL: func.func private @__nabla_kernel_k
-// CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32, #gpu.address_space<workgroup>> {nabla.attribution})
+// CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: gpu.dynamic_shared_memory
 // CHECK: return
 // CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_k_ddd
