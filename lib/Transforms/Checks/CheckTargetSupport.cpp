@@ -121,6 +121,31 @@ struct CheckTargetSupport
         }
       });
     });
+    // Static workgroup memory beyond what a kernel may declare (an adjoint
+    // doubles its primal's: each tile gets a shadow); ptxas would refuse it
+    // without naming the kernel's source.
+    int64_t limit = target == "nvvm" ? 48 * 1024 : target == "rocdl" ? 64 * 1024 : 0;
+    if (limit)
+      getOperation().walk([&](gpu::GPUFuncOp kernel) {
+        int64_t bytes = 0;
+        for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
+          auto type = dyn_cast<MemRefType>(attribution.getType());
+          if (type && type.hasStaticShape())
+            bytes += type.getNumElements() *
+                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+        }
+        if (bytes > limit) {
+          kernel.emitOpError()
+              << "declares " << bytes
+              << " bytes of static workgroup memory, over the " << limit
+              << " a kernel may declare on " << target
+              << (kernel.getName().starts_with("__nabla_adjoint")
+                      ? " (an adjoint holds a shadow of each of its primal's "
+                        "workgroup arrays): use smaller tiles"
+                      : ": use smaller tiles");
+          failed = true;
+        }
+      });
     if (failed)
       signalPassFailure();
   }
