@@ -301,57 +301,101 @@ Value createAtomics(OpBuilder &b, ArrayRef<Lane> lanes,
           LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(16))));
 }
 
+/// A compare-exchange whose success leaves `block` for `success` (with
+/// `exits`, its operands) and whose failure goes to `failure` (with
+/// `passed`): the exit condition is the exchange's flag, or old == cmp;
+/// false when `exchange` ends `block` otherwise.
+bool matchAttempt(LLVM::AtomicCmpXchgOp exchange, Block *&success,
+                  Block *&failure, Value &passed, ValueRange &exits,
+                  LLVM::CondBrOp *test = nullptr) {
+  // The branch on the outcome: in the exchange's block, or a later one
+  // (two attempts interleaved, each tested after the other's loop).
+  LLVM::CondBrOp branch;
+  for (Operation *user : exchange->getUsers()) {
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+    if (!extract)
+      continue;
+    SmallVector<Value> conditions{extract.getResult()};
+    for (Operation *use : extract->getUsers())
+      if (isa<LLVM::ICmpOp>(use))
+        conditions.push_back(use->getResult(0));
+    for (Value condition : conditions)
+      for (Operation *use : condition.getUsers())
+        if (auto candidate = dyn_cast<LLVM::CondBrOp>(use);
+            candidate && candidate.getCondition() == condition) {
+          if (branch && branch != candidate)
+            return false;
+          branch = candidate;
+        }
+  }
+  if (!branch)
+    return false;
+  if (test)
+    *test = branch;
+  Value condition = branch.getCondition();
+  bool onTrue;
+  if (auto flag = condition.getDefiningOp<LLVM::ExtractValueOp>();
+      flag && flag.getContainer() == exchange.getResult() &&
+      flag.getPosition() == ArrayRef<int64_t>{1}) {
+    onTrue = true;
+  } else if (auto compare = condition.getDefiningOp<LLVM::ICmpOp>();
+             compare &&
+             (compare.getPredicate() == LLVM::ICmpPredicate::eq ||
+              compare.getPredicate() == LLVM::ICmpPredicate::ne)) {
+    auto old = [&](Value v) {
+      auto extract = v.getDefiningOp<LLVM::ExtractValueOp>();
+      return extract && extract.getContainer() == exchange.getResult() &&
+             extract.getPosition() == ArrayRef<int64_t>{0};
+    };
+    if (!((old(compare.getLhs()) && compare.getRhs() == exchange.getCmp()) ||
+          (old(compare.getRhs()) && compare.getLhs() == exchange.getCmp())))
+      return false;
+    onTrue = compare.getPredicate() == LLVM::ICmpPredicate::eq;
+  } else {
+    return false;
+  }
+  success = onTrue ? branch.getTrueDest() : branch.getFalseDest();
+  failure = onTrue ? branch.getFalseDest() : branch.getTrueDest();
+  ValueRange toSuccess = onTrue ? branch.getTrueDestOperands()
+                                : branch.getFalseDestOperands();
+  ValueRange toFailure = onTrue ? branch.getFalseDestOperands()
+                                : branch.getTrueDestOperands();
+  if (toFailure.size() != 1)
+    return false;
+  passed = toFailure.front();
+  exits = toSuccess;
+  return true;
+}
+
 /// Rewrites the compare-exchange loop `loop` ends with, if it is one.
 bool rewriteLoop(Block *loop) {
-  auto branch = dyn_cast<LLVM::CondBrOp>(loop->getTerminator());
-  if (!branch || loop->getNumArguments() != 1)
+  if (loop->getNumArguments() != 1)
     return false;
   BlockArgument assumed = loop->getArgument(0);
   auto type = dyn_cast<IntegerType>(assumed.getType());
   if (!type || (type.getWidth() != 32 && type.getWidth() != 64))
     return false;
-  // The loop continues with the exchange's old value while it failed.
-  bool backOnTrue = branch.getTrueDest() == loop;
-  Block *exit = backOnTrue ? branch.getFalseDest() : branch.getTrueDest();
-  if ((backOnTrue ? branch.getFalseDest() : branch.getTrueDest()) == loop ||
-      (backOnTrue ? branch.getTrueDest() : branch.getFalseDest()) != loop)
+  // The loop's one exchange of the assumed value, exiting when it
+  // succeeded and continuing with its old value while it failed.
+  LLVM::AtomicCmpXchgOp exchange;
+  for (auto candidate : loop->getOps<LLVM::AtomicCmpXchgOp>())
+    if (candidate.getCmp() == assumed) {
+      if (exchange)
+        return false;
+      exchange = candidate;
+    }
+  Block *exit, *retry;
+  Value passed;
+  ValueRange exits;
+  LLVM::CondBrOp branch;
+  if (!exchange ||
+      !matchAttempt(exchange, exit, retry, passed, exits, &branch) ||
+      branch->getBlock() != loop || retry != loop || exit == loop ||
+      !exits.empty() || !exit->getArguments().empty())
     return false;
-  ValueRange back = backOnTrue ? branch.getTrueDestOperands()
-                               : branch.getFalseDestOperands();
-  if (back.size() != 1 || !exit->getArguments().empty() ||
-      !(backOnTrue ? branch.getFalseDestOperands()
-                   : branch.getTrueDestOperands())
-           .empty())
-    return false;
-  auto extract = back[0].getDefiningOp<LLVM::ExtractValueOp>();
-  if (!extract || extract.getPosition() != ArrayRef<int64_t>{0})
-    return false;
-  auto exchange = extract.getContainer().getDefiningOp<LLVM::AtomicCmpXchgOp>();
-  if (!exchange || exchange->getBlock() != loop ||
-      exchange.getCmp() != assumed)
-    return false;
-  // The exit condition: the exchange succeeded (its flag, or old ==
-  // assumed), with the branch's sense to match.
-  Value condition = branch.getCondition();
-  bool exitsOnSuccess;
-  if (auto flag = condition.getDefiningOp<LLVM::ExtractValueOp>();
-      flag && flag.getContainer() == exchange.getResult() &&
-      flag.getPosition() == ArrayRef<int64_t>{1}) {
-    exitsOnSuccess = !backOnTrue;
-  } else if (auto compare = condition.getDefiningOp<LLVM::ICmpOp>();
-             compare &&
-             ((compare.getLhs() == assumed &&
-               compare.getRhs() == extract.getResult()) ||
-              (compare.getRhs() == assumed &&
-               compare.getLhs() == extract.getResult())) &&
-             (compare.getPredicate() == LLVM::ICmpPredicate::eq ||
-              compare.getPredicate() == LLVM::ICmpPredicate::ne)) {
-    bool isEqual = compare.getPredicate() == LLVM::ICmpPredicate::eq;
-    exitsOnSuccess = isEqual != backOnTrue;
-  } else {
-    return false;
-  }
-  if (!exitsOnSuccess)
+  auto extract = passed.getDefiningOp<LLVM::ExtractValueOp>();
+  if (!extract || extract.getContainer() != exchange.getResult() ||
+      extract.getPosition() != ArrayRef<int64_t>{0})
     return false;
   Value newBits = exchange.getVal();
   llvm::SmallPtrSet<Operation *, 4> knownCalls;
@@ -431,72 +475,6 @@ bool sameComputation(Value a, Value b) {
   for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands()))
     if (!sameComputation(u, v))
       return false;
-  return true;
-}
-
-/// A compare-exchange whose success leaves `block` for `success` (with
-/// `exits`, its operands) and whose failure goes to `failure` (with
-/// `passed`): the exit condition is the exchange's flag, or old == cmp;
-/// false when `exchange` ends `block` otherwise.
-bool matchAttempt(LLVM::AtomicCmpXchgOp exchange, Block *&success,
-                  Block *&failure, Value &passed, ValueRange &exits,
-                  LLVM::CondBrOp *test = nullptr) {
-  // The branch on the outcome: in the exchange's block, or a later one
-  // (two attempts interleaved, each tested after the other's loop).
-  LLVM::CondBrOp branch;
-  for (Operation *user : exchange->getUsers()) {
-    auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
-    if (!extract)
-      continue;
-    SmallVector<Value> conditions{extract.getResult()};
-    for (Operation *use : extract->getUsers())
-      if (isa<LLVM::ICmpOp>(use))
-        conditions.push_back(use->getResult(0));
-    for (Value condition : conditions)
-      for (Operation *use : condition.getUsers())
-        if (auto candidate = dyn_cast<LLVM::CondBrOp>(use);
-            candidate && candidate.getCondition() == condition) {
-          if (branch && branch != candidate)
-            return false;
-          branch = candidate;
-        }
-  }
-  if (!branch)
-    return false;
-  if (test)
-    *test = branch;
-  Value condition = branch.getCondition();
-  bool onTrue;
-  if (auto flag = condition.getDefiningOp<LLVM::ExtractValueOp>();
-      flag && flag.getContainer() == exchange.getResult() &&
-      flag.getPosition() == ArrayRef<int64_t>{1}) {
-    onTrue = true;
-  } else if (auto compare = condition.getDefiningOp<LLVM::ICmpOp>();
-             compare &&
-             (compare.getPredicate() == LLVM::ICmpPredicate::eq ||
-              compare.getPredicate() == LLVM::ICmpPredicate::ne)) {
-    auto old = [&](Value v) {
-      auto extract = v.getDefiningOp<LLVM::ExtractValueOp>();
-      return extract && extract.getContainer() == exchange.getResult() &&
-             extract.getPosition() == ArrayRef<int64_t>{0};
-    };
-    if (!((old(compare.getLhs()) && compare.getRhs() == exchange.getCmp()) ||
-          (old(compare.getRhs()) && compare.getLhs() == exchange.getCmp())))
-      return false;
-    onTrue = compare.getPredicate() == LLVM::ICmpPredicate::eq;
-  } else {
-    return false;
-  }
-  success = onTrue ? branch.getTrueDest() : branch.getFalseDest();
-  failure = onTrue ? branch.getFalseDest() : branch.getTrueDest();
-  ValueRange toSuccess = onTrue ? branch.getTrueDestOperands()
-                                : branch.getFalseDestOperands();
-  ValueRange toFailure = onTrue ? branch.getFalseDestOperands()
-                                : branch.getTrueDestOperands();
-  if (toFailure.size() != 1)
-    return false;
-  passed = toFailure.front();
-  exits = toSuccess;
   return true;
 }
 

@@ -106,72 +106,8 @@ LogicalResult FunctionRaiser::raiseAtomic(LLVM::AtomicRMWOp rmw) {
                      value.getType().getIntOrFloatBitWidth()))
     return fail(rmw) << "cannot raise an atomic of " << value.getType()
                      << " on an object also accessed as another type";
-  if (punned && memref.getMemorySpace())
-    return fail(rmw) << "cannot raise an atomic of " << value.getType()
-                     << " on workgroup memory also accessed as " << element
-                     << ": its update is computed (a compare-and-swap loop), "
-                        "which the targets lower for global memory only";
-  if (punned && !wrapping) {
-    auto generic = memref::GenericAtomicRMWOp::create(
-        builder, loc, ptr->first, ValueRange{ptr->second});
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(generic.getBody());
-      Value current = arith::BitcastOp::create(builder, loc, value.getType(),
-                                               generic.getCurrentValue());
-      Value operand = value;
-      if (kind->second)
-        operand = isa<FloatType>(value.getType())
-                      ? Value(arith::NegFOp::create(builder, loc, value))
-                      : Value(arith::SubIOp::create(
-                            builder, loc,
-                            arith::ConstantOp::create(
-                                builder, loc,
-                                builder.getZeroAttr(value.getType())),
-                            value));
-      Value updated =
-          kind->first == arith::AtomicRMWKind::assign
-              ? operand
-              : arith::getReductionOp(kind->first, builder, loc, current,
-                                      operand);
-      memref::AtomicYieldOp::create(
-          builder, loc, arith::BitcastOp::create(builder, loc, element, updated));
-    }
-    scalars.map(rmw.getResult(),
-                arith::BitcastOp::create(builder, loc, value.getType(),
-                                         generic.getResult()));
-    return success();
-  }
-  if (wrapping) {
-    if (memref.getMemorySpace())
-      return fail(rmw) << "cannot raise this atomicrmw "
-                       << LLVM::stringifyAtomicBinOp(binOp) << " of "
-                       << value.getType()
-                       << " on workgroup memory: its update is computed (a "
-                          "compare-and-swap loop), which the targets lower "
-                          "for global memory only";
-    auto generic = memref::GenericAtomicRMWOp::create(
-        builder, loc, ptr->first, ValueRange{ptr->second});
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(generic.getBody());
-      Value current = generic.getCurrentValue();
-      if (punned)
-        current = arith::BitcastOp::create(builder, loc, value.getType(),
-                                           current);
-      Value updated = emitWrappedUpdate(
-          builder, loc, binOp == LLVM::AtomicBinOp::uinc_wrap, current, value);
-      if (punned)
-        updated = arith::BitcastOp::create(builder, loc, element, updated);
-      memref::AtomicYieldOp::create(builder, loc, updated);
-    }
-    Value result = generic.getResult();
-    if (punned)
-      result = arith::BitcastOp::create(builder, loc, value.getType(), result);
-    scalars.map(rmw.getResult(), result);
-    return success();
-  }
-  if (kind->second)
+  // A subtraction adds the negated operand.
+  if (!wrapping && kind->second)
     value = isa<FloatType>(value.getType())
                 ? Value(arith::NegFOp::create(builder, loc, value))
                 : Value(arith::SubIOp::create(
@@ -179,8 +115,51 @@ LogicalResult FunctionRaiser::raiseAtomic(LLVM::AtomicRMWOp rmw) {
                       arith::ConstantOp::create(
                           builder, loc, builder.getZeroAttr(value.getType())),
                       value));
-  scalars.map(rmw.getResult(),
-              memref::AtomicRMWOp::create(builder, loc, kind->first, value,
-                                          ptr->first, ValueRange{ptr->second}));
+  if (!punned && !wrapping) {
+    scalars.map(rmw.getResult(),
+                memref::AtomicRMWOp::create(builder, loc, kind->first, value,
+                                            ptr->first,
+                                            ValueRange{ptr->second}));
+    return success();
+  }
+  // An update no atomic instruction makes: a compare-exchange loop.
+  if (memref.getMemorySpace()) {
+    if (punned)
+      return fail(rmw) << "cannot raise an atomic of " << value.getType()
+                       << " on workgroup memory also accessed as " << element
+                       << ": its update is computed (a compare-and-swap "
+                          "loop), which the targets lower for global memory "
+                          "only";
+    return fail(rmw) << "cannot raise this atomicrmw "
+                     << LLVM::stringifyAtomicBinOp(binOp) << " of "
+                     << value.getType()
+                     << " on workgroup memory: its update is computed (a "
+                        "compare-and-swap loop), which the targets lower "
+                        "for global memory only";
+  }
+  auto generic = memref::GenericAtomicRMWOp::create(builder, loc, ptr->first,
+                                                    ValueRange{ptr->second});
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(generic.getBody());
+    Value current = generic.getCurrentValue();
+    if (punned)
+      current =
+          arith::BitcastOp::create(builder, loc, value.getType(), current);
+    Value updated =
+        wrapping ? emitWrappedUpdate(builder, loc,
+                                     binOp == LLVM::AtomicBinOp::uinc_wrap,
+                                     current, value)
+        : kind->first == arith::AtomicRMWKind::assign
+            ? value
+            : arith::getReductionOp(kind->first, builder, loc, current, value);
+    if (punned)
+      updated = arith::BitcastOp::create(builder, loc, element, updated);
+    memref::AtomicYieldOp::create(builder, loc, updated);
+  }
+  Value result = generic.getResult();
+  if (punned)
+    result = arith::BitcastOp::create(builder, loc, value.getType(), result);
+  scalars.map(rmw.getResult(), result);
   return success();
 }
