@@ -78,6 +78,7 @@ void nabla::buildNablaToNVVMPipeline(OpPassManager &pm,
   // GPU-to-NVVM leaves it, and it failed at translation ("missing
   // LLVMTranslationDialectInterface"); it becomes LLVM intrinsics.
   device.addPass(createConvertMathToLLVMPass());
+  device.addPass(nabla::createInternalizeDeviceFunctions());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

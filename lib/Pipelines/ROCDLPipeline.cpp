@@ -56,6 +56,7 @@ void nabla::buildNablaToROCDLPipeline(OpPassManager &pm,
   rocdl.runtime = gpu::amd::Runtime::HIP;
   device.addPass(createConvertGpuOpsToROCDLOps(rocdl));
   device.addPass(nabla::createROCDLPrivateAllocas());
+  device.addPass(nabla::createInternalizeDeviceFunctions());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

@@ -354,6 +354,31 @@ def LowerSubgroupBarrier : Pass<"nabla-lower-subgroup-barrier", "mlir::gpu::GPUM
                            "mlir::NVVM::NVVMDialect"];
 }
 
+def InternalizeDeviceFunctions : Pass<"nabla-internalize-device-functions", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give a GPU module's private device functions internal linkage and drop their C wrappers";
+  let description = [{
+    Upstream's `convert-gpu-to-nvvm` and `convert-gpu-to-rocdl` request a C
+    wrapper (`_mlir_ciface_<name>`) for every `func.func` of a GPU module and
+    lower `private` functions with external linkage: in the PTX or HSACO each
+    device function and its wrapper stay `.visible`, so LLVM can neither
+    inline a function called once nor drop one nobody calls. A gradient
+    module keeps the primal's private copy, called by nothing after
+    differentiation, and its whole body reached the assembler (a quarter of
+    a long gradient's PTX). Runs after that conversion: erases the wrappers
+    of private functions (no device code calls them), gives every private
+    `llvm.func` with a body `internal` linkage, and erases those left
+    without uses. Kernels and public functions are untouched.
+
+    ```mlir
+    llvm.func @f(...) attributes {llvm.emit_c_interface, sym_visibility = "private"}
+    llvm.func @_mlir_ciface_f(...) attributes {llvm.emit_c_interface, sym_visibility = "private"}
+    // becomes
+    llvm.func internal @f(...) attributes {sym_visibility = "private"}
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ROCDLPrivateAllocas : Pass<"nabla-rocdl-private-allocas", "mlir::gpu::GPUModuleOp"> {
   let summary = "Move the stack allocations of an AMDGPU module into private memory";
   let description = [{
