@@ -176,6 +176,71 @@ def test_tiled_matmul_runtime_k(tmp_path, K):
     check(out[4], matmul_model(A, B, n, K), rtol=1e-4, atol=1e-5)
 
 
+def exp_attention_model(Q, K, V, O, l, heads, N, d):
+    """O + exp(Q K^T) V and l + rowsum(exp(Q K^T)), per head."""
+    q, k, v = (x.reshape(heads, N, d) for x in (Q, K, V))
+    e = np.exp(q @ k.transpose(0, 2, 1))
+    return [O + (e @ v).ravel(), l + e.sum(axis=2).ravel()]
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("N", [1, 7, 8, 20])
+def test_tiles_left_early(tmp_path, opt, N):
+    """Attention-style tiles whose loops `break` at the sequence end (while
+    loops with two exits, made loops of their counted bound with the rest
+    skipped) inside a loop that reloads shared K/V tiles: every loop is
+    taped in global memory."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    heads, d, tile = 2, 3, 8
+    tiles = (N + tile - 1) // tile
+    Q, K, V = (RNG.uniform(-1, 1, heads * N * d) for _ in range(3))
+    O, l = RNG.uniform(-1, 1, heads * N * d), RNG.uniform(0, 1, heads * N)
+    dO, dl = RNG.standard_normal(heads * N * d), RNG.standard_normal(heads * N)
+    z = lambda x: f32(np.zeros_like(x))
+    out = run(tmp_path, ll, "grad_tiled_exp_attention", heads, tile,
+              [f32(Q), z(Q), f32(K), z(K), f32(V), z(V), f32(O), f32(dO),
+               f32(l), f32(dl), f"i32:{N}", f"i32:{d}", f"i32:{tiles}",
+               f"i32:{tiles}"])
+    grads = finite_differences(
+        lambda x: exp_attention_model(*x, heads, N, d), [Q, K, V, O, l],
+        [dO, dl])
+    for position, expected in zip([1, 3, 5, 7, 9], grads):
+        check(out[position], expected)
+    primal = exp_attention_model(Q, K, V, O, l, heads, N, d)
+    check(out[6], primal[0], rtol=1e-4, atol=1e-5)
+    check(out[8], primal[1], rtol=1e-4, atol=1e-5)
+
+
+def causal_bwd_model(dx, dp, p, T):
+    """dx[t, t3] = sum_{t2 <= t} p dp ([t2 == t3] - p[t3]) for t3 <= t."""
+    dx, dp, p = (x.reshape(T, T).copy() for x in (dx, dp, p))
+    lower = np.tril(np.ones((T, T), bool))
+    a = np.where(lower, p * dp, 0.0)
+    return [np.where(lower, a - p * a.sum(axis=1, keepdims=True), dx).ravel()]
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("T", [1, 7, 33, 70])
+def test_shared_tile_per_block_step(tmp_path, opt, T):
+    """A causal softmax backward in steps of the block size: a shared tile
+    reloaded every `t2b <= t` step, read by a loop of min(t + 1 - t2b, 32)
+    trips (taped by that bound), inside a loop over the row's blocks."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    dx = RNG.uniform(-1, 1, T * T)
+    dp = RNG.uniform(-1, 1, T * T)
+    p = RNG.uniform(0, 1, T * T)
+    seed = RNG.standard_normal(T * T)
+    z = lambda x: f32(np.zeros_like(x))
+    out = run(tmp_path, ll, "grad_causal_softmax_bwd_tiles", T, 32,
+              [f32(dx), f32(seed), f32(dp), z(dp), f32(p), z(p),
+               f"i32:{T}"])
+    grads = finite_differences(lambda x: causal_bwd_model(*x, T),
+                               [dx, dp, p], [seed])
+    for position, expected in zip([1, 3, 5], grads):
+        check(out[position], expected)
+    check(out[0], causal_bwd_model(dx, dp, p, T)[0], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
 def test_compiles_for_every_target(tmp_path, target):
     """The global-tape and split-mode kernels at -O1 and -O2 for one target;

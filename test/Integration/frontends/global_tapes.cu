@@ -110,3 +110,110 @@ __global__ void grad_tiled_matmul(const float *A, float *dA, const float *B,
                           B, dB, enzyme_dup, C, dC, enzyme_const, n,
                           enzyme_const, K);
 }
+
+// Attention-style tiles that loops leave early: one block per head, thread tx
+// owns query rows tx, tx + TILE, ...; each outer step reloads a K/V tile of
+// TILE rows into shared memory and every row walks it with `break` at the
+// sequence end (clang's while loops with two exits). Unnormalised:
+// O += exp(q.k) v, l += exp(q.k), so the model is smooth.
+#define MAXD 8
+__device__ void tiled_exp_attention(const float *Q, const float *K,
+                                    const float *V, float *O, float *l, int N,
+                                    int d, int Tc, int Tr) {
+  __shared__ float Kj[TILE * MAXD], Vj[TILE * MAXD], S[TILE * TILE];
+  int tx = threadIdx.x;
+  int head = blockIdx.x;
+  Q += head * N * d;
+  K += head * N * d;
+  V += head * N * d;
+  O += head * N * d;
+  l += head * N;
+  for (int j = 0; j < Tc; j++) {
+    int kv = j * TILE + tx;
+    for (int x = 0; x < d; x++) {
+      Kj[tx * d + x] = kv < N ? K[kv * d + x] : 0.0f;
+      Vj[tx * d + x] = kv < N ? V[kv * d + x] : 0.0f;
+    }
+    __syncthreads();
+    for (int i = 0; i < Tr; i++) {
+      int row = i * TILE + tx;
+      if (row >= N)
+        break;
+      float rowsum = l[row];
+      for (int y = 0; y < TILE; y++) {
+        if (j * TILE + y >= N)
+          break;
+        float s = 0.0f;
+        for (int x = 0; x < d; x++)
+          s += Q[row * d + x] * Kj[y * d + x];
+        S[tx * TILE + y] = expf(s);
+        rowsum += S[tx * TILE + y];
+      }
+      l[row] = rowsum;
+      for (int x = 0; x < d; x++) {
+        float pv = 0.0f;
+        for (int y = 0; y < TILE; y++) {
+          if (j * TILE + y >= N)
+            break;
+          pv += S[tx * TILE + y] * Vj[y * d + x];
+        }
+        O[row * d + x] += pv;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void grad_tiled_exp_attention(const float *Q, float *dQ,
+                                         const float *K, float *dK,
+                                         const float *V, float *dV, float *O,
+                                         float *dO, float *l, float *dl, int N,
+                                         int d, int Tc, int Tr) {
+  __enzyme_autodiff<void>((void *)tiled_exp_attention, enzyme_dup, Q, dQ,
+                          enzyme_dup, K, dK, enzyme_dup, V, dV, enzyme_dup, O,
+                          dO, enzyme_dup, l, dl, enzyme_const, N, enzyme_const,
+                          d, enzyme_const, Tc, enzyme_const, Tr);
+}
+
+// A causal softmax's backward in blocks of 32 (one block per row t): the
+// products p * dp of the row go through a shared tile reloaded every
+// `t2b <= t` step (a `<=` counter, stepped by the block size), and the inner
+// loop runs min(t + 1 - t2b, 32) times: a bound the tape takes from that
+// range. dx[t3] = sum_{t2 <= t} p[t2] dp[t2] ([t2 == t3] - p[t3]).
+#define ROWBLOCK 32
+__device__ void causal_softmax_bwd_tiles(float *dx, const float *dp,
+                                         const float *p, int T) {
+  __shared__ float tile[ROWBLOCK];
+  int t = blockIdx.x;
+  p += t * T;
+  dp += t * T;
+  dx += t * T;
+  int steps = (t + ROWBLOCK) / ROWBLOCK;
+  for (int t3f = 0; t3f < steps; ++t3f) {
+    int t3 = t3f * ROWBLOCK + threadIdx.x;
+    float acc = 0.0f;
+    float pt3 = p[min(t3, t)];
+    for (int t2b = 0; t2b <= t; t2b += ROWBLOCK) {
+      int end = min(t + 1 - t2b, ROWBLOCK);
+      __syncthreads();
+      int t2 = min(t, t2b + (int)threadIdx.x);
+      tile[threadIdx.x] = p[t2] * dp[t2];
+      __syncthreads();
+      for (int t2i = 0; t2i < end; t2i++) {
+        float indicator = t2b + t2i == t3 ? 1.0f : 0.0f;
+        acc += tile[t2i] * (indicator - pt3);
+      }
+    }
+    if (t3 <= t)
+      dx[t3] = acc;
+  }
+}
+
+__global__ void grad_causal_softmax_bwd_tiles(float *dx, float *ddx,
+                                              const float *dp, float *ddp,
+                                              const float *p, float *dpp,
+                                              int T) {
+  __enzyme_autodiff<void>((void *)causal_softmax_bwd_tiles, enzyme_dup, dx,
+                          ddx, enzyme_dup, dp, ddp, enzyme_dup, p, dpp,
+                          enzyme_const, T);
+}

@@ -5,12 +5,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "CountedWhileLoops.h"
+#include "GPUDerivatives.h"
 #include "Reverse/ReverseMode.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace nabla;
@@ -23,96 +25,250 @@ struct CountedWhile {
   Value lb, bound;       // its initial value and the bound it is tested with
   Value step;            // its increment, positive (a constant, or a value
                          // defined outside the loop: a block or grid size)
-  arith::CmpIPredicate predicate; // ne, slt or ult (counter on the left)
+  arith::CmpIPredicate predicate; // ne, slt, sle, ult or ule (counter on
+                                  // the left)
   bool testsOld;         // the test reads the counter before its increment
+  bool earlyExit;        // other exits (`break`): the count is a bound
 };
 
 scf::ForOp replaceWithFor(scf::WhileOp loop, Value count);
+scf::ForOp replaceWithGuardedFor(scf::WhileOp loop, Value count);
 
-/// `predicate` with its operands exchanged.
-arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
-  using P = arith::CmpIPredicate;
-  switch (predicate) {
-  case P::slt: return P::sgt;
-  case P::sgt: return P::slt;
-  case P::sle: return P::sge;
-  case P::sge: return P::sle;
-  case P::ult: return P::ugt;
-  case P::ugt: return P::ult;
-  case P::ule: return P::uge;
-  case P::uge: return P::ule;
-  default: return predicate; // eq, ne
-  }
-}
 
-/// The comparison a do-while tests: its before region runs the body and
-/// passes its values on as they will be next (same types), its after region
-/// only forwards them. Null otherwise.
-arith::CmpIOp getDoWhileTest(scf::WhileOp loop) {
+/// True if `loop` is a do-while: its before region runs the body and passes
+/// its values on as they will be next (same types), then possibly values
+/// only the loop's results take (the last iteration's, of any type a zero
+/// constant exists for); its after region only forwards the former.
+bool isDoWhile(scf::WhileOp loop) {
   Block &before = loop.getBefore().front();
   Block &after = loop.getAfter().front();
   auto yield = cast<scf::YieldOp>(after.getTerminator());
-  if (&after.front() != yield.getOperation() ||
-      yield.getOperands() != ValueRange(after.getArguments()))
+  unsigned carried = before.getNumArguments();
+  TypeRange passed = loop.getConditionOp().getArgs().getTypes();
+  if (&after.front() != yield.getOperation() || passed.size() < carried ||
+      yield.getOperands() != ValueRange(after.getArguments().take_front(carried)) ||
+      passed.take_front(carried) != before.getArgumentTypes())
+    return false;
+  return llvm::all_of(passed.drop_front(carried), [](Type type) {
+    return type.isIntOrIndexOrFloat();
+  });
+}
+
+/// The values a for loop replacing the do-while `loop` starts from: its
+/// inits, then a zero for each value only its results take (overwritten by
+/// the first iteration).
+SmallVector<Value> getForInits(OpBuilder &b, scf::WhileOp loop) {
+  SmallVector<Value> inits(loop.getInits());
+  for (Type type : TypeRange(loop.getConditionOp().getArgs().getTypes())
+                        .drop_front(inits.size()))
+    inits.push_back(arith::ConstantOp::create(b, loop.getLoc(), type,
+                                              b.getZeroAttr(type)));
+  return inits;
+}
+
+/// The comparison a do-while tests, the whole condition. Null otherwise.
+arith::CmpIOp getDoWhileTest(scf::WhileOp loop) {
+  if (!isDoWhile(loop))
     return {};
-  scf::ConditionOp condition = loop.getConditionOp();
-  if (condition.getArgs().getTypes() != before.getArgumentTypes())
-    return {};
-  auto cmp = condition.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp || cmp->getBlock() != &before)
+  auto cmp =
+      loop.getConditionOp().getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp->getBlock() != &loop.getBefore().front())
     return {};
   return cmp;
 }
 
-std::optional<CountedWhile> match(scf::WhileOp loop) {
-  Block &before = loop.getBefore().front();
-  scf::ConditionOp condition = loop.getConditionOp();
-  arith::CmpIOp cmp = getDoWhileTest(loop);
-  if (!cmp)
-    return std::nullopt;
-  for (auto [k, next] : llvm::enumerate(condition.getArgs())) {
-    auto add = next.getDefiningOp<arith::AddIOp>();
-    if (!add)
-      continue;
-    Value iv = before.getArgument(k);
-    Value other = add.getLhs() == iv ? add.getRhs()
-                  : add.getRhs() == iv ? add.getLhs()
-                                       : Value();
-    if (!other)
-      continue;
-    // A constant step is positive; a step defined outside the loop is
-    // assumed positive under an ordered test (a loop `i < n` whose step is
-    // not would never end), and a `ne` test needs a constant step.
-    std::optional<int64_t> constantStep = getConstantIntValue(other);
-    if (constantStep ? *constantStep <= 0
-                     : loop->isAncestor(other.getParentRegion()->getParentOp()))
-      continue;
-    arith::CmpIPredicate predicate = cmp.getPredicate();
-    Value bound;
-    bool testsOld = false;
-    for (Value counter : {next, iv}) {
-      if (cmp.getLhs() == counter) {
-        bound = cmp.getRhs();
-      } else if (cmp.getRhs() == counter) {
-        bound = cmp.getLhs();
-        predicate = swapped(predicate);
-      }
-      if (bound) {
-        testsOld = counter == iv;
-        break;
+/// Where a loop's condition holds: a comparison it implies, and the value a
+/// condition argument takes there.
+struct ContinuingPath {
+  arith::CmpIOp test;
+  Value carried;
+};
+
+/// The paths on which `cond` (an i1, or an integer read as true when
+/// nonzero) holds, each with a comparison it implies and the value
+/// `carried` has there, followed through `and`, integer casts of a bit and
+/// the results of scf.if (a branch yielding false never continues). False
+/// when some path implies no comparison.
+bool collectContinuingPaths(Value cond, Value carried,
+                            SmallVectorImpl<ContinuingPath> &paths) {
+  if (std::optional<int64_t> constant = getConstantIntValue(cond))
+    return *constant == 0; // never continues; a true constant: no test
+  Operation *def = cond.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+    paths.push_back({cmp, carried});
+    return true;
+  }
+  if (isa<arith::TruncIOp, arith::ExtUIOp>(def) &&
+      (def->getOperand(0).getType().isInteger(1) ||
+       cond.getType().isInteger(1)))
+    return collectContinuingPaths(def->getOperand(0), carried, paths);
+  // Conjunctions: `a && b` (also `select(a, b, false)`, and
+  // `select(a, false, b)`, which is `!a && b`) holds where either does.
+  SmallVector<Value, 2> conjuncts;
+  if (auto andOp = dyn_cast<arith::AndIOp>(def)) {
+    conjuncts = {andOp.getLhs(), andOp.getRhs()};
+  } else if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    if (matchPattern(select.getFalseValue(), m_Zero()))
+      conjuncts = {select.getCondition(), select.getTrueValue()};
+    else if (matchPattern(select.getTrueValue(), m_Zero()))
+      conjuncts = {select.getFalseValue()};
+  }
+  if (!conjuncts.empty()) {
+    if (!cond.getType().isInteger(1))
+      return false;
+    for (Value conjunct : conjuncts) {
+      SmallVector<ContinuingPath> found;
+      if (collectContinuingPaths(conjunct, carried, found)) {
+        paths.append(found);
+        return true;
       }
     }
-    // The bound is defined outside the loop.
-    if (!bound || loop->isAncestor(bound.getParentRegion()->getParentOp()))
+    return false;
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+    unsigned position = cast<OpResult>(cond).getResultNumber();
+    auto carriedResult = dyn_cast<OpResult>(carried);
+    bool fromIf = carriedResult && carriedResult.getOwner() == ifOp;
+    if (!fromIf && ifOp->isAncestor(carried.getParentRegion()->getParentOp()))
+      return false;
+    for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+      if (region->empty())
+        return false;
+      auto yield = cast<scf::YieldOp>(region->front().getTerminator());
+      Value branchCarried =
+          fromIf ? yield.getOperand(carriedResult.getResultNumber()) : carried;
+      if (!collectContinuingPaths(yield.getOperand(position), branchCarried,
+                                  paths))
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/// The counter, its bound, step and test that `test` compares, with
+/// `next` the value the counter takes where the loop continues. Counter
+/// position `k`.
+std::optional<CountedWhile> matchTest(scf::WhileOp loop, unsigned k,
+                                      arith::CmpIOp cmp, Value next) {
+  Block &before = loop.getBefore().front();
+  auto add = next.getDefiningOp<arith::AddIOp>();
+  if (!add || k >= before.getNumArguments())
+    return std::nullopt;
+  Value iv = before.getArgument(k);
+  Value other = add.getLhs() == iv   ? add.getRhs()
+                : add.getRhs() == iv ? add.getLhs()
+                                     : Value();
+  if (!other)
+    return std::nullopt;
+  // A constant step is positive; a step defined outside the loop is
+  // assumed positive under an ordered test (a loop `i < n` whose step is
+  // not would never end), and a `ne` test needs a constant step.
+  std::optional<int64_t> constantStep = getConstantIntValue(other);
+  if (constantStep ? *constantStep <= 0
+                   : loop->isAncestor(other.getParentRegion()->getParentOp()))
+    return std::nullopt;
+  arith::CmpIPredicate predicate = cmp.getPredicate();
+  Value bound;
+  bool testsOld = false;
+  for (Value counter : {next, iv}) {
+    if (cmp.getLhs() == counter) {
+      bound = cmp.getRhs();
+    } else if (cmp.getRhs() == counter) {
+      bound = cmp.getLhs();
+      predicate = swappedPredicate(predicate);
+    }
+    if (bound) {
+      testsOld = counter == iv;
+      break;
+    }
+  }
+  // The bound is defined outside the loop.
+  if (!bound || loop->isAncestor(bound.getParentRegion()->getParentOp()))
+    return std::nullopt;
+  using P = arith::CmpIPredicate;
+  if (!llvm::is_contained({P::ne, P::slt, P::sle, P::ult, P::ule}, predicate))
+    return std::nullopt;
+  if (!constantStep && predicate == P::ne)
+    return std::nullopt;
+  return CountedWhile{k,         loop.getInits()[k], bound, other, predicate,
+                      testsOld, /*earlyExit=*/false};
+}
+
+/// True if `loop` writes memory defined outside it (a tile it reloads, an
+/// element it updates): the loops whose recomputation reverse mode may not
+/// be able to repeat.
+bool writesOuterMemory(Operation *loop) {
+  return loop
+      ->walk([&](Operation *op) {
+        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+        if (!effects)
+          return WalkResult::advance();
+        SmallVector<MemoryEffects::EffectInstance> list;
+        effects.getEffects(list);
+        for (auto &effect : list) {
+          Value v = effect.getValue();
+          if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+              (!v || !loop->isAncestor(v.getParentRegion()->getParentOp())))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+std::optional<CountedWhile> match(scf::WhileOp loop) {
+  scf::ConditionOp condition = loop.getConditionOp();
+  if (arith::CmpIOp cmp = getDoWhileTest(loop)) {
+    for (auto [k, next] : llvm::enumerate(condition.getArgs()))
+      if (auto counted = matchTest(loop, k, cmp, next))
+        return counted;
+    return std::nullopt;
+  }
+  // Other exits besides the counter's test (`if (...) break;` in a counted
+  // loop): every path on which the loop continues tests the same counter
+  // against the same bound, so its count bounds the iterations. Only for
+  // a loop in a nest that writes memory from outside it (which reverse mode
+  // may have to tape by trip counts) and holding no barrier (the
+  // iterations left after the exit are skipped under a flag: no barrier
+  // under it).
+  Operation *outermost = loop;
+  for (Operation *parent = loop->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<scf::ForOp, scf::WhileOp>(parent))
+      outermost = parent;
+  if (!isDoWhile(loop) || !writesOuterMemory(outermost) ||
+      loop->walk([](Operation *op) {
+            return isBarrier(op) ? WalkResult::interrupt()
+                                 : WalkResult::advance();
+          })
+          .wasInterrupted())
+    return std::nullopt;
+  for (auto [k, carried] : llvm::enumerate(condition.getArgs())) {
+    SmallVector<ContinuingPath> paths;
+    if (!collectContinuingPaths(condition.getCondition(), carried, paths) ||
+        paths.empty())
       continue;
-    if (predicate != arith::CmpIPredicate::ne &&
-        predicate != arith::CmpIPredicate::slt &&
-        predicate != arith::CmpIPredicate::ult)
+    std::optional<CountedWhile> counted;
+    bool same = true;
+    for (const ContinuingPath &path : paths) {
+      std::optional<CountedWhile> each =
+          matchTest(loop, k, path.test, path.carried);
+      if (!each || (counted && (each->bound != counted->bound ||
+                                each->step != counted->step ||
+                                each->predicate != counted->predicate ||
+                                each->testsOld != counted->testsOld))) {
+        same = false;
+        break;
+      }
+      counted = each;
+    }
+    if (!same || !counted)
       continue;
-    if (!constantStep && predicate == arith::CmpIPredicate::ne)
-      continue;
-    return CountedWhile{unsigned(k), loop.getInits()[k], bound, other,
-                        predicate, testsOld};
+    counted->earlyExit = true;
+    return counted;
   }
   return std::nullopt;
 }
@@ -136,6 +292,19 @@ void rewrite(scf::WhileOp loop, const CountedWhile &counted) {
     more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                  counted.bound, counted.lb);
     break;
+  case arith::CmpIPredicate::sle:
+    // Counter values lb, lb + c, ... up to n: (n - lb) / c + 1 of them.
+    steps = arith::AddIOp::create(
+        b, loc, arith::DivSIOp::create(b, loc, span, step), one);
+    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                 counted.bound, counted.lb);
+    break;
+  case arith::CmpIPredicate::ule:
+    steps = arith::AddIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, span, step), one);
+    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                 counted.bound, counted.lb);
+    break;
   default:
     steps = arith::DivUIOp::create(b, loc, span, step);
     more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
@@ -154,7 +323,10 @@ void rewrite(scf::WhileOp loop, const CountedWhile &counted) {
   } else {
     count = arith::SelectOp::create(b, loc, more, steps, one);
   }
-  replaceWithFor(loop, count);
+  if (counted.earlyExit)
+    replaceWithGuardedFor(loop, count);
+  else
+    replaceWithFor(loop, count);
 }
 
 /// The parts of a halving do-while: `for (s = s0; s > 0; s >>= 1)`.
@@ -273,7 +445,8 @@ scf::ForOp replaceWithFor(scf::WhileOp loop, Value count) {
     count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value unit = arith::ConstantIndexOp::create(b, loc, 1);
-  auto forOp = scf::ForOp::create(b, loc, zero, count, unit, loop.getInits());
+  auto forOp =
+      scf::ForOp::create(b, loc, zero, count, unit, getForInits(b, loop));
   Block *body = forOp.getBody();
   // Without iter_args the builder adds a terminator.
   if (!body->empty())
@@ -295,7 +468,75 @@ scf::ForOp replaceWithFor(scf::WhileOp loop, Value count) {
   return forOp;
 }
 
+/// Replaces `loop` (forwarding after region, at most `count` iterations)
+/// with an scf.for of `count` iterations carrying a flag, true while the
+/// loop has not exited, and its values: an iteration runs the before region
+/// under the flag; after the exit the values the loop ended with are
+/// carried unchanged.
+scf::ForOp replaceWithGuardedFor(scf::WhileOp loop, Value count) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  if (!count.getType().isIndex())
+    count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value unit = arith::ConstantIndexOp::create(b, loc, 1);
+  Value running = arith::ConstantIntOp::create(b, loc, 1, 1);
+  SmallVector<Value> inits{running};
+  llvm::append_range(inits, getForInits(b, loop));
+  auto forOp = scf::ForOp::create(b, loc, zero, count, unit, inits);
+  Block *body = forOp.getBody();
+  if (!body->empty())
+    body->back().erase();
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  Value live = forOp.getRegionIterArgs().front();
+  ValueRange values = forOp.getRegionIterArgs().drop_front();
+  SmallVector<Type> types{inner.getI1Type()};
+  llvm::append_range(types, values.getTypes());
+  auto guard = scf::IfOp::create(inner, loc, types, live,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder then = guard.getThenBodyBuilder();
+    IRMapping mapping;
+    Block &before = loop.getBefore().front();
+    for (auto [arg, carried] : llvm::zip(before.getArguments(), values))
+      mapping.map(arg, carried);
+    for (Operation &op : before.without_terminator())
+      then.clone(op, mapping);
+    scf::ConditionOp condition = loop.getConditionOp();
+    SmallVector<Value> next{mapping.lookupOrDefault(condition.getCondition())};
+    for (Value v : condition.getArgs())
+      next.push_back(mapping.lookupOrDefault(v));
+    scf::YieldOp::create(then, loc, next);
+  }
+  {
+    OpBuilder otherwise = guard.getElseBodyBuilder();
+    SmallVector<Value> kept{
+        arith::ConstantIntOp::create(otherwise, loc, 0, 1).getResult()};
+    llvm::append_range(kept, values);
+    scf::YieldOp::create(otherwise, loc, kept);
+  }
+  scf::YieldOp::create(inner, loc, guard.getResults());
+  loop.replaceAllUsesWith(forOp.getResults().drop_front());
+  loop.erase();
+  return forOp;
+}
+
 } // namespace
+
+arith::CmpIPredicate nabla::swappedPredicate(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt: return P::sgt;
+  case P::sgt: return P::slt;
+  case P::sle: return P::sge;
+  case P::sge: return P::sle;
+  case P::ult: return P::ugt;
+  case P::ugt: return P::ult;
+  case P::ule: return P::uge;
+  case P::uge: return P::ule;
+  default: return predicate; // eq, ne
+  }
+}
 
 void nabla::countWhileLoops(func::FuncOp function) {
   SmallVector<scf::WhileOp> loops;

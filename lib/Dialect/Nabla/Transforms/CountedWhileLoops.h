@@ -11,6 +11,7 @@
 #ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_COUNTEDWHILELOOPS_H
 #define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_COUNTEDWHILELOOPS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace nabla {
@@ -35,6 +36,9 @@ namespace nabla {
 /// `nabla.max_trip_count` = the type's width (the loop can be taped) and
 /// `nabla.halving_counter` = the halved value's position.
 void countWhileLoops(mlir::func::FuncOp function);
+
+/// `predicate` with its operands exchanged (`a < b` is `b > a`).
+mlir::arith::CmpIPredicate swappedPredicate(mlir::arith::CmpIPredicate predicate);
 
 } // namespace nabla
 

@@ -27,8 +27,12 @@
 #include "Implementations/EmitterHooks.h"
 #include "ReverseEmitter.h"
 
+#include "CountedWhileLoops.h"
 #include "GPUDerivatives.h"
 
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -325,6 +329,175 @@ static std::optional<int64_t> staticTripCount(scf::ForOp op) {
   return std::nullopt;
 }
 
+/// The largest trip count a loop whose bounds lie in these ranges can have
+/// (0 when it cannot run); none beyond this many (a tape of that many slots
+/// is no tape).
+static constexpr int64_t kLargestDerivedBound = 1 << 16;
+
+/// `range` with its signed and unsigned bounds each narrowed by the other
+/// (a signed range of nonnegative values is also the unsigned one).
+static ConstantIntRanges tightened(const ConstantIntRanges &range) {
+  return range
+      .intersection(ConstantIntRanges::fromSigned(range.smin(), range.smax()))
+      .intersection(
+          ConstantIntRanges::fromUnsigned(range.umin(), range.umax()));
+}
+
+/// `range` narrowed by `cmp` holding (or failing, `holds` false) when
+/// `cmp` compares `v` with a value of known constant range.
+static ConstantIntRanges narrowByTest(const ConstantIntRanges &range, Value v,
+                                      arith::CmpIOp cmp, bool holds) {
+  using P = arith::CmpIPredicate;
+  P predicate = cmp.getPredicate();
+  Value other;
+  if (cmp.getLhs() == v) {
+    other = cmp.getRhs();
+  } else if (cmp.getRhs() == v) {
+    other = cmp.getLhs();
+    predicate = swappedPredicate(predicate);
+
+  }
+  std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
+  if (!c)
+    return range;
+  if (!holds)
+    predicate = arith::invertPredicate(predicate);
+  unsigned width = range.smin().getBitWidth();
+  APInt k(width, *c, /*isSigned=*/true);
+  APInt one(width, 1);
+  APInt smin = APInt::getSignedMinValue(width),
+        smax = APInt::getSignedMaxValue(width);
+  APInt umin = APInt::getMinValue(width), umax = APInt::getMaxValue(width);
+  std::optional<ConstantIntRanges> implied;
+  switch (predicate) {
+  case P::sgt:
+    if (k != smax)
+      implied = ConstantIntRanges::fromSigned(k + one, smax);
+    break;
+  case P::sge: implied = ConstantIntRanges::fromSigned(k, smax); break;
+  case P::slt:
+    if (k != smin)
+      implied = ConstantIntRanges::fromSigned(smin, k - one);
+    break;
+  case P::sle: implied = ConstantIntRanges::fromSigned(smin, k); break;
+  case P::ugt:
+    if (k != umax)
+      implied = ConstantIntRanges::fromUnsigned(k + one, umax);
+    break;
+  case P::uge: implied = ConstantIntRanges::fromUnsigned(k, umax); break;
+  case P::ult:
+    if (k != umin)
+      implied = ConstantIntRanges::fromUnsigned(umin, k - one);
+    break;
+  case P::ule: implied = ConstantIntRanges::fromUnsigned(umin, k); break;
+  default: break;
+  }
+  return implied ? tightened(range.intersection(*implied)) : range;
+}
+
+std::optional<ConstantIntRanges> VJPEmitter::refinedRange(Value v,
+                                                          Operation *at,
+                                                          unsigned depth) {
+  Type type = v.getType();
+  if (!type.isIntOrIndex())
+    return std::nullopt;
+  unsigned width = type.isIndex() ? IndexType::kInternalStorageBitWidth
+                                  : type.getIntOrFloatBitWidth();
+  ConstantIntRanges range = ConstantIntRanges::maxRange(width);
+  if (ranges)
+    if (auto *lattice =
+            ranges->lookupState<dataflow::IntegerValueRangeLattice>(v))
+      if (!lattice->getValue().isUninitialized())
+        range = lattice->getValue().getValue();
+  // Recomputed from operands narrowed in turn (the tests guarding `at`
+  // narrow them where the analysis, not path-sensitive, could not).
+  Operation *def = v.getDefiningOp();
+  auto infer = dyn_cast_or_null<InferIntRangeInterface>(def);
+  if (infer && depth > 0 && def->getNumResults() == 1 &&
+      def->getNumRegions() == 0) {
+    SmallVector<ConstantIntRanges> operands;
+    for (Value operand : def->getOperands()) {
+      std::optional<ConstantIntRanges> r = refinedRange(operand, at, depth - 1);
+      if (!r)
+        break;
+      operands.push_back(*r);
+    }
+    if (operands.size() == def->getNumOperands()) {
+      std::optional<ConstantIntRanges> inferred;
+      infer.inferResultRanges(operands, [&](Value, const ConstantIntRanges &r) {
+        inferred = r;
+      });
+      if (inferred && inferred->smin().getBitWidth() == width)
+        range = tightened(range.intersection(*inferred));
+    }
+  }
+  // The scf.if tests `at` is under.
+  for (Operation *parent = at; parent; parent = parent->getParentOp()) {
+    auto ifOp = dyn_cast_or_null<scf::IfOp>(parent->getParentOp());
+    if (!ifOp)
+      continue;
+    auto cmp = ifOp.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cmp || (cmp.getLhs() != v && cmp.getRhs() != v))
+      continue;
+    bool inThen = ifOp.getThenRegion().isAncestor(parent->getParentRegion());
+    range = narrowByTest(range, v, cmp, inThen);
+  }
+  return range;
+}
+
+std::optional<int64_t> VJPEmitter::tripCountBound(scf::ForOp op) {
+  auto function = op->getParentOfType<FunctionOpInterface>();
+  if (!function)
+    return std::nullopt;
+  if (rangesRoot != function) {
+    ranges = std::make_unique<DataFlowSolver>();
+    ranges->load<dataflow::DeadCodeAnalysis>();
+    ranges->load<dataflow::SparseConstantPropagation>();
+    ranges->load<dataflow::IntegerRangeAnalysis>();
+    rangesRoot = function;
+    if (failed(ranges->initializeAndRun(function))) {
+      ranges.reset();
+      return std::nullopt;
+    }
+  }
+  if (!ranges)
+    return std::nullopt;
+  std::optional<ConstantIntRanges> lb = refinedRange(op.getLowerBound(), op),
+                                   ub = refinedRange(op.getUpperBound(), op),
+                                   step = refinedRange(op.getStep(), op);
+  if (!lb || !ub || !step || !step->smin().isStrictlyPositive())
+    return std::nullopt;
+  // scf.for compares its bounds as signed.
+  int64_t low = lb->smin().getSExtValue(), high = ub->smax().getSExtValue(),
+          stride = step->smin().getSExtValue();
+  int64_t span;
+  if (llvm::SubOverflow(high, low, span))
+    return std::nullopt;
+  int64_t count = span <= 0 ? 0 : llvm::divideCeilSigned(span, stride);
+  if (count > kLargestDerivedBound)
+    return std::nullopt;
+  return count;
+}
+
+bool VJPEmitter::holdsUntapeableLoop(Operation *loop) {
+  return loop
+      ->walk([&](Operation *inner) {
+        if (inner == loop || !isa<scf::ForOp, scf::WhileOp>(inner))
+          return WalkResult::advance();
+        auto forOp = dyn_cast<scf::ForOp>(inner);
+        bool bounded = forOp && (staticTripCount(forOp) ||
+                                 inner->hasAttr(kMaxTripCountAttrName) ||
+                                 tripCountBound(forOp));
+        bool holdsWhile =
+            inner->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
+                .wasInterrupted();
+        if ((!bounded || holdsWhile) && findCheckpointObstacle(inner))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// True if src `v` provably varies across the threads of a block: it
 /// depends on a thread or lane id, a shuffle, or memory read at such an
 /// index. (Loop-carried values count as uniform: this only catches inputs
@@ -409,7 +582,10 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
     return;
   }
   loop->emitRemark() << "loop reversed with a tape of " << bound
-                     << (hinted ? " (nabla.max_trip_count)" : "")
+                     << (hinted    ? " (nabla.max_trip_count)"
+                         : derived ? " (a bound of its trip count proven from "
+                                     "the ranges of its bounds)"
+                                   : "")
                      << " slots per enclosing iteration: " << bytes
                      << " bytes per thread";
 }
@@ -461,10 +637,16 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
       }
   }
   // A while has no count to size slots by: a loop holding one recomputes it.
+  bool derived = false;
   bool holdsWhile =
       loop->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
   Operation *obstacle = findCheckpointObstacle(loop);
+  // A loop that cannot be recomputed, whose bound is a run-time value of
+  // known range (`min(t + 1 - t2, 32)`): taped by that range.
+  if (forOp && !bound && obstacle)
+    if ((bound = tripCountBound(forOp)))
+      derived = true;
   int64_t stateBytes = 8; // the snapshot's position
   for (Type type :
        isa<scf::ForOp>(loop)
@@ -501,6 +683,7 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
     if (obstacle || tape->global || bytes <= loopOptions.tapeBudget) {
       tape->bound = *bound;
       tape->hinted = hinted;
+      tape->derived = derived;
       return chosen(std::move(tape), bytes);
     }
   }
@@ -522,7 +705,8 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
     }
     llvm::DenseSet<Value> snapshotted(memories.begin(), memories.end());
     if (!memories.empty() && memoryBytes <= kMemorySnapshotBudget &&
-        !findCheckpointObstacle(loop, snapshotted)) {
+        !findCheckpointObstacle(loop, snapshotted) &&
+        !holdsUntapeableLoop(loop)) {
       if (!loop->hasAttr(kCheckpointsAttrName))
         snapshots = std::clamp<int64_t>(kMemorySnapshotBudget / memoryBytes,
                                         1, snapshots);

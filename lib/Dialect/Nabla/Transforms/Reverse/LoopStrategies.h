@@ -84,6 +84,9 @@ public:
   int64_t bound = -1;
   /// `bound` is `nabla.max_trip_count` (checked when the kernel runs).
   bool hinted = false;
+  /// `bound` is proven from the ranges of the loop's bounds (for the
+  /// remark).
+  bool derived = false;
   /// A trip count known at run time (no `bound`): the loop's, computed at
   /// the derivative function's entry.
   mlir::Value dynamicBound;

@@ -21,6 +21,8 @@
 
 #include "nabla/Dialect/Nabla/IR/NablaInterfaces.h"
 
+#include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Interfaces/InferIntRangeInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -179,6 +181,20 @@ public:
   /// How each loop is reversed (LoopStrategies.h).
   DenseMap<Operation *, std::unique_ptr<LoopStrategy>> loopPlans;
 
+  /// At most how many iterations `op` runs, proven from the ranges of its
+  /// bounds (upstream's integer range analysis of the primal function:
+  /// `for (i = 0; i < min(n, 32); ++i)` runs at most 32), or none.
+  std::optional<int64_t> tripCountBound(scf::ForOp op);
+  /// The range of the integer `v` where `at` runs: the analysis's,
+  /// narrowed by recomputing it from its operands' narrowed ranges (to
+  /// `depth` definitions up) and by the scf.if tests `at` is under that
+  /// compare it with a constant. None for a non-integer.
+  std::optional<ConstantIntRanges> refinedRange(Value v, Operation *at,
+                                                unsigned depth = 8);
+  /// The range analysis behind tripCountBound, run once per function.
+  std::unique_ptr<DataFlowSolver> ranges;
+  Operation *rangesRoot = nullptr;
+
   /// Chooses (once) how `loop` (scf.for or scf.while) is reversed, and
   /// remarks on it (remarks=true); a loop that no strategy can reverse is a
   /// located error (null).
@@ -191,6 +207,12 @@ public:
   Operation *findCheckpointObstacle(Operation *loop,
                                     const llvm::DenseSet<Value> &snapshotted =
                                         {});
+
+  /// True if a loop nested in `loop` reads memory it cannot recompute and
+  /// has no static bound (or holds a while): while `loop`'s checkpoints
+  /// are recomputed it could be neither snapshotted nor taped, so `loop`
+  /// must keep its reads in a global tape instead.
+  bool holdsUntapeableLoop(Operation *loop);
 
   /// The buffers a top-level `loop` overwrites and reads that its
   /// checkpoints can hold (static rank-1 workgroup or private memrefs defined
