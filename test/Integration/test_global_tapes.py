@@ -241,6 +241,44 @@ def test_shared_tile_per_block_step(tmp_path, opt, T):
     check(out[0], causal_bwd_model(dx, dp, p, T)[0], rtol=1e-4, atol=1e-5)
 
 
+def square_until_model(x, sums, rows, n, limit):
+    x, sums = x.reshape(rows, n).copy(), sums.copy()
+    for r in range(rows):
+        s = 0.0
+        for j in range(n):
+            x[r, j] *= x[r, j]
+            s += x[r, j]
+            if s > limit:
+                break
+        sums[r] = s
+    return [x.ravel(), sums]
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_loop_left_at_a_data_dependent_point(tmp_path, opt, n):
+    """A row squared in place until its running sum passes a limit: each
+    thread leaves at its own iteration (the loop of the counted bound skips
+    the rest; the tape keeps whether each iteration ran)."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    rows, limit = 40, 3.0
+    # Rows of squares summing well away from the limit at every prefix.
+    x = RNG.uniform(0.5, 1.0, rows * n) * RNG.choice([-1, 1], rows * n)
+    sums = np.zeros(rows)
+    dx, dsums = RNG.standard_normal(rows * n), RNG.standard_normal(rows)
+    out = run(tmp_path, ll, "grad_square_until", 2, 32,
+              [f32(x), f32(dx), f32(sums), f32(dsums), f"i32:{rows}",
+               f"i32:{n}", f"f32:{limit}"])
+    primal = square_until_model(x, sums, rows, n, limit)
+    grads = finite_differences(
+        lambda v: square_until_model(v[0], v[1], rows, n, limit), [x, sums],
+        [dx, dsums], h=1e-7)
+    check(out[1], grads[0])
+    check(out[3], grads[1])
+    check(out[0], primal[0], rtol=1e-4, atol=1e-5)
+    check(out[2], primal[1], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
 def test_compiles_for_every_target(tmp_path, target):
     """The global-tape and split-mode kernels at -O1 and -O2 for one target;

@@ -217,3 +217,28 @@ __global__ void grad_causal_softmax_bwd_tiles(float *dx, float *ddx,
                           ddx, enzyme_dup, dp, ddp, enzyme_dup, p, dpp,
                           enzyme_const, T);
 }
+
+// Squares a row in place until its running sum passes `limit` (a loop left
+// at a data-dependent point), then stores the sum.
+__device__ void square_until(float *x, float *sums, int rows, int n,
+                             float limit) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows)
+    return;
+  float *row = x + r * n;
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) {
+    row[j] = row[j] * row[j];
+    s += row[j];
+    if (s > limit)
+      break;
+  }
+  sums[r] = s;
+}
+
+__global__ void grad_square_until(float *x, float *dx, float *sums,
+                                  float *dsums, int rows, int n, float limit) {
+  __enzyme_autodiff<void>((void *)square_until, enzyme_dup, x, dx, enzyme_dup,
+                          sums, dsums, enzyme_const, rows, enzyme_const, n,
+                          enzyme_const, limit);
+}

@@ -77,50 +77,79 @@ arith::CmpIOp getDoWhileTest(scf::WhileOp loop) {
   return cmp;
 }
 
+/// An integer comparison: an arith.cmpi, or one negated.
+struct Test {
+  Value lhs, rhs;
+  arith::CmpIPredicate predicate;
+};
+
 /// Where a loop's condition holds: a comparison it implies, and the value a
 /// condition argument takes there.
 struct ContinuingPath {
-  arith::CmpIOp test;
+  Test test;
   Value carried;
 };
 
 /// The paths on which `cond` (an i1, or an integer read as true when
-/// nonzero) holds, each with a comparison it implies and the value
-/// `carried` has there, followed through `and`, integer casts of a bit and
-/// the results of scf.if (a branch yielding false never continues). False
-/// when some path implies no comparison.
-bool collectContinuingPaths(Value cond, Value carried,
-                            SmallVectorImpl<ContinuingPath> &paths) {
+/// nonzero) holds — or, with `negated`, fails — each with a comparison it
+/// implies and the value `carried` has there, followed through negation
+/// (`xor` with true), `and`/`or` and their `select` forms (a conjunction
+/// holds where either conjunct does), integer casts of a bit and the
+/// results of scf.if (a branch yielding false never continues). False when
+/// some path implies no comparison that `accept`s; of a conjunction, the
+/// first conjunct whose paths are all accepted is taken.
+bool collectContinuingPaths(
+    Value cond, Value carried, bool negated,
+    function_ref<bool(const ContinuingPath &)> accept,
+    SmallVectorImpl<ContinuingPath> &paths) {
   if (std::optional<int64_t> constant = getConstantIntValue(cond))
-    return *constant == 0; // never continues; a true constant: no test
+    // Never continues; an always-true value implies no test.
+    return (*constant != 0) == negated;
   Operation *def = cond.getDefiningOp();
   if (!def)
     return false;
+  bool bit = cond.getType().isInteger(1);
   if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
-    paths.push_back({cmp, carried});
+    arith::CmpIPredicate predicate = cmp.getPredicate();
+    if (negated)
+      predicate = arith::invertPredicate(predicate);
+    ContinuingPath path{{cmp.getLhs(), cmp.getRhs(), predicate}, carried};
+    if (!accept(path))
+      return false;
+    paths.push_back(path);
     return true;
   }
   if (isa<arith::TruncIOp, arith::ExtUIOp>(def) &&
-      (def->getOperand(0).getType().isInteger(1) ||
-       cond.getType().isInteger(1)))
-    return collectContinuingPaths(def->getOperand(0), carried, paths);
-  // Conjunctions: `a && b` (also `select(a, b, false)`, and
-  // `select(a, false, b)`, which is `!a && b`) holds where either does.
-  SmallVector<Value, 2> conjuncts;
-  if (auto andOp = dyn_cast<arith::AndIOp>(def)) {
-    conjuncts = {andOp.getLhs(), andOp.getRhs()};
-  } else if (auto select = dyn_cast<arith::SelectOp>(def)) {
-    if (matchPattern(select.getFalseValue(), m_Zero()))
-      conjuncts = {select.getCondition(), select.getTrueValue()};
-    else if (matchPattern(select.getTrueValue(), m_Zero()))
-      conjuncts = {select.getFalseValue()};
+      (def->getOperand(0).getType().isInteger(1) || bit))
+    return collectContinuingPaths(def->getOperand(0), carried, negated, accept,
+                                  paths);
+  // Terms (value, negated) whose conjunction `cond` (or its negation) is.
+  SmallVector<std::pair<Value, bool>, 2> conjuncts;
+  auto isOne = [](Value v) { return matchPattern(v, m_One()); };
+  auto isZero = [](Value v) { return matchPattern(v, m_Zero()); };
+  if (bit && isa<arith::XOrIOp>(def) && isOne(def->getOperand(1)))
+    return collectContinuingPaths(def->getOperand(0), carried, !negated,
+                                  accept, paths);
+  if (bit && isa<arith::AndIOp>(def) && !negated) {
+    conjuncts = {{def->getOperand(0), false}, {def->getOperand(1), false}};
+  } else if (bit && isa<arith::OrIOp>(def) && negated) {
+    conjuncts = {{def->getOperand(0), true}, {def->getOperand(1), true}};
+  } else if (auto select = dyn_cast<arith::SelectOp>(def); select && bit) {
+    Value c = select.getCondition(), a = select.getTrueValue(),
+          b = select.getFalseValue();
+    if (!negated && isZero(b)) // c && a
+      conjuncts = {{c, false}, {a, false}};
+    else if (!negated && isZero(a)) // !c && b
+      conjuncts = {{c, true}, {b, false}};
+    else if (negated && isOne(a)) // !(c || b)
+      conjuncts = {{c, true}, {b, true}};
+    else if (negated && isOne(b)) // !(!c || a)
+      conjuncts = {{c, false}, {a, true}};
   }
   if (!conjuncts.empty()) {
-    if (!cond.getType().isInteger(1))
-      return false;
-    for (Value conjunct : conjuncts) {
+    for (auto [conjunct, negate] : conjuncts) {
       SmallVector<ContinuingPath> found;
-      if (collectContinuingPaths(conjunct, carried, found)) {
+      if (collectContinuingPaths(conjunct, carried, negate, accept, found)) {
         paths.append(found);
         return true;
       }
@@ -140,7 +169,7 @@ bool collectContinuingPaths(Value cond, Value carried,
       Value branchCarried =
           fromIf ? yield.getOperand(carriedResult.getResultNumber()) : carried;
       if (!collectContinuingPaths(yield.getOperand(position), branchCarried,
-                                  paths))
+                                  negated, accept, paths))
         return false;
     }
     return true;
@@ -152,7 +181,7 @@ bool collectContinuingPaths(Value cond, Value carried,
 /// `next` the value the counter takes where the loop continues. Counter
 /// position `k`.
 std::optional<CountedWhile> matchTest(scf::WhileOp loop, unsigned k,
-                                      arith::CmpIOp cmp, Value next) {
+                                      const Test &cmp, Value next) {
   Block &before = loop.getBefore().front();
   auto add = next.getDefiningOp<arith::AddIOp>();
   if (!add || k >= before.getNumArguments())
@@ -170,14 +199,14 @@ std::optional<CountedWhile> matchTest(scf::WhileOp loop, unsigned k,
   if (constantStep ? *constantStep <= 0
                    : loop->isAncestor(other.getParentRegion()->getParentOp()))
     return std::nullopt;
-  arith::CmpIPredicate predicate = cmp.getPredicate();
+  arith::CmpIPredicate predicate = cmp.predicate;
   Value bound;
   bool testsOld = false;
   for (Value counter : {next, iv}) {
-    if (cmp.getLhs() == counter) {
-      bound = cmp.getRhs();
-    } else if (cmp.getRhs() == counter) {
-      bound = cmp.getLhs();
+    if (cmp.lhs == counter) {
+      bound = cmp.rhs;
+    } else if (cmp.rhs == counter) {
+      bound = cmp.lhs;
       predicate = swappedPredicate(predicate);
     }
     if (bound) {
@@ -223,7 +252,8 @@ std::optional<CountedWhile> match(scf::WhileOp loop) {
   scf::ConditionOp condition = loop.getConditionOp();
   if (arith::CmpIOp cmp = getDoWhileTest(loop)) {
     for (auto [k, next] : llvm::enumerate(condition.getArgs()))
-      if (auto counted = matchTest(loop, k, cmp, next))
+      if (auto counted = matchTest(
+              loop, k, {cmp.getLhs(), cmp.getRhs(), cmp.getPredicate()}, next))
         return counted;
     return std::nullopt;
   }
@@ -247,25 +277,23 @@ std::optional<CountedWhile> match(scf::WhileOp loop) {
           .wasInterrupted())
     return std::nullopt;
   for (auto [k, carried] : llvm::enumerate(condition.getArgs())) {
-    SmallVector<ContinuingPath> paths;
-    if (!collectContinuingPaths(condition.getCondition(), carried, paths) ||
-        paths.empty())
-      continue;
+    // Each path's test is the counter's; all the same test.
     std::optional<CountedWhile> counted;
-    bool same = true;
-    for (const ContinuingPath &path : paths) {
+    auto accept = [&, k = k](const ContinuingPath &path) {
       std::optional<CountedWhile> each =
           matchTest(loop, k, path.test, path.carried);
-      if (!each || (counted && (each->bound != counted->bound ||
-                                each->step != counted->step ||
-                                each->predicate != counted->predicate ||
-                                each->testsOld != counted->testsOld))) {
-        same = false;
-        break;
-      }
-      counted = each;
-    }
-    if (!same || !counted)
+      return each && (!counted || (each->bound == counted->bound &&
+                                   each->step == counted->step &&
+                                   each->predicate == counted->predicate &&
+                                   each->testsOld == counted->testsOld));
+    };
+    SmallVector<ContinuingPath> paths;
+    if (!collectContinuingPaths(condition.getCondition(), carried,
+                                /*negated=*/false, accept, paths) ||
+        paths.empty())
+      continue;
+    counted = matchTest(loop, k, paths.front().test, paths.front().carried);
+    if (!llvm::all_of(paths, accept))
       continue;
     counted->earlyExit = true;
     return counted;
