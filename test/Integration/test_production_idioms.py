@@ -607,6 +607,19 @@ def test_thread_fences(tmp_path, opt):
                      r"'nabla\.memory_fence' "
                      r"op cannot be differentiated in reverse mode: a "
                      r"device-scope fence", result.stderr), result.stderr
+    # The last block to arrive reading every block's partial: the ticket's
+    # atomic is named, and the code it guards.
+    np.save(tmp_path / "c.npy", np.zeros(1, np.uint32))
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-run"), str(ll),
+         f"--kernel={mangled(ll, 'grad_last_block_sum')}", "--grid=2",
+         "--block=64"] + [f"--arg={tmp_path / 'x.npy'}"] * 4
+        + [f"--arg={tmp_path / 'c.npy'}"] + [f"--arg={tmp_path / 'x.npy'}"] * 2
+        + ["--arg=i32:64"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "takes a ticket that decides which block runs code reading what " \
+        "other blocks wrote" in result.stderr, result.stderr
+    assert "the code the ticket guards" in result.stderr, result.stderr
 
 
 def warp_mix_model(x):

@@ -27,6 +27,7 @@
 #include "Forward/ForwardMode.h"
 #include "HostDerivative.h"
 #include "KernelAdjoint.h"
+#include "LastBlockReductions.h"
 #include "CountedWhileLoops.h"
 #include "PromoteLoopElements.h"
 #include "SplitDerivative.h"
@@ -552,6 +553,11 @@ struct Differentiate : public nabla::SuggestOptionNames<
         act.varied.insert(arg);
     }
     act.propagate(work);
+    if (mode == DerivativeMode::Reverse &&
+        failed(checkLastBlockReductions(work, act))) {
+      derivative.erase();
+      return failure();
+    }
     if (failed(checkFloatBits(work, act))) {
       derivative.erase();
       return failure();
