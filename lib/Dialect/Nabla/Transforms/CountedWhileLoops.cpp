@@ -308,37 +308,27 @@ void rewrite(scf::WhileOp loop, const CountedWhile &counted) {
   Value step = counted.step;
   Value one = arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, 1));
   Value span = arith::SubIOp::create(b, loc, counted.bound, counted.lb);
-  Value steps, more;
-  switch (counted.predicate) {
-  case arith::CmpIPredicate::slt:
-    steps = arith::CeilDivSIOp::create(b, loc, span, step);
-    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                 counted.bound, counted.lb);
-    break;
-  case arith::CmpIPredicate::ult:
-    steps = arith::CeilDivUIOp::create(b, loc, span, step);
-    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                 counted.bound, counted.lb);
-    break;
-  case arith::CmpIPredicate::sle:
-    // Counter values lb, lb + c, ... up to n: (n - lb) / c + 1 of them.
+  // The counter values from lb that pass the test: ceildiv(n - lb, c) of
+  // them under `<`, (n - lb) / c + 1 under `<=`, (n - lb) / c under `!=`
+  // (the counter reaches n); any at all when lb itself passes.
+  using P = arith::CmpIPredicate;
+  P predicate = counted.predicate;
+  Value steps;
+  switch (predicate) {
+  case P::slt: steps = arith::CeilDivSIOp::create(b, loc, span, step); break;
+  case P::ult: steps = arith::CeilDivUIOp::create(b, loc, span, step); break;
+  case P::sle:
     steps = arith::AddIOp::create(
         b, loc, arith::DivSIOp::create(b, loc, span, step), one);
-    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                 counted.bound, counted.lb);
     break;
-  case arith::CmpIPredicate::ule:
+  case P::ule:
     steps = arith::AddIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, span, step), one);
-    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                 counted.bound, counted.lb);
     break;
-  default:
-    steps = arith::DivUIOp::create(b, loc, span, step);
-    more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                 counted.bound, counted.lb);
-    break;
+  default: steps = arith::DivUIOp::create(b, loc, span, step); break;
   }
+  Value more =
+      arith::CmpIOp::create(b, loc, predicate, counted.lb, counted.bound);
   // Testing the new counter, the body runs once more than the steps that
   // pass the test after the first (at least once); testing the old one,
   // once more than the steps that pass it.

@@ -48,7 +48,7 @@ func.func @grad_early(%A: memref<?xf32>, %dA: memref<?xf32>, %n: i32, %limit: f3
 // (n - 0) / 4 + 1 iterations when n >= 0, at least one.
 // CHECK: remark: loop reversed with a global-memory tape
 // CHECK-LABEL: func.func private @__nabla_vjp_upto_dc(
-// CHECK-DAG: arith.cmpi sge
+// CHECK-DAG: arith.cmpi sle
 // CHECK-DAG: arith.divsi %{{.*}}, %c4
 // CHECK: nabla.tape
 // CHECK-NOT: scf.while

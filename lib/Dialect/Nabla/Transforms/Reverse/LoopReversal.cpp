@@ -390,6 +390,7 @@ static ConstantIntRanges narrowByTest(const ConstantIntRanges &range, Value v,
       implied = ConstantIntRanges::fromUnsigned(umin, k - one);
     break;
   case P::ule: implied = ConstantIntRanges::fromUnsigned(umin, k); break;
+  case P::eq: implied = ConstantIntRanges::constant(k); break;
   default: break;
   }
   return implied ? tightened(range.intersection(*implied)) : range;
