@@ -151,3 +151,30 @@ func.func @grad_nested(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index, %m: ind
       : (memref<?xf32>, memref<?xf32>, index, index) -> ()
   return
 }
+
+// -----
+
+// A proven bound too large for a private tape (min(n, 5000) slots of 4 bytes
+// over the 4096-byte budget): the global tape, sized by the real trip count.
+// CHECK: remark: loop reversed with a global-memory tape of 4 bytes per iteration and thread, its trip count known at run time
+// CHECK-NOT: proven from the ranges
+// CHECK-LABEL: func.func private @__nabla_vjp_large_range_dc(
+// CHECK: nabla.tape
+func.func @large_range(%A: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5000 = arith.constant 5000 : index
+  %m = arith.minsi %n, %c5000 : index
+  scf.for %j = %c0 to %m step %c1 {
+    %x = memref.load %A[%j] : memref<?xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %A[%j] : memref<?xf32>
+  }
+  return
+}
+func.func @grad_large_range(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) {
+  nabla.autodiff @large_range(%A, %dA, %n)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}

@@ -355,7 +355,6 @@ static ConstantIntRanges narrowByTest(const ConstantIntRanges &range, Value v,
   } else if (cmp.getRhs() == v) {
     other = cmp.getLhs();
     predicate = swappedPredicate(predicate);
-
   }
   std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
   if (!c)
@@ -681,11 +680,20 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
     if (llvm::MulOverflow(*bound, enclosing.fixed, slots) ||
         llvm::MulOverflow(slots, perSlot, bytes))
       bytes = std::numeric_limits<int64_t>::max();
-    if (obstacle || tape->global || bytes <= loopOptions.tapeBudget) {
+    bool fits = bytes <= loopOptions.tapeBudget;
+    // A proven bound too large for a private tape: the global tape, sized
+    // by the real trip count, when the loop's bounds are known at entry.
+    bool globalInstead = derived && !fits && !tape->global &&
+                         boundsKnownAtEntry(forOp);
+    if (!globalInstead && (obstacle || tape->global || fits)) {
       tape->bound = *bound;
       tape->hinted = hinted;
       tape->derived = derived;
       return chosen(std::move(tape), bytes);
+    }
+    if (globalInstead) {
+      bound.reset();
+      derived = false;
     }
   }
   // A runtime trip count inside a loop taped in global memory: taped there
@@ -786,6 +794,13 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planSplitLoop(Operation *loop) {
                     "(give the loop the hint ")
       << kMaxTripCountAttrName << " = N)";
   return nullptr;
+}
+
+bool VJPEmitter::boundsKnownAtEntry(scf::ForOp op) {
+  return !recomputeRoot &&
+         hoistToEntry(fwd.lookupOrNull(op.getLowerBound())) &&
+         hoistToEntry(fwd.lookupOrNull(op.getUpperBound())) &&
+         hoistToEntry(fwd.lookupOrNull(op.getStep()));
 }
 
 std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {

@@ -290,6 +290,9 @@ public:
   /// A global-memory tape for `op` (no static bound), its trip count
   /// computed at `entry`; null when the bounds are not computable there.
   std::unique_ptr<TapeStrategy> planGlobalTape(scf::ForOp op);
+  /// True if `op`'s bounds can be computed at the derivative's entry (what
+  /// a global tape's size needs); computes them there.
+  bool boundsKnownAtEntry(scf::ForOp op);
   /// planLoop in split mode: preaccumulated or taped in global memory.
   std::unique_ptr<LoopStrategy> planSplitLoop(Operation *loop);
 
