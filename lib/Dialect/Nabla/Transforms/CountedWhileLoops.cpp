@@ -454,33 +454,55 @@ void rewriteHalving(scf::WhileOp loop, const HalvingWhile &halving) {
                  b.getI64IntegerAttr(halving.counter));
 }
 
-/// Replaces `loop` (forwarding after region) with an scf.for of `count`
-/// iterations running its before region and carrying its values.
-scf::ForOp replaceWithFor(scf::WhileOp loop, Value count) {
-  OpBuilder b(loop);
+/// An scf.for of `count` iterations from 0 before `loop`, carrying `flags`
+/// then the values a for loop replacing `loop` carries (getForInits), with
+/// an empty body.
+scf::ForOp createCountedFor(OpBuilder &b, scf::WhileOp loop, Value count,
+                            ArrayRef<Value> flags) {
   Location loc = loop.getLoc();
   if (!count.getType().isIndex())
     count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value unit = arith::ConstantIndexOp::create(b, loc, 1);
-  auto forOp =
-      scf::ForOp::create(b, loc, zero, count, unit, getForInits(b, loop));
-  Block *body = forOp.getBody();
+  SmallVector<Value> inits(flags);
+  llvm::append_range(inits, getForInits(b, loop));
+  auto forOp = scf::ForOp::create(b, loc, zero, count, unit, inits);
   // Without iter_args the builder adds a terminator.
+  Block *body = forOp.getBody();
   if (!body->empty())
     body->back().erase();
+  return forOp;
+}
+
+/// Clones `loop`'s before region at `builder` with its arguments taking
+/// `values`; returns what it passes on (the condition first when
+/// `withCondition`, then the condition's arguments).
+SmallVector<Value> cloneBeforeRegion(OpBuilder &builder, scf::WhileOp loop,
+                                     ValueRange values, bool withCondition) {
   IRMapping mapping;
   Block &before = loop.getBefore().front();
-  for (auto [arg, carried] :
-       llvm::zip(before.getArguments(), forOp.getRegionIterArgs()))
+  for (auto [arg, carried] : llvm::zip(before.getArguments(), values))
     mapping.map(arg, carried);
-  OpBuilder inner = OpBuilder::atBlockEnd(body);
   for (Operation &op : before.without_terminator())
-    inner.clone(op, mapping);
+    builder.clone(op, mapping);
+  scf::ConditionOp condition = loop.getConditionOp();
   SmallVector<Value> next;
-  for (Value v : loop.getConditionOp().getArgs())
+  if (withCondition)
+    next.push_back(mapping.lookupOrDefault(condition.getCondition()));
+  for (Value v : condition.getArgs())
     next.push_back(mapping.lookupOrDefault(v));
-  scf::YieldOp::create(inner, loc, next);
+  return next;
+}
+
+/// Replaces `loop` (forwarding after region) with an scf.for of `count`
+/// iterations running its before region and carrying its values.
+scf::ForOp replaceWithFor(scf::WhileOp loop, Value count) {
+  OpBuilder b(loop);
+  scf::ForOp forOp = createCountedFor(b, loop, count, {});
+  OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
+  scf::YieldOp::create(inner, loop.getLoc(),
+                       cloneBeforeRegion(inner, loop, forOp.getRegionIterArgs(),
+                                         /*withCondition=*/false));
   loop.replaceAllUsesWith(forOp.getResults());
   loop.erase();
   return forOp;
@@ -494,45 +516,24 @@ scf::ForOp replaceWithFor(scf::WhileOp loop, Value count) {
 scf::ForOp replaceWithGuardedFor(scf::WhileOp loop, Value count) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  if (!count.getType().isIndex())
-    count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value unit = arith::ConstantIndexOp::create(b, loc, 1);
   Value running = arith::ConstantIntOp::create(b, loc, 1, 1);
-  SmallVector<Value> inits{running};
-  llvm::append_range(inits, getForInits(b, loop));
-  auto forOp = scf::ForOp::create(b, loc, zero, count, unit, inits);
-  Block *body = forOp.getBody();
-  if (!body->empty())
-    body->back().erase();
-  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  scf::ForOp forOp = createCountedFor(b, loop, count, {running});
+  OpBuilder inner = OpBuilder::atBlockEnd(forOp.getBody());
   Value live = forOp.getRegionIterArgs().front();
   ValueRange values = forOp.getRegionIterArgs().drop_front();
   SmallVector<Type> types{inner.getI1Type()};
   llvm::append_range(types, values.getTypes());
   auto guard = scf::IfOp::create(inner, loc, types, live,
                                  /*withElseRegion=*/true);
-  {
-    OpBuilder then = guard.getThenBodyBuilder();
-    IRMapping mapping;
-    Block &before = loop.getBefore().front();
-    for (auto [arg, carried] : llvm::zip(before.getArguments(), values))
-      mapping.map(arg, carried);
-    for (Operation &op : before.without_terminator())
-      then.clone(op, mapping);
-    scf::ConditionOp condition = loop.getConditionOp();
-    SmallVector<Value> next{mapping.lookupOrDefault(condition.getCondition())};
-    for (Value v : condition.getArgs())
-      next.push_back(mapping.lookupOrDefault(v));
-    scf::YieldOp::create(then, loc, next);
-  }
-  {
-    OpBuilder otherwise = guard.getElseBodyBuilder();
-    SmallVector<Value> kept{
-        arith::ConstantIntOp::create(otherwise, loc, 0, 1).getResult()};
-    llvm::append_range(kept, values);
-    scf::YieldOp::create(otherwise, loc, kept);
-  }
+  OpBuilder then = guard.getThenBodyBuilder();
+  scf::YieldOp::create(
+      then, loc,
+      cloneBeforeRegion(then, loop, values, /*withCondition=*/true));
+  OpBuilder otherwise = guard.getElseBodyBuilder();
+  SmallVector<Value> kept{
+      arith::ConstantIntOp::create(otherwise, loc, 0, 1).getResult()};
+  llvm::append_range(kept, values);
+  scf::YieldOp::create(otherwise, loc, kept);
   scf::YieldOp::create(inner, loc, guard.getResults());
   loop.replaceAllUsesWith(forOp.getResults().drop_front());
   loop.erase();
