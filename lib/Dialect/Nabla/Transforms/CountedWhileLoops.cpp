@@ -270,11 +270,7 @@ std::optional<CountedWhile> match(scf::WhileOp loop) {
     if (isa<scf::ForOp, scf::WhileOp>(parent))
       outermost = parent;
   if (!isDoWhile(loop) || !writesOuterMemory(outermost) ||
-      loop->walk([](Operation *op) {
-            return isBarrier(op) ? WalkResult::interrupt()
-                                 : WalkResult::advance();
-          })
-          .wasInterrupted())
+      holdsBarrier(loop))
     return std::nullopt;
   for (auto [k, carried] : llvm::enumerate(condition.getArgs())) {
     // Each path's test is the counter's; all the same test.

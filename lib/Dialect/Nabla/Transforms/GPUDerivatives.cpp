@@ -40,6 +40,15 @@ bool nabla::isBarrier(Operation *op) {
   return isa<gpu::BarrierOp, SubgroupBarrierOp>(op);
 }
 
+bool nabla::holdsBarrier(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isBarrier(inner) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 bool nabla::isGPUCollective(Operation *op) {
   return isa<gpu::ShuffleOp, gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);
 }

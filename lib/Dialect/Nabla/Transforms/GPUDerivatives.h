@@ -22,6 +22,9 @@ namespace nabla {
 /// `gpu.barrier` alone.
 bool isBarrier(mlir::Operation *op);
 
+/// True if `op` or an op nested in it is a barrier (isBarrier).
+bool holdsBarrier(mlir::Operation *op);
+
 /// True for the collectives this file differentiates (and those it rejects
 /// with a diagnostic: other shuffle modes and reductions).
 bool isGPUCollective(mlir::Operation *op);

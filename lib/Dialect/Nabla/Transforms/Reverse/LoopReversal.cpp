@@ -169,11 +169,7 @@ SmallVector<Value> VJPEmitter::findSnapshotMemories(Operation *loop) {
   // are those of the primal.
   if (recomputeRoot || !forwardIterations.empty())
     return {};
-  bool hasBarrier = loop->walk([](Operation *op) {
-                          return isBarrier(op) ? WalkResult::interrupt()
-                                               : WalkResult::advance();
-                        })
-                        .wasInterrupted();
+  bool hasBarrier = holdsBarrier(loop);
   llvm::SetVector<Value> found;
   loop->walk([&](Operation *op) {
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -325,6 +321,13 @@ static std::optional<int64_t> staticTripCount(scf::ForOp op) {
   return std::nullopt;
 }
 
+/// True if `loop` holds an scf.while (which has no count to size tape
+/// slots by).
+static bool holdsWhileLoop(Operation *loop) {
+  return loop->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 bool VJPEmitter::holdsUntapeableLoop(Operation *loop) {
   return loop
       ->walk([&](Operation *inner) {
@@ -334,10 +337,8 @@ bool VJPEmitter::holdsUntapeableLoop(Operation *loop) {
         bool bounded = forOp && (staticTripCount(forOp) ||
                                  inner->hasAttr(kMaxTripCountAttrName) ||
                                  tripCountBound(forOp));
-        bool holdsWhile =
-            inner->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
-                .wasInterrupted();
-        if ((!bounded || holdsWhile) && findCheckpointObstacle(inner))
+        if ((!bounded || holdsWhileLoop(inner)) &&
+            findCheckpointObstacle(inner))
           return WalkResult::interrupt();
         return WalkResult::advance();
       })
@@ -484,9 +485,7 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   }
   // A while has no count to size slots by: a loop holding one recomputes it.
   bool derived = false;
-  bool holdsWhile =
-      loop->walk([](scf::WhileOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
+  bool holdsWhile = holdsWhileLoop(loop);
   Operation *obstacle = findCheckpointObstacle(loop);
   // A loop that cannot be recomputed, whose bound is a run-time value of
   // known range (`min(t + 1 - t2, 32)`): taped by that range.
