@@ -302,6 +302,19 @@ def test_bf16_pair_atomic_scatter(tmp_path, opt):
     check(bf16_value(out[3]).reshape(N, C), 2 * seed[tokens],
           rtol=2 * BF16_RTOL, atol=1e-2)
     np.testing.assert_array_equal(out[1], seed_bits)
+    # An infinite adjoint stays in its own element: each thread's gradient
+    # reads both halves of its word and routes (select) the one it added,
+    # never multiplies the other by zero (0 * inf = NaN in the neighbour).
+    seed_bits[tokens[0] * C + 4] = 0x7F80
+    out = run(tmp_path, ll, "grad_token_scatter", N, 32,
+              [base_bits, seed_bits, dout_bits, np.zeros(N * C, np.uint16),
+               tokens, f"i32:{N}", f"i32:{C}"])
+    expected = 2 * bf16_value(seed_bits).reshape(rows, C)[tokens]
+    actual = bf16_value(out[3]).reshape(N, C)
+    assert not np.isnan(actual).any()
+    np.testing.assert_array_equal(np.isinf(actual), np.isinf(expected))
+    finite = np.isfinite(expected)
+    check(actual[finite], expected[finite], rtol=2 * BF16_RTOL, atol=1e-2)
     for target in ("nvvm", "rocdl"):
         r = subprocess.run([os.path.join(BIN, "nabla-compile"), str(ll),
                             f"--target={target}", "-o",

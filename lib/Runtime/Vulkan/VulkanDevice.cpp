@@ -47,6 +47,7 @@
 #include "VulkanDevice.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace nabla::runtime;
 using namespace nabla::runtime::vulkan;
@@ -317,6 +318,10 @@ Expected<void *> VulkanDevice::allocate(uint64_t bytes, void *, bool) {
     return makeError(vkError("vkMapMemory", r));
   }
   allocation.mapped = static_cast<uint8_t *>(mapped);
+  // The rounding is reachable (a kernel updates the last of an odd number of
+  // halves through its whole word, and an adjoint reads that word's other
+  // half): zero, never whatever the driver's memory held.
+  std::memset(allocation.mapped + bytes, 0, allocation.bytes - bytes);
   allocations[reinterpret_cast<uintptr_t>(mapped)] = allocation;
   return mapped;
 }
@@ -374,6 +379,9 @@ Expected<StagingBuffer> VulkanDevice::createStaging(uint64_t bytes) {
     return makeError(vkError("vkMapMemory", r));
   }
   staging.mapped = static_cast<uint8_t *>(mapped);
+  // As allocate(): the rounding past the argument's bytes reads as zero.
+  std::memset(staging.mapped + bytes, 0,
+              std::max<uint64_t>(16, (bytes + 15) / 16 * 16) - bytes);
   return staging;
 }
 

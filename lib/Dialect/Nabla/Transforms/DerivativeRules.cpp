@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -71,6 +72,25 @@ FailureOr<SmallVector<Value>> nabla::emitPartials(OpBuilder &builder,
   if (!rule)
     return failure();
   return rule.emitPartials(builder);
+}
+
+Value nabla::scaleByPartial(OpBuilder &builder, Location loc,
+                            Value derivative, Value partial) {
+  if (auto select = partial.getDefiningOp<arith::SelectOp>()) {
+    Value onTrue = select.getTrueValue(), onFalse = select.getFalseValue();
+    bool routesTrue = matchPattern(onTrue, m_OneFloat()) &&
+                      matchPattern(onFalse, m_AnyZeroFloat());
+    bool routesFalse = matchPattern(onTrue, m_AnyZeroFloat()) &&
+                       matchPattern(onFalse, m_OneFloat());
+    if ((routesTrue || routesFalse) &&
+        select.getCondition().getType().isInteger(1)) {
+      Value zero = createZero(builder, loc, derivative.getType());
+      return arith::SelectOp::create(builder, loc, select.getCondition(),
+                                     routesTrue ? derivative : zero,
+                                     routesTrue ? zero : derivative);
+    }
+  }
+  return arith::MulFOp::create(builder, loc, derivative, partial);
 }
 
 Value nabla::castDerivative(OpBuilder &builder, Operation *cast,

@@ -31,6 +31,13 @@ bool hasZeroDerivative(mlir::Operation *op);
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 emitPartials(mlir::OpBuilder &builder, mlir::Operation *op);
 
+/// `derivative * partial`, where a partial that selects between 1 and 0 (a
+/// select's, max's or min's) routes the derivative with a select instead: a
+/// non-finite derivative of the branch not taken is dropped, never turned
+/// into NaN by 0 * inf (as Enzyme's select rule does).
+mlir::Value scaleByPartial(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::Value derivative, mlir::Value partial);
+
 /// For float casts (extf, truncf): converts a derivative of the operand type
 /// to the result type (forward) or back (reverse, `toOperand`).
 mlir::Value castDerivative(mlir::OpBuilder &builder, mlir::Operation *cast,

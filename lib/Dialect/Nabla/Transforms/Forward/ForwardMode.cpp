@@ -120,8 +120,7 @@ public:
       Value t = tangent(operand);
       if (!t || !partial)
         continue;
-      sum = addDerivatives(b, loc, sum,
-                           arith::MulFOp::create(b, loc, t, partial));
+      sum = addDerivatives(b, loc, sum, scaleByPartial(b, loc, t, partial));
     }
     tangents[op->getResult(0)] =
         sum ? sum : createZero(b, loc, op->getResult(0).getType());

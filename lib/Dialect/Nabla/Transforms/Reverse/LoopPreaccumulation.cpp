@@ -174,7 +174,7 @@ VJPEmitter::forwardPreaccumulatedFor(scf::ForOp op,
           if (Value t = it->second[j])
             row[j] = addDerivatives(
                 b, loc, row[j],
-                t == one ? partial : arith::MulFOp::create(b, loc, partial, t));
+                t == one ? partial : scaleByPartial(b, loc, t, partial));
       }
       tangents[inner.getResult(0)] = std::move(row);
     }

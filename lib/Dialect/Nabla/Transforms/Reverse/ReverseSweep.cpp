@@ -85,7 +85,7 @@ LogicalResult VJPEmitter::reverseOpInScope(Operation *op) {
     return unsupported(op);
   for (auto [operand, partial] : llvm::zip(op->getOperands(), *partials))
     if (partial && act.isVaried(operand))
-      addAdjoint(operand, arith::MulFOp::create(b, loc, d, partial));
+      addAdjoint(operand, scaleByPartial(b, loc, d, partial));
   return success();
 }
 
