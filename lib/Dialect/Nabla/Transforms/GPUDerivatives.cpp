@@ -187,8 +187,8 @@ FailureOr<Value> nabla::emitCollectiveTangent(OpBuilder &builder, Operation *op,
   }
   Value weighted = tangent;
   if ((*red)->kind != AllReduceOperation::ADD)
-    weighted = arith::MulFOp::create(
-        builder, loc, emitWeight(builder, **red, operands[0], result), tangent);
+    weighted = nabla::scaleByPartial(
+        builder, loc, tangent, emitWeight(builder, **red, operands[0], result));
   return (*red)->reduce(builder, weighted, AllReduceOperation::ADD);
 }
 
@@ -246,10 +246,8 @@ FailureOr<Value> nabla::emitCollectiveAdjoint(OpBuilder &builder, Operation *op,
     Value total = (*red)->reduce(builder, adjoint, AllReduceOperation::ADD);
     if ((*red)->kind == AllReduceOperation::ADD)
       return total;
-    return arith::MulFOp::create(
-               builder, loc, emitWeight(builder, **red, operands[0], result),
-               total)
-        .getResult();
+    return nabla::scaleByPartial(
+        builder, loc, total, emitWeight(builder, **red, operands[0], result));
   }
   auto shuffle = cast<gpu::ShuffleOp>(op);
   gpu::ShuffleMode mode = shuffle.getMode();
