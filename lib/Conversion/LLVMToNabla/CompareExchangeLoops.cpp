@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HalfFields.h"
 #include "RaiseLLVM.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,6 +36,7 @@
 #include <functional>
 
 using namespace mlir;
+using namespace nabla::raise;
 
 namespace {
 
@@ -107,45 +109,6 @@ std::optional<LLVM::AtomicBinOp> matchCombination(Value combined,
   return kind;
 }
 
-/// The i16 bits of half `lane` (0: low) of the i32 `word`: trunc(word) or
-/// trunc(lshr(word, 16)).
-bool isLaneOf(Value bits, Value word, unsigned lane) {
-  auto trunc = bits.getDefiningOp<LLVM::TruncOp>();
-  if (!trunc || !trunc.getType().isInteger(16))
-    return false;
-  Value source = trunc.getArg();
-  if (lane == 0)
-    return source == word;
-  auto shift = source.getDefiningOp<LLVM::LShrOp>();
-  APInt amount;
-  return shift && shift.getLhs() == word &&
-         matchPattern(shift.getRhs(), m_ConstantInt(&amount)) && amount == 16;
-}
-
-/// The two i16 halves `word` joins: or(zext(low), shl(zext(high), 16)), the
-/// or's operands in either order.
-std::optional<std::pair<Value, Value>> getJoinedHalves(Value word) {
-  auto join = word.getDefiningOp<LLVM::OrOp>();
-  if (!join)
-    return std::nullopt;
-  for (auto [lowSide, highSide] :
-       {std::pair(join.getLhs(), join.getRhs()),
-        std::pair(join.getRhs(), join.getLhs())}) {
-    auto low = lowSide.getDefiningOp<LLVM::ZExtOp>();
-    auto shift = highSide.getDefiningOp<LLVM::ShlOp>();
-    APInt amount;
-    if (!low || !shift ||
-        !matchPattern(shift.getRhs(), m_ConstantInt(&amount)) ||
-        amount != 16)
-      continue;
-    auto high = shift.getLhs().getDefiningOp<LLVM::ZExtOp>();
-    if (high && low.getArg().getType().isInteger(16) &&
-        high.getArg().getType().isInteger(16))
-      return std::make_pair(low.getArg(), high.getArg());
-  }
-  return std::nullopt;
-}
-
 /// A half's value as f32, `fpext(bitcast half (bits))`: the bits, or null.
 Value getWidenedHalfBits(Value value) {
   auto ext = value.getDefiningOp<LLVM::FPExtOp>();
@@ -175,7 +138,7 @@ std::optional<LLVM::AtomicBinOp> matchHalfLane(Value combined, Value assumed,
   Value current;
   for (Value input : def->getOperands())
     if (Value laneBits = getWidenedHalfBits(input);
-        laneBits && isLaneOf(laneBits, assumed, lane))
+        laneBits && extractedHalf(laneBits) == std::pair(assumed, lane))
       current = input;
   if (!current)
     return std::nullopt;
@@ -252,10 +215,9 @@ matchUpdate(Value newBits, Value assumed, IntegerType type, Block *loop,
     calls.insert(current.getDefiningOp());
     return lanes;
   }
-  std::optional<std::pair<Value, Value>> halves = getJoinedHalves(newBits);
-  if (!halves || type.getWidth() != 32)
+  SmallVector<Value, 2> bitsOfLane;
+  if (type.getWidth() != 32 || failed(matchJoinedHalves(newBits, bitsOfLane)))
     return std::nullopt;
-  Value bitsOfLane[] = {halves->first, halves->second};
   for (auto [lane, bits] : llvm::enumerate(bitsOfLane)) {
     Value operand;
     Type half;

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HalfFields.h"
 #include "RaiseLLVM.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,6 +36,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
+using namespace nabla::raise;
 
 namespace {
 
@@ -281,9 +283,6 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
     return LLVM::BitcastOp::create(
         b, loc, i16, LLVM::FPTruncOp::create(b, loc, half ? half : f16, x));
   };
-  auto i32Constant = [&](int64_t v) -> Value {
-    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
-  };
   Value result;
   if ((text == "cvt.f32.f16 $0, $1;" || text == "cvt.f32.bf16 $0, $1;") &&
       constraints == "=f,h" && resultType == f32) {
@@ -300,22 +299,15 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
     // d[31:16] = cvt($2), d[15:0] = cvt($1).
     Type half = text == "cvt.rn.bf16x2.f32 $0, $2, $1;" ? bf16 : f16;
     Value lo = operand(0, f32), hi = operand(1, f32);
-    if (lo && hi) {
-      Value low = LLVM::ZExtOp::create(b, loc, i32, floatToHalf(lo, half));
-      Value high = LLVM::ShlOp::create(
-          b, loc, LLVM::ZExtOp::create(b, loc, i32, floatToHalf(hi, half)),
-          i32Constant(16));
-      result = LLVM::OrOp::create(b, loc, low, high);
-    }
+    if (lo && hi)
+      result = joinHalves(b, loc, b.getI32Type(),
+                          {floatToHalf(lo, half), floatToHalf(hi, half)});
   } else if (text == "mov.b32 $0, {$1,$2};" && constraints == "=r,h,h" &&
              resultType == i32) {
     // Two halves packed (__halves2bfloat162, __halves2half2): $1 low.
     Value lo = operand(0, i16), hi = operand(1, i16);
     if (lo && hi)
-      result = LLVM::OrOp::create(
-          b, loc, LLVM::ZExtOp::create(b, loc, i32, lo),
-          LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i32, hi),
-                              i32Constant(16)));
+      result = joinHalves(b, loc, b.getI32Type(), {lo, hi});
   } else if (text == "mov.b32 $0, {0,$1};" && constraints == "=f,h" &&
              resultType == f32) {
     // A bf16 widened (its bits are the float's upper half).
@@ -326,13 +318,9 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
               text == ".reg .f16 low,high; mov.b32 {low,high},$1; "
                       "cvt.f32.f16 $0, high;") &&
              constraints == "=f,r" && resultType == f32) {
-    if (Value packed = operand(0, i32)) {
-      Value half =
-          StringRef(text).ends_with("high;")
-              ? Value(LLVM::LShrOp::create(b, loc, packed, i32Constant(16)))
-              : packed;
-      result = halfToFloat(LLVM::TruncOp::create(b, loc, i16, half));
-    }
+    if (Value packed = operand(0, i32))
+      result = halfToFloat(
+          extractHalf(b, loc, packed, StringRef(text).ends_with("high;")));
   }
   if (!result)
     return false;
@@ -472,19 +460,13 @@ bool rewriteHalfArithmetic(LLVM::InlineAsmOp asmOp) {
   if (!packed) {
     result = compute(words, 0);
   } else {
-    Value sixteen = LLVM::ConstantOp::create(b, loc, word,
-                                             b.getIntegerAttr(word, 16));
     SmallVector<Value> low, high;
     for (Value w : words) {
-      low.push_back(LLVM::TruncOp::create(b, loc, i16, w));
-      high.push_back(LLVM::TruncOp::create(
-          b, loc, i16, LLVM::LShrOp::create(b, loc, w, sixteen)));
+      low.push_back(extractHalf(b, loc, w, 0));
+      high.push_back(extractHalf(b, loc, w, 1));
     }
-    result = LLVM::OrOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, word, compute(low, 0)),
-        LLVM::ShlOp::create(b, loc,
-                            LLVM::ZExtOp::create(b, loc, word, compute(high, 1)),
-                            sixteen));
+    result = joinHalves(b, loc, cast<IntegerType>(word),
+                        {compute(low, 0), compute(high, 1)});
   }
   asmOp.getRes().replaceAllUsesWith(result);
   asmOp.erase();

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HalfFields.h"
 #include "RaiseLLVM.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,7 +36,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 
 using namespace mlir;
-using nabla::raise::getBaseObject;
+using namespace nabla::raise;
 
 namespace {
 
@@ -150,100 +151,12 @@ bool retypePhis(LLVM::LLVMFuncOp func) {
 
 bool isHalf(Type type) { return isa<Float16Type, BFloat16Type>(type); }
 
-/// A wider integer type made of 16-bit fields (i32, i64), or null.
-IntegerType packedType(Type type) {
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer || integer.getWidth() <= 16 || integer.getWidth() % 16 ||
-      integer.getWidth() > 64)
-    return {};
-  return integer;
-}
-
 /// The address of the `k`th 16-bit field at `address`.
 Value fieldAddress(OpBuilder &b, Location loc, Value address, unsigned k) {
   if (k == 0)
     return address;
   return LLVM::GEPOp::create(b, loc, address.getType(), b.getI8Type(),
                              address, ArrayRef<LLVM::GEPArg>{int32_t(2 * k)});
-}
-
-Value constant(OpBuilder &b, Location loc, Type type, int64_t value) {
-  return LLVM::ConstantOp::create(b, loc, type,
-                                  b.getIntegerAttr(type, value));
-}
-
-/// The integer of `type` whose 16-bit fields are `fields`, least
-/// significant first: or(zext(f0), shl(zext(f1), 16), ...).
-Value joinFields(OpBuilder &b, Location loc, IntegerType type,
-                 ArrayRef<Value> fields) {
-  Value joined;
-  for (auto [k, field] : llvm::enumerate(fields)) {
-    Value wide = LLVM::ZExtOp::create(b, loc, type, field);
-    if (k)
-      wide = LLVM::ShlOp::create(b, loc, wide, constant(b, loc, type, 16 * k));
-    joined = joined ? Value(LLVM::OrOp::create(b, loc, joined, wide)) : wide;
-  }
-  return joined;
-}
-
-/// The `k`th 16-bit field of `wide`: trunc(lshr(wide, 16 k)).
-Value extractField(OpBuilder &b, Location loc, Value wide, unsigned k) {
-  if (k)
-    wide = LLVM::LShrOp::create(b, loc, wide,
-                                constant(b, loc, wide.getType(), 16 * k));
-  return LLVM::TruncOp::create(b, loc, b.getI16Type(), wide);
-}
-
-/// The 16-bit fields of a join (an or-tree of zext(x) and shl(zext(x),
-/// 16 k), every field present once), or failure.
-LogicalResult matchJoin(Value wide, SmallVectorImpl<Value> &fields) {
-  IntegerType type = packedType(wide.getType());
-  if (!type)
-    return failure();
-  fields.assign(type.getWidth() / 16, Value());
-  SmallVector<Value> work{wide};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (auto orOp = v.getDefiningOp<LLVM::OrOp>()) {
-      work.append({orOp.getLhs(), orOp.getRhs()});
-      continue;
-    }
-    unsigned k = 0;
-    if (auto shl = v.getDefiningOp<LLVM::ShlOp>()) {
-      APInt amount;
-      if (!matchPattern(shl.getRhs(), m_ConstantInt(&amount)) ||
-          amount.urem(16) || amount.uge(type.getWidth()))
-        return failure();
-      k = amount.getZExtValue() / 16;
-      v = shl.getLhs();
-    }
-    auto ext = v.getDefiningOp<LLVM::ZExtOp>();
-    if (!ext || !ext.getArg().getType().isInteger(16) || fields[k])
-      return failure();
-    fields[k] = ext.getArg();
-  }
-  return success(llvm::all_of(fields, [](Value f) { return bool(f); }));
-}
-
-/// Which 16-bit field of a packed integer `trunc` takes (trunc(w) or
-/// trunc(lshr(w, 16 k)) to i16), and of which integer.
-std::optional<std::pair<Value, unsigned>> fieldOf(LLVM::TruncOp trunc) {
-  if (!trunc.getType().isInteger(16))
-    return std::nullopt;
-  Value wide = trunc.getArg();
-  unsigned k = 0;
-  if (auto shift = wide.getDefiningOp<LLVM::LShrOp>()) {
-    APInt amount;
-    if (!matchPattern(shift.getRhs(), m_ConstantInt(&amount)) ||
-        amount.urem(16))
-      return std::nullopt;
-    k = amount.getZExtValue() / 16;
-    wide = shift.getLhs();
-  }
-  IntegerType type = packedType(wide.getType());
-  if (!type || 16 * k >= type.getWidth())
-    return std::nullopt;
-  return std::make_pair(wide, k);
 }
 
 /// The half type of each object accessed as one (null for one accessed as
@@ -302,7 +215,7 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
         fields.push_back(LLVM::BitcastOp::create(b, loc, b.getI16Type(), h));
       }
       Value result = n == 1 ? fields[0]
-                            : joinFields(b, loc,
+                            : joinHalves(b, loc,
                                          cast<IntegerType>(load.getType()),
                                          fields);
       load.getResult().replaceAllUsesWith(result);
@@ -314,7 +227,7 @@ bool accessHalves(LLVM::LLVMFuncOp func) {
     Value value = store.getValue();
     unsigned n = value.getType().getIntOrFloatBitWidth() / 16;
     for (unsigned k = 0; k < n; ++k) {
-      Value field = n == 1 ? value : extractField(b, loc, value, k);
+      Value field = n == 1 ? value : extractHalf(b, loc, value, k);
       LLVM::StoreOp::create(b, loc, LLVM::BitcastOp::create(b, loc, half, field),
                             fieldAddress(b, loc, store.getAddr(), k), 2);
     }
@@ -332,7 +245,7 @@ bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
-      if (!isPlain(load) || !packedType(load.getType()) || load.use_empty())
+      if (!isPlain(load) || !packedHalvesType(load.getType()) || load.use_empty())
         continue;
       // Every use: trunc, or lshr by 16 k whose uses are truncs; every
       // trunc's uses bitcasts to one half type.
@@ -341,7 +254,7 @@ bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
       auto takeTrunc = [&](Operation *user) {
         auto trunc = dyn_cast<LLVM::TruncOp>(user);
         std::optional<std::pair<Value, unsigned>> field =
-            trunc ? fieldOf(trunc) : std::nullopt;
+            trunc ? extractedHalf(trunc) : std::nullopt;
         if (!field || field->first != load.getResult())
           return false;
         for (Operation *castUser : trunc->getUsers()) {
@@ -377,7 +290,7 @@ bool splitPackedAccesses(LLVM::LLVMFuncOp func) {
     }
     auto store = cast<LLVM::StoreOp>(op);
     SmallVector<Value> fields;
-    if (!isPlain(store) || failed(matchJoin(store.getValue(), fields)))
+    if (!isPlain(store) || failed(matchJoinedHalves(store.getValue(), fields)))
       continue;
     SmallVector<Value> halves;
     for (Value field : fields) {
@@ -417,7 +330,7 @@ Value fieldOfPhi(BlockArgument arg, unsigned k) {
         arg.getArgNumber() >= operands.size())
       return {};
     SmallVector<Value> fields;
-    if (failed(matchJoin(operands[arg.getArgNumber()], fields)))
+    if (failed(matchJoinedHalves(operands[arg.getArgNumber()], fields)))
       return {};
     edges.push_back({branch, successor});
     incoming.push_back(fields[k]);
@@ -464,9 +377,9 @@ bool foldFields(LLVM::LLVMFuncOp func) {
   });
   for (Operation *op : ops) {
     if (auto trunc = dyn_cast<LLVM::TruncOp>(op)) {
-      std::optional<std::pair<Value, unsigned>> field = fieldOf(trunc);
+      std::optional<std::pair<Value, unsigned>> field = extractedHalf(trunc);
       SmallVector<Value> fields;
-      if (field && succeeded(matchJoin(field->first, fields))) {
+      if (field && succeeded(matchJoinedHalves(field->first, fields))) {
         trunc.getResult().replaceAllUsesWith(fields[field->second]);
         changed = true;
       } else if (auto arg = field ? dyn_cast<BlockArgument>(field->first)
