@@ -367,8 +367,8 @@ def test_julia_v1_ahead_of_time(tmp_path, target):
 
 
 SOURCES_ALL = ["seed", "saxpy", "mathfns", "loop", "stencil2d", "blocksum",
-               "warpsum", "scatter", "devarray"]
-HIP_SOURCES = ["hip_seed", "hip_reduce"]
+               "warpsum", "scatter", "devarray", "sincos"]
+HIP_SOURCES = ["hip_seed", "hip_reduce", "hip_sincos"]
 
 
 @pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])

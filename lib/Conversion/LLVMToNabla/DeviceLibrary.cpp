@@ -8,12 +8,18 @@
 // and friends) become bitcasts, its integer functions (`__nv_umin`,
 // `__nv_mul24`, `__nv_ffs`, ...) and rounding-mode or fast variants
 // (`__nv_fmul_rn`, `__nv_fast_expf`, `__nv_saturatef`) arith and math ops.
+// Before the raise, the sine-and-cosine functions that return through
+// pointers (`sincosf(x, &s, &c)`: `__nv_sincosf`, `__nv_fast_sincosf`,
+// `__nv_sincos`, the `sincospi` forms, OCML's `__ocml_sincos_f32` returning
+// the sine and storing the cosine, LLVM's `llvm.sincos`) become a sine, a
+// cosine and plain stores, which the raise follows like any other.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RaiseLLVM.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -579,4 +585,100 @@ FailureOr<Value> nabla::raise::buildIntrinsic(OpBuilder &builder, Operation *op,
   if (name == "ctpop")
     return Value(math::CtPopOp::create(builder, loc, operands[0]));
   return failure();
+}
+
+namespace {
+/// How a sine-and-cosine library function takes its argument and returns.
+struct SinCosForm {
+  bool timesPi = false;     // sincospi: of pi * x
+  bool returnsSine = false; // OCML: returns the sine, stores the cosine
+};
+} // namespace
+
+/// The form of `name` if it is a sine-and-cosine function of the device
+/// libraries or C.
+static std::optional<SinCosForm> parseSinCosName(StringRef name) {
+  StringRef base = name;
+  SinCosForm form;
+  if (base.consume_front("__ocml_")) {
+    if (!base.consume_back("_f32") && !base.consume_back("_f64"))
+      return std::nullopt;
+    form.returnsSine = true;
+  } else if (base.consume_front("__nv_")) {
+    base.consume_front("fast_");
+    base.consume_back("f");
+  } else {
+    base.consume_back("f");
+  }
+  if (base == "sincospi")
+    form.timesPi = true;
+  else if (base != "sincos")
+    return std::nullopt;
+  return form;
+}
+
+void nabla::raise::rewriteSinCosCalls(ModuleOp module) {
+  SmallVector<Operation *> calls;
+  module.walk([&](Operation *op) {
+    if (isa<LLVM::SincosOp>(op))
+      calls.push_back(op);
+    else if (auto call = dyn_cast<LLVM::CallOp>(op))
+      if (call.getCallee() && parseSinCosName(*call.getCallee()))
+        calls.push_back(op);
+  });
+  for (Operation *op : calls) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    auto floatType = dyn_cast<FloatType>(x.getType());
+    if (!floatType)
+      continue;
+    auto sinCos = [&](Value angle) {
+      return std::make_pair(Value(LLVM::SinOp::create(b, loc, angle)),
+                            Value(LLVM::CosOp::create(b, loc, angle)));
+    };
+    if (auto intrinsic = dyn_cast<LLVM::SincosOp>(op)) {
+      // {sin, cos} as a struct: its two fields' extractions.
+      auto [sine, cosine] = sinCos(x);
+      bool replaced = true;
+      for (Operation *user : llvm::to_vector(op->getUsers())) {
+        auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
+        if (!extract || extract.getPosition().size() != 1) {
+          replaced = false;
+          continue;
+        }
+        extract.getResult().replaceAllUsesWith(
+            extract.getPosition()[0] == 0 ? sine : cosine);
+        extract->erase();
+      }
+      if (replaced)
+        op->erase();
+      continue;
+    }
+    auto call = cast<LLVM::CallOp>(op);
+    SinCosForm form = *parseSinCosName(*call.getCallee());
+    unsigned pointers = form.returnsSine ? 1 : 2;
+    if (call.getNumOperands() != 1 + pointers ||
+        call.getNumResults() != (form.returnsSine ? 1 : 0) ||
+        !llvm::all_of(call.getOperands().drop_front(), [](Value p) {
+          return isa<LLVM::LLVMPointerType>(p.getType());
+        }))
+      continue; // not the library's signature: the raise refuses the call
+    Value angle = x;
+    if (form.timesPi)
+      angle = LLVM::FMulOp::create(
+          b, loc, x,
+          LLVM::ConstantOp::create(b, loc, floatType,
+                                   b.getFloatAttr(floatType, M_PI)));
+    auto [sine, cosine] = sinCos(angle);
+    unsigned alignment = floatType.getWidth() / 8;
+    if (form.returnsSine) {
+      LLVM::StoreOp::create(b, loc, cosine, call.getOperand(1), alignment);
+      call.getResult().replaceAllUsesWith(sine);
+    } else {
+      LLVM::StoreOp::create(b, loc, sine, call.getOperand(1), alignment);
+      LLVM::StoreOp::create(b, loc, cosine, call.getOperand(2), alignment);
+    }
+    call.erase();
+  }
 }

@@ -238,6 +238,7 @@ void RaiseLLVM::runOnOperation() {
   }
 
   rewriteKnownInlineAsm(module);
+  rewriteSinCosCalls(module);
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())
     if (!func.isExternal())
       rewriteAlignedPointers(func);

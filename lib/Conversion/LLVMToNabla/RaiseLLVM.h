@@ -333,6 +333,12 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// Turns the calls of sine-and-cosine functions that return through
+/// pointers (`sincosf(x, &s, &c)` of libdevice, OCML and C, their `sincospi`
+/// forms, `llvm.sincos`) into a sine, a cosine and stores
+/// (DeviceLibrary.cpp); calls of another signature are left to refuse.
+void rewriteSinCosCalls(mlir::ModuleOp module);
+
 /// Pointers aligned down through their address (`p & ~3`) and tests of
 /// their low bits (`p & 3`) as byte offsets in their object, when it is
 /// that aligned (AlignedPointers.cpp).

@@ -1,7 +1,7 @@
 // The HIP runtime definitions these kernels need, for `clang -x hip
 // -nogpuinc` on a machine without ROCm: the attributes and the clang
 // builtins the HIP headers define threadIdx, blockIdx, blockDim,
-// __syncthreads, sinf and atomicAdd with.
+// __syncthreads, sinf, sincosf and atomicAdd with.
 #pragma once
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -25,6 +25,17 @@ extern "C" __device__ float __ocml_sin_f32(float);
 extern "C" __device__ float __ocml_exp_f32(float);
 __device__ inline float sinf(float x) { return __ocml_sin_f32(x); }
 __device__ inline float expf(float x) { return __ocml_exp_f32(x); }
+
+// As the HIP headers define it: OCML returns the sine and stores the cosine
+// through a private-memory pointer.
+extern "C" __device__ float
+__ocml_sincos_f32(float, __attribute__((address_space(5))) float *);
+__device__ inline void sincosf(float x, float *s, float *c) {
+  float cosine;
+  *s = __ocml_sincos_f32(
+      x, (__attribute__((address_space(5))) float *)&cosine);
+  *c = cosine;
+}
 
 __device__ inline float atomicAdd(float *p, float v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED,
