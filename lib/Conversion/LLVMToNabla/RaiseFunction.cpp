@@ -679,8 +679,19 @@ LogicalResult FunctionRaiser::raiseOp(Operation *op) {
           LLVM::NoAliasScopeDeclOp, LLVM::DbgValueOp, LLVM::DbgDeclareOp,
           LLVM::DbgLabelOp, LLVM::InvariantStartOp, LLVM::InvariantEndOp>(op))
     return success();
-  if (isa<LLVM::InlineAsmOp>(op))
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    StringRef text = asmOp.getAsmString().ltrim();
+    // CUDA's texture and surface objects (tex2D, tex1Dfetch, surf2Dread...)
+    // are handles the runtime binds to images: no target here has them.
+    if (text.starts_with("tex.") || text.starts_with("tld4.") ||
+        text.starts_with("suld.") || text.starts_with("sust."))
+      return fail(op) << "cannot raise a texture or surface access ('"
+                      << text.take_until([](char c) { return c == ' ' ||
+                                                             c == '\t'; })
+                      << "'): textures are not supported; read the image "
+                         "from a buffer parameter instead";
     return fail(op) << "cannot raise inline assembly";
+  }
   if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
     // Gradients returned by an Enzyme request, mapped there.
     if (scalars.contains(extract.getResult()))
