@@ -34,7 +34,7 @@ emitPartials(mlir::OpBuilder &builder, mlir::Operation *op);
 /// `derivative * partial`, where a partial that selects between 1 and 0 (a
 /// select's, max's or min's) routes the derivative with a select instead: a
 /// non-finite derivative of the branch not taken is dropped, never turned
-/// into NaN by 0 * inf (as Enzyme's select rule does).
+/// into NaN by 0 * inf (Enzyme's select rule routes the same way).
 mlir::Value scaleByPartial(mlir::OpBuilder &builder, mlir::Location loc,
                            mlir::Value derivative, mlir::Value partial);
 
