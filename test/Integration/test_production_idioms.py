@@ -704,7 +704,7 @@ SOURCES = ["lane_redundant", "float_bits", "float_bits_f64",
            "dynamic_shared_grad", "llm_kernels", "loop_buffers",
            "rounding_conversions", "atomic_counters", "thread_fences",
            "shuffle_broadcast", "block_reduce", "partial_masks",
-           "mixed_precision"]
+           "mixed_precision", "inplace_linear"]
 PRIMAL_ONLY = ["causal_softmax_grad", "control_flow_shapes", "dynamic_shared",
                "type_punning", "half_precision", "bool_parameter"]
 # SPIR-V and Metal compile the launch's dynamic shared memory in.

@@ -160,3 +160,37 @@ func.func @gtile(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>, %dY: 
   nabla.autodiff @tile(%A, %dA, %Y, %dY, %T, %dT, %m) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<16xf32, #gpu.address_space<workgroup>>, memref<16xf32, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
+
+// -----
+
+// An in-place prefix sum (a[i] += a[i - 1]) with a run-time trip count: the
+// loop reads what it overwrote, but only to add it and store it back, so
+// the reverse sweep needs no primal value (the adjoint of a[i] += a[i - 1]
+// reads shadows only) and recomputation may read the stale values: the loop
+// is reversed (restarted from its index, its only state), not refused. (A
+// stale value that reaches a product, a loop-carried value or a comparison
+// still refuses: differentiate-invalid.mlir.)
+// CHECK-LABEL: func.func private @__nabla_vjp_prefix_dc
+// CHECK: scf.for
+// CHECK: return
+func.func @prefix(%A: memref<?xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  // expected-remark @below {{loop reversed by recomputing each iteration from its index (its only state): no snapshots, 0 bytes per thread}}
+  scf.for %i = %c1 to %n step %c1 {
+    %im1 = arith.subi %i, %c1 : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%im1] : memref<?xf32>
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %b = memref.load %A[%i] : memref<?xf32>
+    %s = arith.addf %a, %b : f32
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
+    memref.store %s, %A[%i] : memref<?xf32>
+  }
+  return
+}
+func.func @g_prefix(%A: memref<?xf32>, %dA: memref<?xf32>, %n: index) {
+  nabla.autodiff @prefix(%A, %dA, %n)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}

@@ -16,8 +16,10 @@
 //    snapshots. Needs the loop's reads to be repeatable: memory it reads must
 //    not be overwritten by the loop itself, by later code or by an enclosing
 //    loop (PromoteLoopElements.cpp first turns elements a loop updates in
-//    place into loop-carried values). Writes to memory from outside the loop
-//    are skipped when recomputing.
+//    place into loop-carried values), unless only linear stores use what
+//    they read (in-place sums and butterflies: their adjoints need no primal
+//    value). Writes to memory from outside the loop are skipped when
+//    recomputing.
 //
 // This file holds the choice, the stability analysis and the recomputing
 // clone; the strategies live in their own files.
@@ -106,6 +108,43 @@ bool VJPEmitter::isStableIn(Value buffer, Operation *loop) {
   return true;
 }
 
+/// True if `v` is defined by the function's body itself (an argument, a
+/// workgroup attribution, an allocation outside every region op).
+static bool isDefinedAtFunctionLevel(Value v) {
+  return isa<FunctionOpInterface>(v.getParentRegion()->getParentOp());
+}
+
+/// True if nothing needs the value `load` reads but its adjoint: it reaches
+/// only linear float ops (add, sub, neg, float casts) and stores, as the
+/// stored value, into memory defined at function level, which recomputation
+/// skips. The adjoint of such a chain reads shadows only (the partials are
+/// constants), so an iteration recomputed after that memory was overwritten
+/// (`a[i] += a[i + s]` in place, a butterfly) reads a stale value nobody
+/// uses.
+static bool feedsOnlyLinearStores(memref::LoadOp load) {
+  SmallVector<Value> work{load.getResult()};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!isa<FloatType>(v.getType()))
+      return false;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::ExtFOp,
+              arith::TruncFOp>(user)) {
+        if (seen.insert(user).second)
+          work.push_back(user->getResult(0));
+        continue;
+      }
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!store || use.getOperandNumber() != 0 ||
+          !isDefinedAtFunctionLevel(getViewSource(store.getMemref())))
+        return false;
+    }
+  }
+  return true;
+}
+
 Operation *
 VJPEmitter::findCheckpointObstacle(Operation *loop,
                                    const llvm::DenseSet<Value> &snapshotted) {
@@ -150,11 +189,16 @@ VJPEmitter::findCheckpointObstacle(Operation *loop,
         break;
       }
       Value base = getViewSource(read);
-      if (!isDefinedInside(base, loop) && !isStableIn(base, loop) &&
-          !snapshotted.contains(base)) {
-        obstacle = op;
-        break;
-      }
+      if (isDefinedInside(base, loop) || isStableIn(base, loop) ||
+          snapshotted.contains(base))
+        continue;
+      // A stale read that only linear stores use (not with snapshots:
+      // recomputation writes the snapshotted buffers).
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && snapshotted.empty() && feedsOnlyLinearStores(load))
+        continue;
+      obstacle = op;
+      break;
     }
     return obstacle ? WalkResult::interrupt() : WalkResult::advance();
   });
