@@ -114,10 +114,13 @@ static std::optional<MathFn> lookupMathName(StringRef name) {
       .Default(std::nullopt);
 }
 
-/// The C name and float width a library symbol stands for: `__nv_sinf`
-/// (f32), `__nv_sin` (f64), `__ocml_sin_f32`, `sinf`, `sin`.
-static std::optional<std::pair<MathFn, unsigned>>
-parseLibraryName(StringRef name) {
+/// What `lookup` makes of the C name a library symbol stands for, and the
+/// float width: `__nv_sinf` (f32), `__nv_sin` (f64), `__ocml_sin_f32`,
+/// `sinf`, `sin`.
+template <typename T>
+static std::optional<std::pair<T, unsigned>>
+parseLibraryName(StringRef name,
+                 llvm::function_ref<std::optional<T>(StringRef)> lookup) {
   StringRef base = name;
   std::optional<unsigned> width;
   if (base.consume_front("__ocml_")) {
@@ -127,19 +130,19 @@ parseLibraryName(StringRef name) {
       width = 64;
     else
       return std::nullopt;
-    if (std::optional<MathFn> fn = lookupMathName(base))
-      return std::make_pair(*fn, *width);
+    if (std::optional<T> found = lookup(base))
+      return std::make_pair(*found, *width);
     return std::nullopt;
   }
   // `__nv_fast_expf` and friends: approximations of the same function; the
   // accurate op lowers to each target's own fast path.
   if (base.consume_front("__nv_"))
     base.consume_front("fast_");
-  if (std::optional<MathFn> fn = lookupMathName(base))
-    return std::make_pair(*fn, 64u);
+  if (std::optional<T> found = lookup(base))
+    return std::make_pair(*found, 64u);
   if (base.consume_back("f"))
-    if (std::optional<MathFn> fn = lookupMathName(base))
-      return std::make_pair(*fn, 32u);
+    if (std::optional<T> found = lookup(base))
+      return std::make_pair(*found, 32u);
   return std::nullopt;
 }
 
@@ -471,7 +474,8 @@ Value nabla::raise::buildDeviceLibraryCall(OpBuilder &builder, Location loc,
     return bits;
   if (Value extra = buildLibdeviceExtra(builder, loc, name, operands))
     return extra;
-  std::optional<std::pair<MathFn, unsigned>> parsed = parseLibraryName(name);
+  std::optional<std::pair<MathFn, unsigned>> parsed =
+      parseLibraryName<MathFn>(name, lookupMathName);
   if (!parsed || operands.size() != getArity(parsed->first) || operands.empty())
     return nullptr;
   auto type = dyn_cast<FloatType>(operands[0].getType());
@@ -598,23 +602,18 @@ struct SinCosForm {
 /// The form of `name` if it is a sine-and-cosine function of the device
 /// libraries or C.
 static std::optional<SinCosForm> parseSinCosName(StringRef name) {
-  StringRef base = name;
-  SinCosForm form;
-  if (base.consume_front("__ocml_")) {
-    if (!base.consume_back("_f32") && !base.consume_back("_f64"))
-      return std::nullopt;
-    form.returnsSine = true;
-  } else if (base.consume_front("__nv_")) {
-    base.consume_front("fast_");
-    base.consume_back("f");
-  } else {
-    base.consume_back("f");
-  }
-  if (base == "sincospi")
-    form.timesPi = true;
-  else if (base != "sincos")
+  auto timesPi = [](StringRef base) -> std::optional<bool> {
+    if (base == "sincos")
+      return false;
+    if (base == "sincospi")
+      return true;
     return std::nullopt;
-  return form;
+  };
+  std::optional<std::pair<bool, unsigned>> parsed =
+      parseLibraryName<bool>(name, timesPi);
+  if (!parsed)
+    return std::nullopt;
+  return SinCosForm{parsed->first, name.starts_with("__ocml_")};
 }
 
 void nabla::raise::rewriteSinCosCalls(ModuleOp module) {
