@@ -526,6 +526,9 @@ py::tuple launch(const std::string &manifestText, py::dict artifactBytes,
   if (auto printf = manifest.printf.find(kernel->module);
       printf != manifest.printf.end())
     spec.printf = &printf->second;
+  if (auto globals = manifest.globals.find(kernel->module);
+      globals != manifest.globals.end())
+    spec.globals = &globals->second;
   device->setTimeout(timeout);
   spec.repeat = static_cast<unsigned>(repeat);
   spec.maxTapeBytes = maxTapeBytes;

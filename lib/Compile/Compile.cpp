@@ -8,7 +8,9 @@
 //     i64, other scalars are passed as themselves;
 //   - spirv/metal: descriptor set 0, binding = position; buffers are storage
 //     buffers, scalars one-element storage buffers (index as i32); dynamic
-//     multi-dimensional memrefs are 1-D buffers plus trailing size bindings.
+//     multi-dimensional memrefs are 1-D buffers plus trailing size bindings,
+//     then the buffers of module globals the loader owns (kind "global",
+//     nabla-bind-module-globals), then the printf buffer.
 // Relocation records are described after differentiation (which may pair
 // shadows with them) and kernels after reloc-lower, so that the parameters the
 // table strategy adds are listed, marked with the key of their record.
@@ -23,6 +25,7 @@
 #include "nabla/Dialect/Reloc/Transforms/Passes.h"
 #include "nabla/Host/Passes.h"
 #include "nabla/Pipelines/Pipelines.h"
+#include "nabla/Support/ModuleGlobals.h"
 #include "nabla/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -408,7 +411,48 @@ static llvm::json::Array describeRelocations(ModuleOp module,
   return records;
 }
 
-/// Builds the target's pipeline into `pm`.
+/// Inserts the global bindings that nabla-bind-module-globals gave the
+/// kernels of module `moduleName` (`info`, its record) into their described
+/// bindings: after the size bindings, before the printf buffer.
+static void addGlobalBindings(llvm::json::Array &kernels, StringRef moduleName,
+                              DictionaryAttr info) {
+  auto bound = info.getAs<DictionaryAttr>("kernels");
+  auto buffers = info.getAs<ArrayAttr>("buffers");
+  if (!bound || !buffers)
+    return;
+  llvm::StringMap<Type> elements;
+  for (auto global : buffers.getAsRange<DictionaryAttr>())
+    elements[global.getAs<StringAttr>("name").getValue()] =
+        cast<MemRefType>(global.getAs<TypeAttr>("type").getValue())
+            .getElementType();
+  for (llvm::json::Value &value : kernels) {
+    llvm::json::Object &kernel = *value.getAsObject();
+    std::optional<StringRef> name = kernel.getString("name");
+    std::optional<StringRef> module = kernel.getString("module");
+    llvm::json::Array *bindings = kernel.getArray("bindings");
+    auto names = name ? bound.getAs<ArrayAttr>(*name) : ArrayAttr();
+    if (!names || !bindings || module != moduleName)
+      continue;
+    std::optional<llvm::json::Value> printf;
+    if (!bindings->empty() && bindings->back().getAsObject()->getString(
+                                  "kind") == StringRef("printf")) {
+      printf = std::move(bindings->back());
+      bindings->erase(bindings->end() - 1);
+    }
+    for (StringRef global : names.getAsValueRange<StringAttr>())
+      bindings->push_back(
+          llvm::json::Object{{"set", 0},
+                             {"binding", int64_t(bindings->size())},
+                             {"kind", "global"},
+                             {"global", global},
+                             {"type", typeString(elements.lookup(global))}});
+    if (printf) {
+      (*printf->getAsObject())["binding"] = int64_t(bindings->size());
+      bindings->push_back(std::move(*printf));
+    }
+  }
+}
+
 /// Builds the target's pipeline into `pm`; returns why its options cannot
 /// be used (nothing built), or "".
 static std::string buildPipeline(OpPassManager &pm,
@@ -532,7 +576,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
 
-  llvm::json::Object modules, printf;
+  llvm::json::Object modules, printf, globals;
   for (auto binary : module.getOps<gpu::BinaryOp>()) {
     llvm::json::Array files;
     for (Attribute attr : binary.getObjects()) {
@@ -550,6 +594,14 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
               {"capacity", info.getAs<IntegerAttr>("capacity").getInt()},
               {"formats", std::move(formats)},
               {"kernels", std::move(printing)}};
+        }
+      // The buffers the loader owns for module globals, and the kernels'
+      // bindings of them.
+      if (DictionaryAttr properties = object.getProperties())
+        if (auto info =
+                properties.getAs<DictionaryAttr>(kModuleGlobalsAttrName)) {
+          globals[binary.getName()] = describeModuleGlobals(info);
+          addGlobalBindings(kernels, binary.getName(), info);
         }
       Artifact artifact{binary.getName().str(),
                         getExtension(options.target, object.getFormat()).str(),
@@ -572,5 +624,7 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
                          {"relocations", std::move(relocations)}};
   if (!printf.empty())
     result.manifest["printf"] = std::move(printf);
+  if (!globals.empty())
+    result.manifest["module_globals"] = std::move(globals);
   return result;
 }

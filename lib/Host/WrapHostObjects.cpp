@@ -11,6 +11,7 @@
 
 #include "nabla/Host/Passes.h"
 #include "nabla/Runtime/HostObject.h"
+#include "nabla/Support/ModuleGlobals.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
@@ -129,13 +130,18 @@ struct WrapHostObjects
       auto it = launched.find(binary.getName().str());
       if (it == launched.end())
         continue;
-      // Kernels that print, and the formats of their records.
-      DictionaryAttr printf;
+      // Kernels that print, and the formats of their records; the module
+      // globals the loader keeps in buffers.
+      DictionaryAttr printf, globals;
       for (Attribute attr : binary.getObjects())
         if (DictionaryAttr properties =
-                cast<gpu::ObjectAttr>(attr).getProperties())
+                cast<gpu::ObjectAttr>(attr).getProperties()) {
           if (auto found = properties.getAs<DictionaryAttr>("nabla.printf"))
             printf = found;
+          if (auto found = properties.getAs<DictionaryAttr>(
+                  nabla::kModuleGlobalsAttrName))
+            globals = found;
+        }
       auto printing = [&](StringRef kernel) {
         auto names = printf ? printf.getAs<ArrayAttr>("kernels") : nullptr;
         return names &&
@@ -161,6 +167,8 @@ struct WrapHostObjects
         root["printf"] = llvm::json::Object{{"formats", std::move(formats)},
                                             {"capacity", capacity}};
       }
+      if (globals)
+        root["module_globals"] = nabla::describeModuleGlobals(globals);
       std::string description;
       llvm::raw_string_ostream(description)
           << llvm::json::Value(std::move(root));

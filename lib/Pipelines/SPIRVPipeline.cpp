@@ -56,7 +56,9 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
       nabla::createLowerAllReduce({subgroupSize, /*subgroupBuiltins=*/true,
                                    workgroupThreads(workgroupSize)}));
   device.addPass(nabla::createLinearizeKernelMemRefs());
-  // After the size parameters: the printf buffer is the last binding.
+  // After the size parameters: then the module globals' buffers, then the
+  // printf buffer, the last binding.
+  device.addPass(nabla::createBindModuleGlobals());
   if (client == "vulkan")
     device.addPass(nabla::createLowerPrintfToBuffer());
   device.addPass(memref::createFoldMemRefAliasOpsPass());

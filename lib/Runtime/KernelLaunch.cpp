@@ -115,7 +115,8 @@ std::vector<ArgumentInfo> llvmArguments(const KernelInfo &kernel,
 /// Checks that the manifest's SPIR-V bindings (if any) are those the Vulkan
 /// device makes from the arguments.
 Error checkBindings(const KernelInfo &kernel,
-                    const std::vector<KernelParam> &abi, bool prints) {
+                    const std::vector<KernelParam> &abi,
+                    const std::vector<std::string> &globals, bool prints) {
   if (kernel.bindings.empty())
     return Error::success();
   std::vector<BindingInfo> expected;
@@ -126,22 +127,52 @@ Error checkBindings(const KernelInfo &kernel,
       for (int d = 0; d < abi[k].rank(); ++d)
         if (abi[k].shape[d] < 0)
           expected.push_back({unsigned(expected.size()), k, "size", "i32", d});
+  for (const std::string &global : globals)
+    expected.push_back(
+        {unsigned(expected.size()), 0, "global", "", -1, global});
   if (prints)
     expected.push_back({unsigned(expected.size()), 0, "printf", "i32", -1});
   bool same = expected.size() == kernel.bindings.size();
   for (size_t i = 0; same && i < expected.size(); ++i) {
     const BindingInfo &a = expected[i], &b = kernel.bindings[i];
     same = a.binding == b.binding && a.kind == b.kind &&
-           (a.kind == "printf" || a.param == b.param) &&
-           (a.kind != "size" || a.dim == b.dim);
+           (a.kind == "printf" || a.kind == "global" || a.param == b.param) &&
+           (a.kind != "size" || a.dim == b.dim) && a.global == b.global;
   }
   if (same)
     return Error::success();
   return makeError("the manifest's bindings of kernel '" + kernel.name +
                    "' do not follow the launch convention (binding k is "
                    "parameter k, then one size binding per dynamic extent of "
-                   "each flattened memref): was it written by another "
+                   "each flattened memref, then the module globals the "
+                   "module's record lists for it): was it written by another "
                    "version of nabla-compile?");
+}
+
+/// Writes the initial contents of the module globals `bound` (a kernel's)
+/// into their buffers again: a repeat starts where the first launch did.
+Error resetModuleGlobals(Device &device, void *module,
+                         const ModuleGlobals &globals,
+                         const std::vector<std::string> &bound) {
+  for (const std::string &name : bound) {
+    const ModuleGlobal *global = globals.find(name);
+    Expected<GlobalSymbol> symbol = device.getGlobal(module, name);
+    if (!symbol)
+      return symbol.takeError();
+    if (!global || symbol->bytes < global->bytes)
+      return makeError("internal error: module global '" + name +
+                       "' has no buffer of its size");
+    auto *bytes = static_cast<uint8_t *>(symbol->address);
+    size_t initial = global->initial.size();
+    if (initial)
+      if (Error e = device.copy(bytes, global->initial.data(), initial,
+                                nullptr))
+        return e;
+    if (Error e = device.fill(bytes + initial, 0, 1, global->bytes - initial,
+                              nullptr))
+      return e;
+  }
+  return Error::success();
 }
 
 /// Storage for one launch's arguments: `pointers` is what Device::launch
@@ -333,8 +364,11 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
       spec.printf &&
       std::find(spec.printf->kernels.begin(), spec.printf->kernels.end(),
                 kernel.name) != spec.printf->kernels.end();
+  static const ModuleGlobals noGlobals;
+  const ModuleGlobals &globals = spec.globals ? *spec.globals : noGlobals;
+  const std::vector<std::string> &bound = globals.boundBy(kernel.name);
   if (info.backend == "vulkan")
-    if (Error e = checkBindings(kernel, abi, prints))
+    if (Error e = checkBindings(kernel, abi, bound, prints))
       return e;
   std::vector<ArgumentInfo> arguments = llvmArguments(kernel, abi);
   // A gradient kernel keeping the shadow of dynamic shared memory after the
@@ -397,8 +431,10 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     image.push_back(0);
   KernelABI abis{{kernel.name, abi}};
   LaunchResources resources(device);
-  Expected<void *> module = device.loadModule(
-      {image.data(), image.size(), &abis, prints ? spec.printf : nullptr});
+  Expected<void *> module =
+      device.loadModule({image.data(), image.size(), &abis,
+                         prints ? spec.printf : nullptr,
+                         bound.empty() ? nullptr : &globals});
   if (!module)
     return module.takeError().withContext("loading " + kernel.module + "." +
                                           spec.imageKind);
@@ -471,6 +507,9 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
                          : writePatches(resources, *module, spec.patches,
                                         patchLocations))
       return e;
+    if (repeat)
+      if (Error e = resetModuleGlobals(device, *module, globals, bound))
+        return e;
     for (size_t k = 0; k < params.size(); ++k) {
       if (!abi[k].buffer)
         continue;

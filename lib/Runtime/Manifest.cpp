@@ -13,6 +13,7 @@
 #include "nabla/Support/Limits.h"
 
 #include "Json.h"
+#include "ModuleGlobalsJson.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -399,8 +400,11 @@ bool readKernel(ManifestReader &reader, const json &k, const std::string &path,
           !reader.readInteger(b, "binding", where, 0, kMaxUnsigned,
                               binding.binding, /*required=*/true) ||
           !reader.readInteger(b, "param", where, 0, kMaxUnsigned, binding.param,
-                              /*required=*/binding.kind != "printf") ||
+                              /*required=*/binding.kind != "printf" &&
+                                  binding.kind != "global") ||
           !reader.readString(b, "type", where, binding.type) ||
+          !reader.readString(b, "global", where, binding.global,
+                             /*required=*/binding.kind == "global") ||
           !reader.readInteger(b, "dim", where, -1, kMaxInt, binding.dim))
         return false;
       kernel.bindings.push_back(std::move(binding));
@@ -537,6 +541,17 @@ bool nabla::runtime::parseManifest(const std::string &text, Manifest &manifest,
       }
       manifest.printf[name] = std::move(layout);
     }
+  }
+
+  if (const json *globals = ManifestReader::find(root, "module_globals")) {
+    if (!reader.expectObject(*globals, "module_globals"))
+      return false;
+    for (const auto &[name, info] : globals->items())
+      if (!readModuleGlobals(info, "module_globals." + name,
+                             manifest.globals[name], error)) {
+        error = "malformed manifest: " + error;
+        return false;
+      }
   }
 
   if (relocations)

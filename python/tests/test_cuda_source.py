@@ -479,3 +479,43 @@ __global__ void grad_scale(float *x, float *dx, int n) {
         grad(x, x.copy(), 100, grid=1, block=4, max_tape_bytes=64)
     with pytest.raises(ValueError, match="max_tape_bytes must be a positive"):
         grad(x, x.copy(), 100, grid=1, block=4, max_tape_bytes=0)
+
+
+@needs_cuda_headers
+def test_module_scope_device_memory():
+    """`__constant__` and `__device__` variables from CUDA source: a table
+    read and differentiated through, and a counter the kernel advances (on
+    Vulkan a buffer the runtime owns while the module is loaded, filled
+    from the initializer at each call)."""
+    source = r"""
+#include <enzyme.h>
+__constant__ float c_weight[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__device__ unsigned int g_calls = 0;
+__device__ void weigh(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = c_weight[i & 3] * x[i] * x[i];
+}
+__global__ void weigh_kernel(const float *x, float *y, unsigned *calls, int n) {
+  weigh(x, y, n);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) calls[i] = atomicAdd(&g_calls, 1u);
+}
+__global__ void weigh_reverse(const float *x, float *dx, float *y, float *dy,
+                              int n) {
+  __enzyme_autodiff((void *)weigh, enzyme_dup, x, dx, enzyme_dup, y, dy,
+                    enzyme_const, n);
+}
+"""
+    module = nabla.cuda.module(source)
+    n = 70
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    weight = np.array([1.0, 2.0, 3.0, 4.0])[np.arange(n) & 3]
+    for _ in range(2):
+        _, y, calls, _ = module.kernel("weigh_kernel")(
+            x, np.zeros_like(x), np.zeros(n, np.uint32), n, grid=2, block=64)
+        np.testing.assert_allclose(y, weight * x * x, rtol=1e-6)
+        np.testing.assert_array_equal(np.sort(calls), np.arange(n))
+    _, dx, _, _, _ = module.kernel("weigh_reverse")(
+        x, np.zeros_like(x), np.zeros_like(x), np.ones_like(x), n, grid=2,
+        block=64)
+    np.testing.assert_allclose(dx, 2 * weight * x, rtol=1e-6)

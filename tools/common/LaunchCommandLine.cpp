@@ -691,6 +691,9 @@ int nabla::runtime::runKernel(
   if (auto printf = manifest.printf.find(kernel->module);
       printf != manifest.printf.end())
     spec.printf = &printf->second;
+  if (auto globals = manifest.globals.find(kernel->module);
+      globals != manifest.globals.end())
+    spec.globals = &globals->second;
   spec.grid = options.grid;
   spec.block = options.block;
   spec.dynamicSharedMemory =

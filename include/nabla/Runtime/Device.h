@@ -79,6 +79,40 @@ struct PrintfLayout {
   std::vector<std::string> kernels;
 };
 
+/// A module global that a SPIR-V module keeps in a buffer its loader owns
+/// (nabla-bind-module-globals): a `__device__` variable or a large constant
+/// table. The buffer lives as long as the module and starts from `initial`
+/// (zeros past its end).
+struct ModuleGlobal {
+  std::string name;
+  /// The element type (MLIR name).
+  std::string type;
+  uint64_t bytes = 0;
+  bool constant = false;
+  std::vector<uint8_t> initial;
+};
+
+/// The module globals of a SPIR-V module and, per kernel, the globals it
+/// binds, in the order of its global bindings (after its size bindings,
+/// before its printf buffer).
+struct ModuleGlobals {
+  std::vector<ModuleGlobal> buffers;
+  std::map<std::string, std::vector<std::string>> kernels;
+
+  const ModuleGlobal *find(const std::string &name) const {
+    for (const ModuleGlobal &global : buffers)
+      if (global.name == name)
+        return &global;
+    return nullptr;
+  }
+  /// The globals `kernel` binds (none when it is not listed).
+  const std::vector<std::string> &boundBy(const std::string &kernel) const {
+    static const std::vector<std::string> none;
+    auto it = kernels.find(kernel);
+    return it == kernels.end() ? none : it->second;
+  }
+};
+
 /// Bytes of one element of MLIR type `type` in host memory (index: 8) and
 /// on a SPIR-V device (index: 4); 0 for an unknown type.
 unsigned hostElementBytes(const std::string &type);
@@ -117,6 +151,8 @@ struct ModuleImage {
   const KernelABI *abi = nullptr;
   /// Its printf buffer, for bare SPIR-V whose kernels print; null otherwise.
   const PrintfLayout *printf = nullptr;
+  /// Its module globals, for bare SPIR-V that has some; null otherwise.
+  const ModuleGlobals *globals = nullptr;
 };
 
 /// A module global: its device address and size.
@@ -157,7 +193,8 @@ public:
   /// A kernel of a loaded module, valid while the module is loaded.
   virtual Expected<void *> getFunction(void *module,
                                        const std::string &name) = 0;
-  /// A global of a loaded module (CUDA, HIP; Vulkan has none to look up).
+  /// A global of a loaded module (CUDA, HIP; on Vulkan the module globals
+  /// its loader keeps in buffers, ModuleGlobals).
   virtual Expected<GlobalSymbol> getGlobal(void *module,
                                            const std::string &symbol) = 0;
   /// Launches `function` with `count` flat LLVM arguments, each a pointer

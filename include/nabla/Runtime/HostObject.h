@@ -21,7 +21,11 @@
 // "printf": true and one more binding after all others, the printf buffer
 // (nabla-lower-printf-to-buffer); the description then has "printf":
 // {"formats": [F...], "capacity": N}: the format strings records refer to by
-// index, and the buffer's words of records (plus the counter word 0). The
+// index, and the buffer's words of records (plus the counter word 0). A
+// module whose globals the loader keeps in buffers (nabla-bind-module-globals)
+// has "module_globals" (nabla/Support/ModuleGlobals.h): the globals with
+// their initial contents, and per kernel the globals it binds after its size
+// bindings and before its printf buffer. The
 // bindings follow docs/Targets.md: binding k for parameter k, then one i32 size
 // binding per dynamic extent of each dynamic memref of rank >= 2, in parameter
 // order.

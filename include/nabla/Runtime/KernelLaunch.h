@@ -82,6 +82,10 @@ struct LaunchSpec {
   /// The printf buffer of the kernel's module (SPIR-V), if it has one: the
   /// records the kernel writes are printed to stdout after the launch.
   const PrintfLayout *printf = nullptr;
+  /// The module globals of the kernel's module (SPIR-V), if it has some:
+  /// the loader allocates and fills their buffers, and every repeat starts
+  /// from their initial contents again.
+  const ModuleGlobals *globals = nullptr;
   /// Bytes of dynamic shared memory of the launch (CUDA/HIP: the launch
   /// parameter; Vulkan: compiled into the SPIR-V, checked before).
   uint32_t dynamicSharedMemory = 0;

@@ -83,11 +83,14 @@ struct TapeInfo {
 struct BindingInfo {
   unsigned binding = 0;
   unsigned param = 0;
-  /// "buffer", "scalar", "size" or "printf" (the printf buffer, last; no
-  /// parameter).
+  /// "buffer", "scalar", "size", "global" (a module global's buffer, after
+  /// the size bindings; no parameter) or "printf" (the printf buffer, last;
+  /// no parameter).
   std::string kind;
   std::string type;
   int dim = -1;
+  /// "global" bindings: the global's name.
+  std::string global;
 };
 
 /// One LLVM-level kernel argument (nvvm/rocdl).
@@ -142,6 +145,9 @@ struct Manifest {
   std::vector<RelocationInfo> relocations;
   /// Module name → its printf buffer (SPIR-V modules whose kernels print).
   std::map<std::string, PrintfLayout> printf;
+  /// Module name → its runtime-owned globals (SPIR-V modules that have
+  /// module globals: nabla-bind-module-globals).
+  std::map<std::string, ModuleGlobals> globals;
 
   const KernelInfo *findKernel(const std::string &name) const;
 };

@@ -184,6 +184,45 @@ def LinearizeKernelMemRefs : Pass<"nabla-linearize-kernel-memrefs", "mlir::gpu::
                            "mlir::arith::ArithDialect"];
 }
 
+def BindModuleGlobals : Pass<"nabla-bind-module-globals", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass module globals that SPIR-V cannot hold as kernel storage buffers the runtime owns";
+  let description = [{
+    Vulkan has no writable module-scope device memory and no large constant
+    arrays outside a buffer: a `__device__` variable (a counter, a table the
+    kernels update) or a big `__constant__` table has nowhere to live in a
+    SPIR-V module. This pass gives each such `memref.global` of the module a
+    storage buffer that the runtime owns for as long as the module is loaded
+    (CUDA's lifetime of a module's `__device__` variables): every kernel that
+    reads it gets one more parameter of the global's type, after all others
+    (size parameters included), marked `nabla.module_global = "name"`, and
+    its `memref.get_global` ops become that parameter. The module records
+    the globals, their initial contents (zeros when none) and which kernels
+    bind which in `nabla.module_globals`, which the binary's object keeps;
+    the runtime allocates and fills each buffer once, when it loads the
+    module, and binds it at every launch of those kernels.
+
+    Globals that stay: constant 1-D globals of at most `max-private-elements`
+    known elements (copied into each kernel, `nabla-convert-gpu-to-spirv`),
+    relocation records (`reloc.key`), workgroup memory and globals of types a
+    buffer cannot hold (index, vectors).
+
+    ```mlir
+    memref.global "private" @count : memref<1xi32> = dense<0>
+    gpu.func @k(%out: memref<?xi32>) kernel {
+      %c = memref.get_global @count : memref<1xi32>
+    // becomes
+    gpu.func @k(%out: memref<?xi32>,
+                %c: memref<1xi32> {nabla.module_global = "count"}) kernel {
+    ```
+  }];
+  let options = [
+    Option<"maxPrivateElements", "max-private-elements", "int64_t", "64",
+           "Constant 1-D globals of at most this many known elements are "
+           "left to be copied into the kernels">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def LowerAllReduce : Pass<"nabla-lower-all-reduce", "mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.all_reduce to subgroup reductions combined through workgroup memory";
   let description = [{

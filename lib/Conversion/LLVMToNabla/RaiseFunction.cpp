@@ -131,33 +131,26 @@ Value FunctionRaiser::getHostGlobal(Location loc, unsigned root) {
   }
   if (!SymbolTable::lookupSymbolIn(gpuModule, name)) {
     LLVM::GlobalOp global = module.lookupGlobal(name);
+    // The importer places globals at line 0 of the source file: errors and
+    // notes about the global name the .ll line of its first use instead.
+    Location globalLoc = plainLoc(global.getLoc());
+    if (auto file = dyn_cast<FileLineColLoc>(globalLoc);
+        file && file.getLine() == 0)
+      globalLoc = loc;
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(&into);
-    Attribute initial;
-    if (auto value = global.getValueAttr()) {
-      auto tensor =
-          RankedTensorType::get(type.getShape(), type.getElementType());
-      if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-        if (dense.getElementType() == type.getElementType())
-          initial = DenseElementsAttr::get(
-              tensor, llvm::to_vector(dense.getValues<Attribute>()));
-      } else if (isa<IntegerAttr, FloatAttr>(value) &&
-                 cast<TypedAttr>(value).getType() == type.getElementType() &&
-                 type.getNumElements() == 1) {
-        // A scalar `__device__` variable (a counter) with its initial value.
-        initial = DenseElementsAttr::get(tensor, value);
-      }
-      if (!initial) {
-        emitError(plainLoc(global.getLoc()))
-            << "cannot raise the initializer of @" << name.getValue()
-            << " (only numbers and arrays of numbers)";
-        return nullptr;
-      }
+    FailureOr<DenseElementsAttr> initial = raiseGlobalInitializer(global, type);
+    if (failed(initial)) {
+      emitError(globalLoc)
+          << "cannot raise the initializer of @" << name.getValue()
+          << " (only numbers, and arrays and structs of numbers of the type "
+             "the kernels access it as)";
+      return nullptr;
     }
     memref::GlobalOp::create(
-        builder, plainLoc(global.getLoc()), name,
-        builder.getStringAttr(initial ? "private" : "public"), type,
-        initial ? initial : Attribute(), global.getConstant(),
+        builder, globalLoc, name,
+        builder.getStringAttr(*initial ? "private" : "public"), type,
+        *initial ? Attribute(*initial) : Attribute(), global.getConstant(),
         /*alignment=*/nullptr);
   }
   return memref::GetGlobalOp::create(builder, loc, type, name);

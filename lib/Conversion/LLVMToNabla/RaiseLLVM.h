@@ -376,6 +376,12 @@ void splitObjectSelects(mlir::ModuleOp module);
 /// (CompareExchangeLoops.cpp); other compare-exchanges are left to refuse.
 void rewriteCompareExchangeLoops(mlir::ModuleOp module);
 
+/// The initial contents of `global` as the elements of `type`, its raised
+/// memref type; null for a declaration, failure for contents other than
+/// numbers laid out as `type`'s elements (GlobalInitializers.cpp).
+mlir::FailureOr<mlir::DenseElementsAttr>
+raiseGlobalInitializer(mlir::LLVM::GlobalOp global, mlir::MemRefType type);
+
 /// Turns CUDA device printf (`vprintf` with a format global and an argument
 /// buffer) into gpu.printf (DevicePrintf.cpp); false after a located error.
 mlir::LogicalResult rewriteDevicePrintf(mlir::ModuleOp module);

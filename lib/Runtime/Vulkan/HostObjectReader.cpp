@@ -10,6 +10,7 @@
 #include "HostObjectReader.h"
 
 #include "../Json.h"
+#include "../ModuleGlobalsJson.h"
 
 #include "nabla/Runtime/HostObject.h"
 
@@ -120,6 +121,12 @@ bool readDescription(const std::string &text, HostObject &object,
       object.printfFormats.push_back(format.get<std::string>());
     }
     object.printfCapacity = static_cast<uint32_t>(capacity->get<uint64_t>());
+  }
+  auto globals = root.find("module_globals");
+  if (globals != root.end() &&
+      !readModuleGlobals(*globals, "module_globals", object.globals, error)) {
+    error = "malformed launch description: " + error;
+    return false;
   }
   return true;
 }

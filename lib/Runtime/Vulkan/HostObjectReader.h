@@ -38,6 +38,9 @@ struct HostObject {
   std::set<std::string> printing;
   std::vector<std::string> printfFormats;
   uint32_t printfCapacity = 0;
+  /// Module globals kept in buffers the loader owns, and the kernels that
+  /// bind them (nabla-bind-module-globals).
+  ModuleGlobals globals;
   std::vector<uint32_t> words;
   std::map<std::string, EntryPoint> entryPoints;
 };

@@ -25,6 +25,12 @@
 // (stronger than CUDA's stream semantics, never weaker). A timed launch
 // brackets the dispatch with two timestamp queries in its command buffer.
 //
+// Module globals. A `__device__` variable or a large constant table of a
+// SPIR-V module (nabla-bind-module-globals) lives in a buffer the module owns:
+// allocated and filled from its initial contents at load, bound after the
+// size bindings at each launch of a kernel that reads it, freed at unload.
+// Launches see each other's writes, as CUDA's launches of one module do.
+//
 // gpu.printf. A kernel compiled by nabla-lower-printf-to-buffer has one more
 // binding, after all others: a zeroed buffer it appends records to. Once the
 // launch has completed the records are formatted with the module's format
@@ -141,6 +147,8 @@ Expected<void *> VulkanDevice::loadModule(const ModuleImage &image) {
     module->object.printfFormats = image.printf->formats;
     module->object.printfCapacity = image.printf->capacity;
   }
+  if (image.globals)
+    module->object.globals = *image.globals;
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = module->object.words.size() * 4;
   info.pCode = module->object.words.data();
@@ -148,6 +156,10 @@ Expected<void *> VulkanDevice::loadModule(const ModuleImage &image) {
           vk->vkCreateShaderModule(vk->device, &info, nullptr, &module->shader),
           "vkCreateShaderModule"))
     return std::move(e);
+  if (Error e = createGlobals(*module)) {
+    destroyModule(*module);
+    return std::move(e);
+  }
   Module *handle = module.get();
   modules[handle] = std::move(module);
   return static_cast<void *>(handle);
@@ -164,7 +176,44 @@ Error VulkanDevice::unloadModule(void *handle) {
   return checkValidation("unloading a module");
 }
 
+Error VulkanDevice::createGlobals(Module &module) {
+  for (const ModuleGlobal &global : module.object.globals.buffers) {
+    Expected<Allocation> allocation = createMapped(global.bytes);
+    if (!allocation)
+      return allocation.takeError().withContext("module global '" +
+                                                global.name + "'");
+    if (!global.initial.empty())
+      std::memcpy(allocation->mapped, global.initial.data(),
+                  global.initial.size());
+    std::memset(allocation->mapped + global.initial.size(), 0,
+                global.bytes - global.initial.size());
+    module.globals[global.name] = *allocation;
+  }
+  return Error::success();
+}
+
+Expected<GlobalSymbol> VulkanDevice::getGlobal(void *handle,
+                                               const std::string &symbol) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = modules.find(static_cast<Module *>(handle));
+  if (it == modules.end())
+    return makeError("looking up global '" + symbol +
+                     "' in a module that failed to load or was unloaded");
+  auto global = it->second->globals.find(symbol);
+  const ModuleGlobal *described = it->second->object.globals.find(symbol);
+  if (global == it->second->globals.end() || !described)
+    return makeError("the SPIR-V module keeps no global '" + symbol +
+                     "' (Vulkan has only the module globals that "
+                     "nabla-bind-module-globals gave buffers; compile "
+                     "relocations for Vulkan with the table strategy)");
+  return GlobalSymbol{global->second.mapped,
+                      static_cast<size_t>(described->bytes)};
+}
+
 void VulkanDevice::destroyModule(Module &module) {
+  for (auto &[name, allocation] : module.globals)
+    destroyAllocation(allocation);
+  module.globals.clear();
   for (auto &[name, function] : module.functions) {
     for (auto &[size, pipeline] : function->pipelines)
       vk->vkDestroyPipeline(vk->device, pipeline, nullptr);
@@ -207,6 +256,15 @@ Expected<void *> VulkanDevice::getFunction(void *handle,
   if (params != module.object.kernels.end())
     function->params = &params->second;
   function->prints = module.object.printing.count(kernel) != 0;
+  for (const std::string &name : module.object.globals.boundBy(kernel)) {
+    auto global = module.globals.find(name);
+    if (global == module.globals.end()) {
+      module.functions.erase(kernel);
+      return makeError("kernel '" + kernel + "' binds module global '" +
+                       name + "', which its module does not describe");
+    }
+    function->globals.push_back(&global->second);
+  }
   functions.insert(function.get());
   return static_cast<void *>(function.get());
 }
@@ -215,7 +273,8 @@ Expected<void *> VulkanDevice::getFunction(void *handle,
 Error VulkanDevice::prepare(Function &function) {
   if (function.setLayout)
     return Error::success();
-  unsigned bindings = function.params->size() + (function.prints ? 1 : 0);
+  unsigned bindings = function.params->size() + function.globals.size() +
+                      (function.prints ? 1 : 0);
   for (const KernelParam &param : *function.params)
     if (param.hasSizeBindings())
       for (int64_t extent : param.shape)
@@ -299,8 +358,7 @@ Expected<VkPipeline> VulkanDevice::getPipeline(Function &function,
   return pipeline;
 }
 
-Expected<void *> VulkanDevice::allocate(uint64_t bytes, void *, bool) {
-  std::lock_guard<std::mutex> lock(mutex);
+Expected<Allocation> VulkanDevice::createMapped(uint64_t bytes) {
   Allocation allocation;
   // Storage buffers may not be empty; every allocation is a distinct
   // pointer, even of 0 bytes.
@@ -322,8 +380,16 @@ Expected<void *> VulkanDevice::allocate(uint64_t bytes, void *, bool) {
   // halves through its whole word, and an adjoint reads that word's other
   // half): zero, never whatever the driver's memory held.
   std::memset(allocation.mapped + bytes, 0, allocation.bytes - bytes);
-  allocations[reinterpret_cast<uintptr_t>(mapped)] = allocation;
-  return mapped;
+  return allocation;
+}
+
+Expected<void *> VulkanDevice::allocate(uint64_t bytes, void *, bool) {
+  std::lock_guard<std::mutex> lock(mutex);
+  Expected<Allocation> allocation = createMapped(bytes);
+  if (!allocation)
+    return allocation.takeError();
+  allocations[reinterpret_cast<uintptr_t>(allocation->mapped)] = *allocation;
+  return static_cast<void *>(allocation->mapped);
 }
 
 Error VulkanDevice::free(void *pointer, void *) {

@@ -39,6 +39,8 @@ struct Function {
   const EntryPoint *entry = nullptr;
   /// Whether the kernel has a printf buffer, its last binding.
   bool prints = false;
+  /// The module globals' buffers it binds, after its size bindings.
+  std::vector<const Allocation *> globals;
   unsigned bindingCount = 0;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
@@ -48,6 +50,9 @@ struct Function {
 struct Module {
   HostObject object;
   VkShaderModule shader = VK_NULL_HANDLE;
+  /// The buffers of its module globals (HostObject::globals), by name:
+  /// allocated and filled at load, freed at unload.
+  std::map<std::string, Allocation> globals;
   std::map<std::string, std::unique_ptr<Function>> functions;
 };
 
@@ -97,10 +102,10 @@ public:
   Expected<void *> loadModule(const ModuleImage &image) override;
   Error unloadModule(void *module) override;
   Expected<void *> getFunction(void *module, const std::string &name) override;
-  Expected<GlobalSymbol> getGlobal(void *, const std::string &symbol) override {
-    return makeError("Vulkan cannot look up module globals (@" + symbol +
-                     "): compile for Vulkan with the table strategy");
-  }
+  /// A module global the module keeps in a buffer (nabla-bind-module-
+  /// globals): its mapping. Vulkan has no other module globals.
+  Expected<GlobalSymbol> getGlobal(void *module,
+                                   const std::string &symbol) override;
   Error launch(void *function, const LaunchConfig &config, void **args,
                size_t count) override;
 
@@ -158,7 +163,14 @@ private:
       return makeError("destroying a stream or event that does not exist");
     return Error::success();
   }
-  /// Destroys `module`'s pipelines, layouts and shader (not the entry).
+  /// A mapped storage buffer of `bytes` (at least 16, whole 16-byte units,
+  /// zero past `bytes`).
+  Expected<Allocation> createMapped(uint64_t bytes);
+  /// Allocates and fills the buffers of `module`'s globals (zero past their
+  /// initial contents).
+  Error createGlobals(Module &module);
+  /// Destroys `module`'s pipelines, layouts, shader and globals (not the
+  /// entry).
   void destroyModule(Module &module);
   void destroyAllocation(Allocation &allocation);
   static Error check(VkResult result, const char *what) {

@@ -1,7 +1,8 @@
 //===- VulkanLaunch.cpp - Launch a kernel on the Vulkan device ------------===//
 //
 // The flat LLVM arguments become descriptor bindings (binding k is parameter
-// k, then the size bindings, then the printf buffer; see VulkanDevice.cpp
+// k, then the size bindings, then the module globals' buffers, then the
+// printf buffer; see VulkanDevice.cpp
 // for the memory model), the dispatch is recorded with timestamps when the
 // launch is timed, submitted and waited for, and staged arguments are copied
 // back.
@@ -225,6 +226,9 @@ Error VulkanDevice::bindArguments(const Function &function, void **args,
       return staging.takeError();
     std::memcpy((*staging)->mapped, &size, 4);
   }
+  // The module globals' buffers, the module's own.
+  for (const Allocation *global : function.globals)
+    bindings.push_back({global->buffer, 0, VK_WHOLE_SIZE});
   // The printf buffer: a zero counter, then room for the records.
   if (function.prints) {
     uint64_t bytes = (uint64_t(function.module->object.printfCapacity) + 1) * 4;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "nabla/Support/ModuleGlobals.h"
 #include "nabla/Support/OptionNames.h"
 #include "nabla/Transforms/Passes.h"
 
@@ -253,6 +254,10 @@ struct SPIRVToBinary : public nabla::SuggestOptionNames<
     // (nabla-lower-printf-to-buffer).
     if (Attribute printf = module->getAttr("nabla.printf"))
       properties.append("nabla.printf", printf);
+    // The buffers the runtime owns for module globals
+    // (nabla-bind-module-globals).
+    if (Attribute globals = module->getAttr(nabla::kModuleGlobalsAttrName))
+      properties.append(nabla::kModuleGlobalsAttrName, globals);
     auto objectAttr = gpu::ObjectAttr::get(
         &getContext(), target, objectFormat, builder.getStringAttr(object),
         properties.empty() ? DictionaryAttr()

@@ -266,6 +266,22 @@ LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
     diag.attachNote(region.getLoc()) << "the dynamic shared memory";
     return diag;
   }
+  // A module global (a `__device__` variable) is nobody's to mark: Enzyme
+  // refuses an active global without a shadow, and so does Nabla.
+  if (auto get =
+          getViewSource(buffer).getDefiningOp<memref::GetGlobalOp>()) {
+    InFlightDiagnostic diag =
+        op->emitOpError(isa<memref::AtomicRMWOp>(op) ? "accumulates"
+                                                     : "stores")
+        << " a differentiated value into module global @" << get.getName()
+        << " (a `__device__` variable), which AD gives no shadow: the "
+           "value's derivative would be lost; pass the memory to the "
+           "differentiated function as a buffer parameter (dup) instead";
+    if (auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+            get, get.getNameAttr()))
+      diag.attachNote(global.getLoc()) << "the global";
+    return diag;
+  }
   // Enzyme's rule: memory the request marks constant (`const`,
   // `enzyme_const`) is inactive, also where differentiated values are written
   // into it; what flows through it carries no derivative. Said, not hidden.
