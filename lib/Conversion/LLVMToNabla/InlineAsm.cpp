@@ -12,7 +12,7 @@
 // own caching), fpext/fptrunc with bitcasts, shifts and ors, half
 // arithmetic as the f32 operation between an fpext and an fptrunc, reads of the
 // lane id and lane masks (cooperative groups' tiles) the intrinsics that
-// read them. An assembly block
+// read them, CUB's shuffles (ShuffleAsm.cpp). An assembly block
 // whose results are unused and that declares no side effects is dropped. Any
 // other inline assembly stays, and the raise refuses it with a located error.
 //
@@ -233,34 +233,13 @@ bool rewriteMemoryInstruction(LLVM::InlineAsmOp asmOp) {
   return true;
 }
 
-/// The instruction text without an enclosing `{ }` and with every run of
-/// white space one blank.
-std::string normalizeAsm(StringRef text) {
-  text = text.trim();
-  if (text.starts_with("{") && text.ends_with("}"))
-    text = text.drop_front().drop_back();
-  std::string out;
-  for (char c : text) {
-    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    if (space) {
-      if (!out.empty() && out.back() != ' ')
-        out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ')
-    out.pop_back();
-  return out;
-}
-
 /// The conversions and moves of CUDA's cuda_fp16/cuda_bf16 headers (half
 /// values are i16 bits, half2 values i32): true if `asmOp` was one and is
 /// replaced by LLVM ops.
 bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
   if (!hasResult(asmOp))
     return false;
-  std::string text = normalizeAsm(asmOp.getAsmString());
+  std::string text = normalizeInlineAsm(asmOp.getAsmString());
   StringRef constraints = asmOp.getConstraints();
   OpBuilder b(asmOp);
   Location loc = asmOp.getLoc();
@@ -342,7 +321,7 @@ bool rewriteHalfConversion(LLVM::InlineAsmOp asmOp) {
 bool rewriteHalfArithmetic(LLVM::InlineAsmOp asmOp) {
   if (!hasResult(asmOp))
     return false;
-  std::string text = normalizeAsm(asmOp.getAsmString());
+  std::string text = normalizeInlineAsm(asmOp.getAsmString());
   StringRef rest(text);
   // A constant operand, `c`.
   std::optional<uint64_t> constant;
@@ -481,7 +460,7 @@ bool rewriteSpecialRegister(LLVM::InlineAsmOp asmOp) {
       asmOp.getConstraints() != "=r" ||
       !asmOp.getRes().getType().isInteger(32))
     return false;
-  std::string text = normalizeAsm(asmOp.getAsmString());
+  std::string text = normalizeInlineAsm(asmOp.getAsmString());
   StringRef reg(text);
   if (!reg.consume_front("mov.u32 $0, %") && !reg.consume_front("mov.b32 $0, %"))
     return false;
@@ -508,6 +487,25 @@ bool rewriteSpecialRegister(LLVM::InlineAsmOp asmOp) {
 
 } // namespace
 
+std::string nabla::raise::normalizeInlineAsm(StringRef text) {
+  text = text.trim();
+  if (text.starts_with("{") && text.ends_with("}"))
+    text = text.drop_front().drop_back();
+  std::string out;
+  for (char c : text) {
+    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (space) {
+      if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
 void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
   SmallVector<LLVM::InlineAsmOp> asmOps;
   module.walk([&](LLVM::InlineAsmOp op) { asmOps.push_back(op); });
@@ -520,7 +518,7 @@ void nabla::raise::rewriteKnownInlineAsm(ModuleOp module) {
       continue;
     }
     if (!rewriteMemoryInstruction(asmOp) && !rewriteSpecialRegister(asmOp) &&
-        !rewriteHalfConversion(asmOp))
+        !rewriteShuffleAsm(asmOp) && !rewriteHalfConversion(asmOp))
       (void)rewriteHalfArithmetic(asmOp);
   }
 }

@@ -333,6 +333,15 @@ void convertConstantTripLoops(mlir::Operation *root);
 /// effects (InlineAsm.cpp); other assembly is left for the raise to refuse.
 void rewriteKnownInlineAsm(mlir::ModuleOp module);
 
+/// An inline assembly text without an enclosing `{ }` and with every run of
+/// white space one blank (InlineAsm.cpp).
+std::string normalizeInlineAsm(llvm::StringRef text);
+
+/// Rewrites CUB's warp shuffles in PTX assembly (a word shuffle, or a
+/// shuffle whose valid lanes add) into `llvm.nvvm.shfl.sync` calls, adds
+/// and selects; false (nothing changed) for other assembly (ShuffleAsm.cpp).
+bool rewriteShuffleAsm(mlir::LLVM::InlineAsmOp asmOp);
+
 /// Turns the calls of sine-and-cosine functions that return through
 /// pointers (`sincosf(x, &s, &c)` of libdevice, OCML and C, their `sincospi`
 /// forms, `llvm.sincos`) into a sine, a cosine and stores
