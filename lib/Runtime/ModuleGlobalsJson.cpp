@@ -34,7 +34,8 @@ bool readBuffer(const json &b, const std::string &where, ModuleGlobal &global,
   auto name = b.find("name"), element = b.find("element"),
        bytes = b.find("bytes"), constant = b.find("constant"),
        data = b.find("data");
-  if (name == b.end() || !name->is_string() || name->get_ref<const std::string &>().empty())
+  if (name == b.end() || !name->is_string() ||
+      name->get_ref<const std::string &>().empty())
     return fail("expected a \"name\"");
   if (element == b.end() || !element->is_string() ||
       !hostElementBytes(element->get<std::string>()))
@@ -80,9 +81,8 @@ bool nabla::runtime::readModuleGlobals(const json &value,
   }
   for (size_t i = 0; i < buffers->size(); ++i) {
     ModuleGlobal global;
-    if (!readBuffer((*buffers)[i],
-                    path + ".buffers[" + std::to_string(i) + "]", global,
-                    error))
+    if (!readBuffer((*buffers)[i], path + ".buffers[" + std::to_string(i) + "]",
+                    global, error))
       return false;
     if (globals.find(global.name)) {
       error = path + ": two buffers named '" + global.name + "'";

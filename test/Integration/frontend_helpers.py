@@ -5,6 +5,7 @@
 # finite differences in float64: used by test_frontends.py and
 # test_production_idioms.py.
 # ===----------------------------------------------------------------------=== #
+import json
 import os
 import re
 import shutil
@@ -121,3 +122,26 @@ def f32(x):
 
 def check(actual, expected, rtol=2e-3, atol=2e-4):
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def compile_for_target(ll, target, out, block=64, extra=()):
+    """nabla-compile of `ll` for `target` into `out` as the suites compile
+    for every target (NVVM for sm_90, SPIR-V and Metal for blocks of
+    `block`), plus `extra` options; SPIR-V output is validated by spirv-val
+    (NVVM's is assembled by ptxas, which writes the cubin). The finished
+    process and, when it succeeded, the manifest."""
+    flags = {"nvvm": ["--chip=sm_90"], "rocdl": [],
+             "spirv": [f"--block={block}"],
+             "metal": [f"--block={block}"]}[target]
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-compile"), str(ll), f"--target={target}",
+         "-o", str(out)] + flags + list(extra),
+        capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        return result, None
+    if target == "spirv":
+        val = subprocess.run(
+            ["spirv-val", "--target-env", "vulkan1.1",
+             str(out / "kernels.spv")], capture_output=True, text=True)
+        assert val.returncode == 0, val.stderr
+    return result, json.loads((out / "manifest.json").read_text())

@@ -14,14 +14,13 @@
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 from frontend_helpers import (BIN, SOURCES, check, compile_cuda, compile_hip,
-                              f32, finite_differences, mangled,
+                              compile_for_target, f32, finite_differences,
                               needs_cuda_headers, run, run_named)
 
 RNG = np.random.default_rng(15)
@@ -57,7 +56,7 @@ def test_saxpy_active_scalar(tmp_path, opt):
     out = run(tmp_path, ll, "grad_saxpy", 2, 64,
               [f"f32:{a}", f32(x), f32(np.zeros(n)), f32(y), f32(wy),
                f32(np.zeros(n)), f"i32:{n}"])
-    da, dx, dy = FD = finite_differences(
+    da, dx, dy = finite_differences(
         lambda v: [v[0] * v[1] + v[2]], [np.array([a]), x, y], [wy])
     check(out[2], dx)
     check(out[4], dy)
@@ -395,23 +394,12 @@ def test_compiles_for_every_target(tmp_path, target):
     """Every frontend file, at -O1 and -O2, for one target; SPIR-V is
     validated by spirv-val, NVVM assembled by ptxas (nabla-compile writes
     the cubin)."""
-    flags = {"nvvm": ["--chip=sm_90"], "rocdl": [],
-             "spirv": ["--block=64"], "metal": ["--block=64"]}[target]
     for source in SOURCES_ALL + HIP_SOURCES:
         for opt in OPTS:
             ll = (compile_hip if source in HIP_SOURCES else compile_cuda)(
                 tmp_path, source, opt)
-            out = tmp_path / f"{source}-O{opt}-{target}"
-            result = subprocess.run(
-                [os.path.join(BIN, "nabla-compile"), str(ll),
-                 f"--target={target}", "-o", str(out)] + flags,
-                capture_output=True, text=True, timeout=300)
-            assert result.returncode == 0, f"{source} -O{opt}: {result.stderr}"
-            manifest = json.loads((out / "manifest.json").read_text())
+            result, manifest = compile_for_target(
+                ll, target, tmp_path / f"{source}-O{opt}-{target}")
+            assert manifest, f"{source} -O{opt}: {result.stderr}"
             names = [k["name"] for k in manifest["kernels"]]
             assert len(names) >= 2 and any("grad" in n for n in names), names
-            if target == "spirv":
-                val = subprocess.run(
-                    ["spirv-val", "--target-env", "vulkan1.1",
-                     str(out / "kernels.spv")], capture_output=True, text=True)
-                assert val.returncode == 0, val.stderr

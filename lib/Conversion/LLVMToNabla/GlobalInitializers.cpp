@@ -116,7 +116,8 @@ nabla::raise::raiseGlobalInitializer(LLVM::GlobalOp global, MemRefType type) {
   if (!block)
     return DenseElementsAttr();
   auto ret = dyn_cast<LLVM::ReturnOp>(block->getTerminator());
-  if (!ret || ret.getNumOperands() != 1 || !type.getElementType().isIntOrFloat())
+  if (!ret || ret.getNumOperands() != 1 ||
+      !type.getElementType().isIntOrFloat())
     return failure();
   Builder builder(global.getContext());
   SmallVector<Attribute> elements(type.getNumElements(),

@@ -186,7 +186,8 @@ private:
       return move(opcode, operands);
     if (opcode.starts_with("add.") && operands.size() == 3) {
       Type type = registerType(context, opcode.drop_front(strlen("add")));
-      Value lhs = as(read(operands[1]), type), rhs = as(read(operands[2]), type);
+      Value lhs = as(read(operands[1]), type),
+            rhs = as(read(operands[2]), type);
       if (!type || !lhs || !rhs)
         return false;
       Value sum = isa<FloatType>(type) ? make<LLVM::FAddOp>(lhs, rhs)
@@ -240,8 +241,8 @@ private:
       Value low = as(read(lo), i32), high = as(read(hi), i32);
       if (opcode != "mov.b64" || !low || !high)
         return false;
-      Value wide = make<LLVM::ShlOp>(make<LLVM::ZExtOp>(i64, high),
-                                     constant(i64, 32));
+      Value wide =
+          make<LLVM::ShlOp>(make<LLVM::ZExtOp>(i64, high), constant(i64, 32));
       return write(to, make<LLVM::OrOp>(wide, make<LLVM::ZExtOp>(i64, low)));
     }
     return write(to, read(from));
@@ -287,13 +288,12 @@ private:
     built.push_back(lane);
     Value laneId = lane.getResult(0);
     Value low5 = constant(i32, 31);
-    Value segmask = make<LLVM::AndOp>(
-        make<LLVM::LShrOp>(clamp, constant(i32, 8)), low5);
+    Value segmask =
+        make<LLVM::AndOp>(make<LLVM::LShrOp>(clamp, constant(i32, 8)), low5);
     Value notSegmask = make<LLVM::XOrOp>(segmask, constant(i32, -1));
     Value minLane = make<LLVM::AndOp>(laneId, segmask);
     Value maxLane = make<LLVM::OrOp>(
-        minLane,
-        make<LLVM::AndOp>(make<LLVM::AndOp>(clamp, low5), notSegmask));
+        minLane, make<LLVM::AndOp>(make<LLVM::AndOp>(clamp, low5), notSegmask));
     Value delta = make<LLVM::AndOp>(offset, low5);
     if (mode == "up")
       return make<LLVM::ICmpOp>(LLVM::ICmpPredicate::sge,

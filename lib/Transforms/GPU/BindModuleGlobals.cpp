@@ -45,19 +45,18 @@ struct BindModuleGlobals
   /// True if `global` needs a runtime-owned buffer.
   bool needsBuffer(memref::GlobalOp global) const {
     MemRefType type = global.getType();
-    if (global->hasAttr(nabla::reloc::kRecordKeyAttrName) || !type.hasStaticShape() ||
-        !type.getLayout().isIdentity() || !inDeviceMemory(type) ||
-        !type.getElementType().isIntOrFloat())
+    if (global->hasAttr(nabla::reloc::kRecordKeyAttrName) ||
+        !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !inDeviceMemory(type) || !type.getElementType().isIntOrFloat())
       return false;
     Attribute initial = global.getInitialValueAttr();
     // Contents the runtime cannot be given (a resource blob) stay, for the
     // SPIR-V conversion to report.
     if (initial && !isa<UnitAttr, DenseElementsAttr>(initial))
       return false;
-    bool copiedIntoKernels = global.getConstant() &&
-                             isa_and_nonnull<DenseElementsAttr>(initial) &&
-                             type.getRank() == 1 &&
-                             type.getNumElements() <= maxPrivateElements;
+    bool copiedIntoKernels =
+        global.getConstant() && isa_and_nonnull<DenseElementsAttr>(initial) &&
+        type.getRank() == 1 && type.getNumElements() <= maxPrivateElements;
     return !copiedIntoKernels;
   }
 
@@ -116,10 +115,10 @@ struct BindModuleGlobals
         if (failed(kernel.insertArgument(
                 position, global.getType(),
                 DictionaryAttr::get(
-                    context, {NamedAttribute(StringAttr::get(
-                                                 context,
-                                                 nabla::kModuleGlobalArgAttrName),
-                                             name)}),
+                    context, {NamedAttribute(
+                                 StringAttr::get(
+                                     context, nabla::kModuleGlobalArgAttrName),
+                                 name)}),
                 global.getLoc())))
           return signalPassFailure();
         Value buffer = kernel.getArgument(position);
@@ -129,8 +128,8 @@ struct BindModuleGlobals
         }
         names.push_back(name);
       }
-      kernels.push_back(NamedAttribute(kernel.getNameAttr(),
-                                       ArrayAttr::get(context, names)));
+      kernels.push_back(
+          NamedAttribute(kernel.getNameAttr(), ArrayAttr::get(context, names)));
     }
 
     Builder builder(context);
@@ -141,8 +140,8 @@ struct BindModuleGlobals
       SmallVector<NamedAttribute> fields{
           builder.getNamedAttr("name", global.getSymNameAttr()),
           builder.getNamedAttr("type", TypeAttr::get(global.getType()))};
-      if (auto value = dyn_cast_or_null<DenseElementsAttr>(
-              global.getInitialValueAttr()))
+      if (auto value =
+              dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr()))
         fields.push_back(builder.getNamedAttr("value", value));
       if (global.getConstant())
         fields.push_back(
