@@ -25,6 +25,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <map>
 
 using namespace nabla::runtime;
 
@@ -394,22 +395,58 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     value = params[index].scalarAsInteger();
     return true;
   };
+  // Elements of integer buffers (ragged rows' offsets), read from the host
+  // data, or from device memory (copied once) for buffers passed in place.
+  std::map<unsigned, std::vector<uint8_t>> deviceCopies;
+  auto element = [&](unsigned index, int64_t at, int64_t &value,
+                     int64_t &count) {
+    if (index >= params.size() || !abi[index].buffer || params[index].null)
+      return false;
+    const std::string &type = abi[index].type;
+    if (type.empty() || type[0] != 'i' || type == "index")
+      return false;
+    unsigned bytes = hostElementBytes(type);
+    const std::vector<uint8_t> *data = &params[index].buffer.data;
+    if (params[index].onDevice) {
+      auto [copy, fresh] = deviceCopies.try_emplace(index);
+      if (fresh) {
+        copy->second.resize(params[index].device.bytes);
+        if (device.copy(copy->second.data(),
+                        address(params[index].device.pointer),
+                        copy->second.size(), nullptr) ||
+            device.synchronize(nullptr))
+          return false;
+      }
+      data = &copy->second;
+    }
+    count = bytes ? static_cast<int64_t>(data->size() / bytes) : 0;
+    value = 0;
+    if (at < 0 || at >= count)
+      return true;
+    uint64_t raw = 0;
+    std::memcpy(&raw, data->data() + at * bytes, bytes);
+    unsigned width = 8 * bytes;
+    value = width >= 64
+                ? static_cast<int64_t>(raw)
+                : static_cast<int64_t>(raw << (64 - width)) >> (64 - width);
+    return true;
+  };
   if (kernel.splitTape && kernel.splitTape->param < params.size()) {
     const HostParam &tape = params[kernel.splitTape->param];
     uint64_t elements =
         tape.onDevice ? tape.device.bytes / 4
                       : static_cast<uint64_t>(tape.buffer.data.size() / 4);
     std::string error;
-    if (!checkSplitTape(kernel, argument, spec.grid, spec.block, elements,
-                        error))
+    if (!checkSplitTape(kernel, argument, element, spec.grid, spec.block,
+                        elements, error))
       return makeError(error);
   }
   if (kernel.tape) {
     std::string error;
     uint64_t cap = spec.maxTapeBytes ? spec.maxTapeBytes
                                      : defaultMaxTapeBytes(info.memoryBytes);
-    if (!runtime::tapeBytes(kernel, argument, spec.grid, spec.block, cap,
-                            tapeBytes, error))
+    if (!runtime::tapeBytes(kernel, argument, element, spec.grid, spec.block,
+                            cap, tapeBytes, error))
       return makeError(error);
     HostParam &tape = params[kernel.tape->param];
     tape.buffer = NpyArray();

@@ -202,17 +202,18 @@ bool readParam(ManifestReader &reader, const json &p, const std::string &path,
 /// third element is an integer).
 int sizeExprArity(const std::string &op) {
   static const std::map<std::string, int> arity = {
-      {"arg", -1},       {"const", -1},        {"thread_id", -1},
-      {"block_id", -1},  {"block_dim", -1},    {"grid_dim", -1},
-      {"addi", 2},       {"subi", 2},          {"muli", 2},
-      {"divui", 2},      {"divsi", 2},         {"remui", 2},
-      {"remsi", 2},      {"ceildivui", 2},     {"ceildivsi", 2},
-      {"floordivsi", 2}, {"maxsi", 2},         {"minsi", 2},
-      {"maxui", 2},      {"minui", 2},         {"andi", 2},
-      {"ori", 2},        {"xori", 2},          {"shli", 2},
-      {"shrui", 2},      {"shrsi", 2},         {"extsi", 1},
-      {"extui", 1},      {"trunci", 1},        {"index_cast", 1},
-      {"index_castui", 1}, {"select", 3},      {"cmpi", 2}};
+      {"arg", -1},         {"const", -1},     {"thread_id", -1},
+      {"block_id", -1},    {"block_dim", -1}, {"grid_dim", -1},
+      {"addi", 2},         {"subi", 2},       {"muli", 2},
+      {"divui", 2},        {"divsi", 2},      {"remui", 2},
+      {"remsi", 2},        {"ceildivui", 2},  {"ceildivsi", 2},
+      {"floordivsi", 2},   {"maxsi", 2},      {"minsi", 2},
+      {"maxui", 2},        {"minui", 2},      {"andi", 2},
+      {"ori", 2},          {"xori", 2},       {"shli", 2},
+      {"shrui", 2},        {"shrsi", 2},      {"extsi", 1},
+      {"extui", 1},        {"trunci", 1},     {"index_cast", 1},
+      {"index_castui", 1}, {"select", 3},     {"cmpi", 2},
+      {"dim", -1},         {"load", 1}};
   auto it = arity.find(op);
   return it == arity.end() ? -2 : it->second;
 }
@@ -243,6 +244,12 @@ bool readSizeExpr(ManifestReader &reader, const json &e,
     if (!e[2].is_string())
       return reader.fail(path, "expected [\"cmpi\", 1, predicate, a, b]");
     expr.predicate = e[2].get<std::string>();
+    first = 3;
+  }
+  if (expr.op == "load") {
+    if (!e[2].is_number_integer())
+      return reader.fail(path, "expected [\"load\", bits, param, index]");
+    expr.value = e[2].get<int64_t>();
     first = 3;
   }
   if (e.size() != first + size_t(arity))

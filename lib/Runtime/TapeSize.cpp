@@ -29,6 +29,7 @@ int64_t signedOf(uint64_t v, unsigned bits) {
 
 struct Launch {
   const ScalarArgument &argument;
+  const BufferElement &element;
   Dim3 grid, block, blockId, threadId;
 };
 
@@ -59,6 +60,25 @@ bool evaluate(const SizeExpr &e, const Launch &launch, uint64_t &result,
       return false;
     }
     result = mask(static_cast<uint64_t>(value), bits);
+    return true;
+  }
+  if (e.op == "dim" || e.op == "load") {
+    int64_t index = -1;
+    if (e.op == "load") {
+      uint64_t at;
+      if (!evaluate(e.operands[0], launch, at, error))
+        return false;
+      index = signedOf(at, e.operands[0].bits);
+    }
+    int64_t value = 0, count = 0;
+    if (e.value < 0 || !launch.element ||
+        !launch.element(unsigned(e.value), index, value, count)) {
+      error = "the tape formula reads buffer parameter #" +
+              std::to_string(e.value) +
+              ", which is not an integer buffer of the launch";
+      return false;
+    }
+    result = mask(static_cast<uint64_t>(e.op == "dim" ? count : value), bits);
     return true;
   }
   if (e.op == "thread_id" || e.op == "block_id" || e.op == "block_dim" ||
@@ -190,9 +210,10 @@ bool evaluate(const SizeExpr &e, const Launch &launch, uint64_t &result,
 
 bool nabla::runtime::tapeWordsPerThread(const TapeInfo &tape,
                                         const ScalarArgument &argument,
-                                        Dim3 grid, Dim3 block, uint64_t &words,
+                                        const BufferElement &element, Dim3 grid,
+                                        Dim3 block, uint64_t &words,
                                         std::string &error) {
-  Launch launch{argument, grid, block, {0, 0, 0}, {0, 0, 0}};
+  Launch launch{argument, element, grid, block, {0, 0, 0}, {0, 0, 0}};
   const SizeExpr &formula = tape.wordsPerThread;
   auto one = [&](uint64_t &value) {
     if (!evaluate(formula, launch, value, error))
@@ -229,10 +250,10 @@ namespace {
 /// threads; `overflows` when 4 * words * threads exceeds 64 bits. False
 /// with `error` (naming the kernel) when the formula cannot be evaluated.
 bool launchWords(const KernelInfo &kernel, const TapeInfo &tape,
-                 const ScalarArgument &argument, Dim3 grid, Dim3 block,
-                 uint64_t &words, uint64_t &threads, bool &overflows,
-                 std::string &error) {
-  if (!tapeWordsPerThread(tape, argument, grid, block, words, error)) {
+                 const ScalarArgument &argument, const BufferElement &element,
+                 Dim3 grid, Dim3 block, uint64_t &words, uint64_t &threads,
+                 bool &overflows, std::string &error) {
+  if (!tapeWordsPerThread(tape, argument, element, grid, block, words, error)) {
     error = "kernel '" + kernel.name + "': " + error;
     return false;
   }
@@ -245,7 +266,8 @@ bool launchWords(const KernelInfo &kernel, const TapeInfo &tape,
 } // namespace
 
 bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
-                               const ScalarArgument &argument, Dim3 grid,
+                               const ScalarArgument &argument,
+                               const BufferElement &element, Dim3 grid,
                                Dim3 block, uint64_t maxBytes, uint64_t &bytes,
                                std::string &error) {
   bytes = 0;
@@ -253,7 +275,7 @@ bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
     return true;
   uint64_t words, threads;
   bool overflows;
-  if (!launchWords(kernel, *kernel.tape, argument, grid, block, words,
+  if (!launchWords(kernel, *kernel.tape, argument, element, grid, block, words,
                    threads, overflows, error))
     return false;
   uint64_t cap = maxBytes ? maxBytes : kDefaultMaxTapeBytes;
@@ -273,15 +295,16 @@ bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
 }
 
 bool nabla::runtime::checkSplitTape(const KernelInfo &kernel,
-                                    const ScalarArgument &argument, Dim3 grid,
+                                    const ScalarArgument &argument,
+                                    const BufferElement &element, Dim3 grid,
                                     Dim3 block, uint64_t elements,
                                     std::string &error) {
   if (!kernel.splitTape)
     return true;
   uint64_t words, threads;
   bool overflows;
-  if (!launchWords(kernel, *kernel.splitTape, argument, grid, block, words,
-                   threads, overflows, error))
+  if (!launchWords(kernel, *kernel.splitTape, argument, element, grid, block,
+                   words, threads, overflows, error))
     return false;
   if (overflows) {
     error = "kernel '" + kernel.name + "' needs a split-mode tape of more "

@@ -519,3 +519,32 @@ __global__ void weigh_reverse(const float *x, float *dx, float *y, float *dy,
         x, np.zeros_like(x), np.zeros_like(x), np.ones_like(x), n, grid=2,
         block=64)
     np.testing.assert_allclose(dx, 2 * weight * x, rtol=1e-6)
+
+
+@needs_cuda_headers
+def test_ragged_rows_tape_sized_from_a_buffer():
+    """A loop bounded by offsets in memory that overwrites what it reads:
+    the gradient's global tape is sized by the launcher from the offsets
+    array passed in (NumPy here), nothing passed for it."""
+    source = r"""
+#include <enzyme.h>
+__device__ void scale_rows(float *x, const int *offsets, int rows) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < rows)
+    for (int j = offsets[row]; j < offsets[row + 1]; j++)
+      x[j] = sinf(x[j]) * x[j];
+}
+__global__ void scale_rows_reverse(float *x, float *dx, const int *offsets,
+                                   int rows) {
+  __enzyme_autodiff((void *)scale_rows, enzyme_dup, x, dx, enzyme_const,
+                    offsets, enzyme_const, rows);
+}
+"""
+    offsets = np.array([0, 5, 5, 40, 41], np.int32)
+    x = np.linspace(-2, 2, 41).astype(np.float32)
+    w = np.linspace(1, 2, 41).astype(np.float32)
+    kernel = nabla.cuda.Kernel(source, "scale_rows_reverse")
+    xr, dx, _, _ = kernel(x.copy(), w.copy(), offsets, 4, grid=1, block=8)
+    np.testing.assert_allclose(xr, np.sin(x) * x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dx, w * (np.cos(x) * x + np.sin(x)),
+                               rtol=1e-5, atol=1e-5)

@@ -202,3 +202,42 @@ def test_adjoint_kernel_with_a_global_tape(tmp_path, cols):
     s = (x64 ** 2).sum(axis=1, keepdims=True)
     expected = dy / s - 2 * x64 * (dy * x64).sum(axis=1, keepdims=True) / s ** 2
     np.testing.assert_allclose(dx, expected, rtol=2e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("lengths", [[3, 0, 1, 9, 2, 25], [0], [1000, 1]])
+def test_ragged_rows_sized_from_offsets(tmp_path, lengths):
+    """ragged_rows.mlir: the row lengths are in an offsets buffer, so the
+    adjoint's global tape is sized from it; the host code reads a host copy
+    for every thread of the launch (8 threads, fewer rows: the threads past
+    the last row need no slots)."""
+    rng = np.random.default_rng(12)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    n = max(int(offsets[-1]), 1)
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    seed = rng.standard_normal(n).astype(np.float32)
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    r = nabla_run("ragged_rows.mlir", "--entry=grad",
+                  save(tmp_path, "x", x), save(tmp_path, "dx", seed),
+                  save(tmp_path, "offsets", offsets),
+                  f"--arg=index:{len(lengths)}", f"--out={tmp_path / 'out'}",
+                  env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not freed" not in r.stderr
+    dx = np.load(tmp_path / "out" / "arg1.npy")
+    expected = seed.astype(np.float64)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        if b > a:
+            v = x[a:b].astype(np.float64)
+            dy = seed[a:b].astype(np.float64)
+            s = (v ** 2).sum()
+            expected[a:b] = dy / s - 2 * v * (dy * v).sum() / s ** 2
+    np.testing.assert_allclose(dx, expected, rtol=2e-3, atol=1e-4)
+    # The longest row decides the size: a cap under it is refused.
+    if max(lengths) >= 1000:
+        r = nabla_run("ragged_rows.mlir", "--entry=grad",
+                      save(tmp_path, "x", x), save(tmp_path, "dx", seed),
+                      save(tmp_path, "offsets", offsets),
+                      f"--arg=index:{len(lengths)}", "--max-tape-bytes=4096",
+                      env=env)
+        assert r.returncode == 1, r.stderr
+        assert "over the limit of 4096 bytes" in r.stderr, r.stderr

@@ -2,7 +2,8 @@
 //
 // The manifest's tape formula read and evaluated with arith's semantics
 // (widths, signedness, division by zero refused), the largest words over
-// the grid when the formula reads thread ids, the cap naming the size a
+// the grid when the formula reads thread ids, elements of integer buffers
+// (ragged rows), the cap naming the size a
 // launch needed, and malformed formulas rejected with their path.
 //
 //===----------------------------------------------------------------------===//
@@ -40,8 +41,18 @@ bool words(const std::string &formula, int64_t n, int64_t m, Dim3 grid,
     value = index == 0 ? n : m;
     return true;
   };
-  return tapeWordsPerThread(*manifest.kernels[0].tape, argument, grid, block,
-                            result, error);
+  // Parameter #0 read as a buffer: the offsets of ragged rows 0, 3, 3, 10.
+  auto element = [](unsigned index, int64_t at, int64_t &value,
+                    int64_t &count) {
+    static const int64_t offsets[] = {0, 3, 3, 10};
+    if (index != 0)
+      return false;
+    count = 4;
+    value = at >= 0 && at < count ? offsets[at] : 0;
+    return true;
+  };
+  return tapeWordsPerThread(*manifest.kernels[0].tape, argument, element,
+                            grid, block, result, error);
 }
 
 TEST(TapeSizeTest, TripCountOfAnI32Argument) {
@@ -84,6 +95,26 @@ TEST(TapeSizeTest, ThreadDependentCountsTakeTheLongestThread) {
   EXPECT_EQ(w, 96u);
 }
 
+TEST(TapeSizeTest, RaggedRowsReadTheirLengthsFromABuffer) {
+  // offsets[t + 1] - offsets[t] where t + 1 < dim(offsets), else 0: the
+  // longest row (7) over threads 0..3; past the end a read gives 0.
+  std::string f = R"(["select", 64,
+      ["cmpi", 1, "ult", ["addi", 64, ["thread_id", 64, 0], ["const", 64, 1]],
+       ["dim", 64, 0]],
+      ["subi", 64, ["load", 64, 0, ["addi", 64, ["thread_id", 64, 0],
+                                    ["const", 64, 1]]],
+                   ["load", 64, 0, ["thread_id", 64, 0]]],
+      ["const", 64, 0]])";
+  uint64_t w = 0;
+  std::string error;
+  ASSERT_TRUE(words(f, 0, 0, {1, 1, 1}, {4, 1, 1}, w, error)) << error;
+  EXPECT_EQ(w, 7u);
+  // Reading a parameter that is no integer buffer is an error naming it.
+  ASSERT_FALSE(words(R"(["load", 64, 1, ["const", 64, 0]])", 0, 0, {1, 1, 1},
+                     {1, 1, 1}, w, error));
+  EXPECT_NE(error.find("buffer parameter #1"), std::string::npos) << error;
+}
+
 TEST(TapeSizeTest, CapNamesTheBytesNeeded) {
   Manifest manifest;
   std::string error;
@@ -95,11 +126,11 @@ TEST(TapeSizeTest, CapNamesTheBytesNeeded) {
     return index == 1;
   };
   uint64_t bytes = 0;
-  EXPECT_TRUE(tapeBytes(manifest.kernels[0], argument, {2, 1, 1}, {8, 1, 1},
-                        0, bytes, error));
+  EXPECT_TRUE(tapeBytes(manifest.kernels[0], argument, BufferElement(),
+                        {2, 1, 1}, {8, 1, 1}, 0, bytes, error));
   EXPECT_EQ(bytes, 4u * 1000 * 16);
-  EXPECT_FALSE(tapeBytes(manifest.kernels[0], argument, {2, 1, 1}, {8, 1, 1},
-                         4096, bytes, error));
+  EXPECT_FALSE(tapeBytes(manifest.kernels[0], argument, BufferElement(),
+                         {2, 1, 1}, {8, 1, 1}, 4096, bytes, error));
   EXPECT_NE(error.find("needs a global-memory tape of 64000 bytes"),
             std::string::npos)
       << error;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -291,6 +292,26 @@ LogicalResult nabla::checkUnshadowedWrite(Operation *op, Value value,
          "derivative does not flow through it; mark the buffer dup to "
          "differentiate through it";
   return success();
+}
+
+bool nabla::isNeverWritten(BlockArgument arg) {
+  Region *body = arg.getOwner()->getParent();
+  WalkResult result = body->walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (!isa<MemRefType>(operand.getType()) || getViewSource(operand) != arg)
+        continue;
+      if (isa<CallOpInterface>(op))
+        return WalkResult::interrupt();
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ViewLikeOpInterface>(op))
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects ||
+          effects.getEffectOnValue<MemoryEffects::Write>(operand).has_value())
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
 }
 
 /// Drops the terminator an op builder may have put into a new region block,

@@ -27,6 +27,11 @@ bool isFloatLike(mlir::Type type);
 /// The buffer `memref` is a view of (through view-like ops), or `memref`.
 mlir::Value getViewSource(mlir::Value memref);
 
+/// True if nothing in the function owning `arg` (a buffer argument) writes
+/// its memory: no op with a write effect on it or a view of it, no call or
+/// op of unknown effects it is passed to.
+bool isNeverWritten(mlir::BlockArgument arg);
+
 /// The memref.alloca `memref` is (through views), or null.
 mlir::memref::AllocaOp getAllocation(mlir::Value memref);
 

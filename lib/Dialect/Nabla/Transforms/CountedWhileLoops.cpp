@@ -5,10 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "CountedWhileLoops.h"
+#include "ActivityAnalysis.h"
 #include "GPUDerivatives.h"
 #include "Reverse/ReverseMode.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -553,10 +555,36 @@ arith::CmpIPredicate nabla::swappedPredicate(arith::CmpIPredicate predicate) {
   }
 }
 
+/// Moves reads of buffers nothing writes, at indices defined outside the
+/// do-while `loop`, in front of it: the bound clang reloads every iteration
+/// (`k < rowptr[row + 1]` when the loop's stores may alias the offsets, as C
+/// allows) is then defined outside the loop. The before region runs at
+/// least once, so the read happened anyway.
+static void hoistInvariantReads(scf::WhileOp loop) {
+  if (!isDoWhile(loop))
+    return;
+  for (Operation &op : llvm::make_early_inc_range(
+           loop.getBefore().front().without_terminator())) {
+    auto load = dyn_cast<memref::LoadOp>(&op);
+    auto buffer = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
+    if (!buffer ||
+        !isa<FunctionOpInterface>(buffer.getOwner()->getParentOp()) ||
+        llvm::any_of(load.getIndices(),
+                     [&](Value index) {
+                       return loop->isAncestor(
+                           index.getParentRegion()->getParentOp());
+                     }) ||
+        !isNeverWritten(buffer))
+      continue;
+    load->moveBefore(loop);
+  }
+}
+
 void nabla::countWhileLoops(func::FuncOp function) {
   SmallVector<scf::WhileOp> loops;
   function.walk([&](scf::WhileOp loop) { loops.push_back(loop); });
   for (scf::WhileOp loop : loops) {
+    hoistInvariantReads(loop);
     if (std::optional<CountedWhile> counted = match(loop))
       rewrite(loop, *counted);
     else if (std::optional<HalvingWhile> halving = matchHalving(loop))

@@ -32,7 +32,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -83,7 +85,8 @@ launchBuiltin(Operation *op) {
 }
 
 /// Builds formulas of values of one kernel; the first value that is not a
-/// function of its integer scalar parameters is kept in `blocker`.
+/// function of its integer scalar parameters, constants, elements of its
+/// integer buffers and launch builtins is kept in `blocker`.
 class FormulaBuilder {
 public:
   explicit FormulaBuilder(gpu::GPUFuncOp kernel) : kernel(kernel) {}
@@ -133,6 +136,46 @@ private:
     if (auto c = dyn_cast<arith::ConstantOp>(op))
       if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
         return constantFormula(bits, attr.getValue().getSExtValue());
+    // Elements of integer buffer parameters (ragged rows' offsets, read at
+    // the entry where nothing writes them) and their sizes.
+    if (isa<memref::LoadOp, memref::DimOp>(op)) {
+      std::optional<unsigned> k = bufferParameter(op->getOperand(0));
+      if (!k)
+        return fail(value);
+      std::string param = std::to_string(*k);
+      if (isa<memref::DimOp>(op)) {
+        APInt dim;
+        if (!matchPattern(op->getOperand(1), m_ConstantInt(&dim)) ||
+            !dim.isZero())
+          return fail(value);
+        return Formula{"[\"dim\",64," + param + "]", "dim(arg" + param + ")"};
+      }
+      auto load = cast<memref::LoadOp>(op);
+      if (load.getIndices().size() != 1 || !type.isSignlessInteger())
+        return fail(value);
+      std::optional<Formula> index = build(load.getIndices()[0]);
+      if (!index)
+        return std::nullopt;
+      return Formula{"[\"load\"," + bits + "," + param + "," + index->json +
+                         "]",
+                     "arg" + param + "[" + index->text + "]"};
+    }
+    // A value chosen by a condition (a read guarded by the buffer's size):
+    // select of the yielded values.
+    if (auto choice = dyn_cast<scf::IfOp>(op)) {
+      if (choice.getNumResults() != 1 || choice.getElseRegion().empty())
+        return fail(value);
+      std::optional<Formula> condition = build(choice.getCondition());
+      std::optional<Formula> then = build(choice.thenYield().getOperand(0));
+      std::optional<Formula> otherwise =
+          build(choice.elseYield().getOperand(0));
+      if (!condition || !then || !otherwise)
+        return std::nullopt;
+      return Formula{"[\"select\"," + bits + "," + condition->json + "," +
+                         then->json + "," + otherwise->json + "]",
+                     "select(" + condition->text + ", " + then->text + ", " +
+                         otherwise->text + ")"};
+    }
     static const llvm::StringMap<const char *> infix = {
         {"addi", " + "}, {"subi", " - "}, {"muli", " * "},
         {"divui", " /u "}, {"divsi", " / "}, {"remui", " %u "},
@@ -195,6 +238,17 @@ private:
     return Formula{json, text + ")"};
   }
 
+  /// The kernel parameter `memref` is, if it is a 1-D buffer of integers.
+  std::optional<unsigned> bufferParameter(Value memref) {
+    auto arg = dyn_cast<BlockArgument>(memref);
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!arg || arg.getOwner() != &kernel.getBody().front() ||
+        arg.getArgNumber() >= kernel.getNumArguments() || !type ||
+        type.getRank() != 1 || !type.getElementType().isSignlessInteger())
+      return std::nullopt;
+    return arg.getArgNumber();
+  }
+
   gpu::GPUFuncOp kernel;
   DenseMap<Value, Formula> memo;
 };
@@ -219,7 +273,32 @@ Value rematerialize(OpBuilder &b, Value value, IRMapping &mapping,
     }
   for (Value operand : op->getOperands())
     (void)rematerialize(b, operand, mapping, builtins);
+  // A guarded read (scf.if): what its regions use from outside first.
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  for (Value used : above)
+    (void)rematerialize(b, used, mapping, builtins);
   return b.clone(*op, mapping)->getResult(0);
+}
+
+/// The kernel parameters whose elements or size the computation of `value`
+/// reads (memref.load, memref.dim), into `buffers`.
+void collectReadBuffers(Value value, DenseSet<Value> &seen,
+                        llvm::SetVector<Value> &buffers) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !seen.insert(value).second)
+    return;
+  // The op itself, or a read inside its regions (a guarded read).
+  op->walk([&](Operation *inner) {
+    if (isa<memref::LoadOp, memref::DimOp>(inner) &&
+        isa<BlockArgument>(inner->getOperand(0)))
+      buffers.insert(inner->getOperand(0));
+  });
+  llvm::SetVector<Value> used(op->getOperands().begin(),
+                              op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  for (Value v : used)
+    collectReadBuffers(v, seen, buffers);
 }
 
 /// True if `value` is computed from a thread's or block's id.
@@ -256,6 +335,8 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    strings.clear();
+    symbolTable.reset();
     if (!module.walk([](TapeOp) { return WalkResult::interrupt(); })
              .wasInterrupted())
       return answerEmptyQueries();
@@ -408,8 +489,9 @@ private:
       if (!count) {
         InFlightDiagnostic diag =
             tape.emitOpError("needs a size computable before the launch from "
-                             "the kernel's integer scalar parameters and "
-                             "constants, but it depends on ");
+                             "the kernel's integer scalar parameters, "
+                             "constants and elements of integer buffers, but "
+                             "it depends on ");
         if (Operation *def = formulas.blocker.getDefiningOp())
           diag << "'" << def->getName() << "'";
         else
@@ -544,6 +626,26 @@ private:
     };
     Value threads = product(
         b, loc, {grid.x, grid.y, grid.z, block.x, block.y, block.z});
+    // Buffers the size reads (ragged rows' offsets): read from host copies,
+    // as device memory may not be the host's.
+    DenseSet<Value> visited;
+    llvm::SetVector<Value> read;
+    collectReadBuffers(tape.words, visited, read);
+    SmallVector<Value> copies;
+    for (Value buffer : read) {
+      Value device = mapping.lookupOrNull(buffer);
+      auto type = device ? dyn_cast<MemRefType>(device.getType()) : nullptr;
+      if (!type || type.getRank() != 1)
+        continue;
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value size = memref::DimOp::create(b, loc, device, zero);
+      Value host = memref::AllocOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+          type.isDynamicDim(0) ? ValueRange{size} : ValueRange{});
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, device);
+      mapping.map(buffer, host);
+      copies.push_back(host);
+    }
     Value words;
     DenseSet<Value> seen;
     if (!readsIds(tape.words, seen)) {
@@ -591,6 +693,8 @@ private:
                          .getResult()});
       words = loop.getResult(0);
     }
+    for (Value host : copies)
+      memref::DeallocOp::create(b, loc, host);
     return arith::MulIOp::create(b, loc, words, threads);
   }
 
@@ -625,18 +729,33 @@ private:
     return success();
   }
 
-  /// A NUL-terminated string constant in `module`, named after `prefix`.
-  static Value stringConstant(OpBuilder &b, Location loc, ModuleOp module,
-                              StringRef prefix, StringRef text) {
+  /// A NUL-terminated string constant in `module`, named after `prefix`;
+  /// one global per distinct text, shared by every launch that names it.
+  Value stringConstant(OpBuilder &b, Location loc, ModuleOp module,
+                       StringRef prefix, StringRef text) {
     std::string bytes = (text + Twine('\0')).str();
-    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
-    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-    auto global = LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
-                                         LLVM::Linkage::Internal, prefix,
-                                         b.getStringAttr(bytes));
-    SymbolTable(module).insert(global);
+    LLVM::GlobalOp &global = strings[(prefix + Twine('\0') + bytes).str()];
+    if (!global) {
+      auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      global = LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
+                                      LLVM::Linkage::Internal, prefix,
+                                      b.getStringAttr(bytes));
+      symbols(module).insert(global);
+    }
     return LLVM::AddressOfOp::create(b, loc, global);
   }
+
+  /// The module's symbol table, built once (it renames clashing globals).
+  SymbolTable &symbols(ModuleOp module) {
+    if (!symbolTable)
+      symbolTable = std::make_shared<SymbolTable>(module);
+    return *symbolTable;
+  }
+
+  /// Prefix and text -> the string global made for them.
+  llvm::StringMap<LLVM::GlobalOp> strings;
+  std::shared_ptr<SymbolTable> symbolTable;
 
   /// Before the tape's gpu.alloc: libnabla_mgpu's nabla_mgpu_check_tape
   /// ends the program when the tape's `elements` words exceed the limit,

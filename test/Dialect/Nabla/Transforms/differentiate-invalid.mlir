@@ -443,3 +443,36 @@ func.func @g(%x: f32, %i: index, %seed: f32) -> f32 {
   %d:2 = nabla.autodiff @f(%x, %i, %seed) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
   return %d#1 : f32
 }
+
+// -----
+
+// The same bounds in a buffer the function also writes: the read at the
+// entry could differ from the loop's, so there is no size to read (refused,
+// with the loop's hint named).
+func.func @ragged_written(%x: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
+  %r = gpu.thread_id x
+  %next = arith.addi %r, %c1 : index
+  %first = memref.load %offsets[%r] : memref<?xi32>
+  %last = memref.load %offsets[%next] : memref<?xi32>
+  %begin = arith.index_cast %first : i32 to index
+  %end = arith.index_cast %last : i32 to index
+  // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
+  // expected-note @below {{a trip count computable}}
+  scf.for %k = %begin to %end step %c1 {
+    // expected-note @below {{this op's read is not repeatable}}
+    %v = memref.load %x[%k] : memref<?xf32>
+    %q = arith.mulf %v, %v : f32
+    memref.store %q, %x[%k] : memref<?xf32>
+  }
+  memref.store %zero, %offsets[%c0] : memref<?xi32>
+  return
+}
+func.func @grad_ragged_written(%x: memref<?xf32>, %dx: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
+  nabla.autodiff @ragged_written(%x, %dx, %offsets, %rows)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, memref<?xi32>, index) -> ()
+  return
+}

@@ -74,3 +74,48 @@ func.func @grad_g(%row: memref<?xf32>, %drow: memref<?xf32>, %n: i32) {
       : (memref<?xf32>, memref<?xf32>, i32) -> ()
   return
 }
+
+// -----
+
+// Ragged rows: the bounds are elements of a buffer nothing writes, read
+// where the primal reads them (`if (r < rows)`). The trip count is recomputed
+// at the entry from a read guarded by that condition (0 where the thread has
+// no row), and the global tape is sized from it.
+// CHECK-LABEL: func.func private @__nabla_vjp_ragged_dcc(
+// CHECK-SAME: %[[X:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[OFFSETS:.*]]: memref<?xi32>, %[[ROWS:.*]]: index)
+// CHECK: %[[R:.*]] = gpu.thread_id x
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[R]], %[[ROWS]] : index
+// CHECK: %[[FIRST:.*]] = scf.if %[[IN]] -> (i32) {
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[OFFSETS]][%[[R]]] : memref<?xi32>
+// CHECK-NEXT: scf.yield %[[V]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: scf.yield %[[Z]] : i32
+// CHECK: %[[NEXT:.*]] = arith.addi %[[R]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = scf.if %[[IN]] -> (i32) {
+// CHECK-NEXT: memref.load %[[OFFSETS]][%[[NEXT]]] : memref<?xi32>
+// CHECK: nabla.tape %{{.*}} : memref<?xi32>
+func.func @ragged(%x: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
+  %c1 = arith.constant 1 : index
+  %r = gpu.thread_id x
+  %inside = arith.cmpi ult, %r, %rows : index
+  scf.if %inside {
+    %next = arith.addi %r, %c1 : index
+    %first = memref.load %offsets[%r] : memref<?xi32>
+    %last = memref.load %offsets[%next] : memref<?xi32>
+    %begin = arith.index_cast %first : i32 to index
+    %end = arith.index_cast %last : i32 to index
+    scf.for %k = %begin to %end step %c1 {
+      %v = memref.load %x[%k] : memref<?xf32>
+      %q = arith.mulf %v, %v : f32
+      memref.store %q, %x[%k] : memref<?xf32>
+    }
+  }
+  return
+}
+func.func @grad_ragged(%x: memref<?xf32>, %dx: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
+  nabla.autodiff @ragged(%x, %dx, %offsets, %rows)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, memref<?xi32>, index) -> ()
+  return
+}

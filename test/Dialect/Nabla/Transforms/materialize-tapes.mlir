@@ -31,10 +31,15 @@ module attributes {gpu.container_module} {
     %c4 = arith.constant 4 : index
     %c1 = arith.constant 1 : index
     gpu.launch_func @m::@k blocks in (%c4, %c1, %c1) threads in (%c4, %c1, %c1) args(%A : memref<?xf32>, %n : i32)
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%A : memref<?xf32>, %n : i32)
     return
   }
 }
 
+// Launches of one kernel share the strings naming it and its formula.
+// CHECK: llvm.mlir.global internal constant @__nabla_tape_formula("3 * arg1\00")
+// CHECK-NEXT: llvm.mlir.global internal constant @__nabla_tape_kernel("k\00")
+// CHECK-NOT: llvm.mlir.global
 // CHECK-NOT: func.func private @body
 // CHECK-LABEL: gpu.func @k(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %[[N:.*]]: i32, %[[TAPE:.*]]: memref<?xi32> {nabla.tape}) kernel
@@ -64,6 +69,9 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: %[[BUFFER:.*]] = gpu.alloc (%[[ELEMENTS]]) : memref<?xi32>
 // CHECK: gpu.launch_func @m::@k {{.*}} args(%{{.*}} : memref<?xf32>, %{{.*}} : i32, %[[BUFFER]] : memref<?xi32>)
 // CHECK: gpu.dealloc %[[BUFFER]] : memref<?xi32>
+// CHECK: llvm.mlir.addressof @__nabla_tape_kernel : !llvm.ptr
+// CHECK-NEXT: llvm.mlir.addressof @__nabla_tape_formula : !llvm.ptr
+// CHECK: gpu.launch_func @m::@k
 
 // -----
 
@@ -73,7 +81,7 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       // expected-note @below {{this value (a trip count that varies between threads or reads memory needs the hint nabla.max_trip_count = N on its loop)}}
       %n = memref.load %N[%c0] : memref<1xindex>
-      // expected-error @below {{'nabla.tape' op needs a size computable before the launch from the kernel's integer scalar parameters and constants, but it depends on 'memref.load'}}
+      // expected-error @below {{'nabla.tape' op needs a size computable before the launch from the kernel's integer scalar parameters, constants and elements of integer buffers, but it depends on 'memref.load'}}
       %t = nabla.tape %n : memref<?xi32>
       %v = memref.load %t[%c0] : memref<?xi32>
       gpu.return
@@ -160,3 +168,54 @@ module attributes {gpu.container_module} {
     return %e : index
   }
 }
+
+// -----
+
+// A size read from an integer buffer where the kernel reads it (ragged rows'
+// lengths, read at the entry under the condition the primal reads them
+// under): the formula loads the launch's buffer; a host launch reads a host
+// copy of it, for every thread of the grid.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (select((thread_id.x ult arg2), arg1[thread_id.x], 0)) bytes per thread (parameter #3), allocated by the launch}}
+    gpu.func @k(%A: memref<?xf32>, %lens: memref<?xi32>, %rows: index) kernel {
+      %c0 = arith.constant 0 : index
+      %t = gpu.thread_id x
+      %in = arith.cmpi ult, %t, %rows : index
+      %n = scf.if %in -> (i32) {
+        %v = memref.load %lens[%t] : memref<?xi32>
+        scf.yield %v : i32
+      } else {
+        %z = arith.constant 0 : i32
+        scf.yield %z : i32
+      }
+      %m = arith.index_cast %n : i32 to index
+      %tape = nabla.tape %m : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %tape[%c0] : memref<?xi32>
+      %y = memref.load %tape[%c0] : memref<?xi32>
+      %f = arith.bitcast %y : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+  func.func @main(%A: memref<?xf32>, %lens: memref<?xi32>, %rows: index) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%A : memref<?xf32>, %lens : memref<?xi32>, %rows : index)
+    return
+  }
+}
+// CHECK-LABEL: gpu.func @k(
+// CHECK-SAME: nabla.tape = {formula = "select((thread_id.x ult arg2), arg1[thread_id.x], 0)"
+// CHECK-SAME: [\22load\22,32,1,[\22thread_id\22,64,0]]
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[N:.*]] = memref.dim %[[LENS:.*]], %{{.*}} : memref<?xi32>
+// CHECK: %[[HOST:.*]] = memref.alloc(%[[N]]) : memref<?xi32>
+// CHECK: gpu.memcpy %[[HOST]], %[[LENS]] : memref<?xi32>, memref<?xi32>
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: memref.load %[[HOST]]
+// CHECK: memref.dealloc %[[HOST]]
+// CHECK: gpu.alloc

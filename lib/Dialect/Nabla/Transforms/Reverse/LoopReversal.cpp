@@ -712,39 +712,6 @@ std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {
   return tape;
 }
 
-void VJPEmitter::setInsertionPointAtEntry() {
-  if (hoistAnchor)
-    b.setInsertionPointAfter(hoistAnchor);
-  else
-    b.setInsertionPointToStart(entry);
-}
-
-Value VJPEmitter::hoistToEntry(Value value) {
-  if (!value)
-    return {};
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return arg.getOwner() == entry ? value : Value();
-  if (Value known = hoisted.lookup(value))
-    return known;
-  Operation *op = value.getDefiningOp();
-  if (op->getNumRegions() || !isMemoryEffectFree(op) ||
-      op->getNumResults() != 1)
-    return {};
-  IRMapping mapping;
-  for (Value operand : op->getOperands()) {
-    Value at = hoistToEntry(operand);
-    if (!at)
-      return {};
-    mapping.map(operand, at);
-  }
-  OpBuilder::InsertionGuard guard(b);
-  setInsertionPointAtEntry();
-  Operation *clone = b.clone(*op, mapping);
-  hoistAnchor = clone;
-  hoisted[value] = clone->getResult(0);
-  return clone->getResult(0);
-}
-
 LogicalResult VJPEmitter::forwardFor(scf::ForOp op) {
   std::unique_ptr<LoopStrategy> strategy = planLoop(op);
   if (!strategy)

@@ -278,9 +278,18 @@ public:
   Block *entry = nullptr;
 
   /// `value` (a forward value) recomputed at the start of `entry` from the
-  /// function's arguments and constants through pure ops, or null when it
-  /// depends on anything else (a load, a region's value).
+  /// function's arguments and constants through pure ops and reads of
+  /// buffers the primal never writes, or null when it depends on anything
+  /// else (other loads, a region's value). EntryHoisting.cpp.
   Value hoistToEntry(Value value);
+  /// `load` (of an integer from a buffer argument nothing writes, at an
+  /// index known at entry) read again at `entry` where the primal reads it
+  /// (pathCondition), 0 elsewhere; null otherwise.
+  Value hoistReadOnlyLoad(memref::LoadOp load);
+  /// At `entry`: whether a thread executes `op`, an op of the primal (the
+  /// conditions of the scf.if ops around it, and the scf.for ops around it
+  /// running at all), or null when another region op (a while loop) decides.
+  Value pathCondition(Operation *op);
   /// Puts `b` at the end of what was computed at the start of `entry` (the
   /// hoisted values, global tape sizes).
   void setInsertionPointAtEntry();
