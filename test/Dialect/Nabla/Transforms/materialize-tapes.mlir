@@ -219,3 +219,46 @@ module attributes {gpu.container_module} {
 // CHECK: memref.load %[[HOST]]
 // CHECK: memref.dealloc %[[HOST]]
 // CHECK: gpu.alloc
+
+// -----
+
+// The thread id only inside the guarded read (the guard does not read it):
+// the host code still takes the largest size over the grid's threads.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (select((0 ult arg2), arg1[thread_id.x], 0)) bytes per thread (parameter #3), allocated by the launch}}
+    gpu.func @k(%A: memref<?xf32>, %lens: memref<?xi32>, %rows: index) kernel {
+      %c0 = arith.constant 0 : index
+      %t = gpu.thread_id x
+      %any = arith.cmpi ult, %c0, %rows : index
+      %n = scf.if %any -> (i32) {
+        %v = memref.load %lens[%t] : memref<?xi32>
+        scf.yield %v : i32
+      } else {
+        %z = arith.constant 0 : i32
+        scf.yield %z : i32
+      }
+      %m = arith.index_cast %n : i32 to index
+      %tape = nabla.tape %m : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %tape[%c0] : memref<?xi32>
+      %y = memref.load %tape[%c0] : memref<?xi32>
+      %f = arith.bitcast %y : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+  func.func @main(%A: memref<?xf32>, %lens: memref<?xi32>, %rows: index) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%A : memref<?xf32>, %lens : memref<?xi32>, %rows : index)
+    return
+  }
+}
+// CHECK-LABEL: func.func @main(
+// CHECK: gpu.memcpy
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: %[[TX:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK: memref.load %{{.*}}[%[[TX]]] : memref<?xi32>
+// CHECK: arith.maxsi
