@@ -391,12 +391,92 @@ def test_loop_left_at_a_data_dependent_point(tmp_path, opt, n):
     check(out[2], primal[1], rtol=1e-4, atol=1e-5)
 
 
+def lower_systems(batch, n):
+    """Well-conditioned lower-triangular matrices (junk above the diagonal,
+    which the solve never reads) and right-hand sides."""
+    L = RNG.uniform(-0.3, 0.3, (batch, n, n))
+    idx = np.arange(n)
+    L[:, idx, idx] = RNG.uniform(1.0, 2.0, (batch, n))
+    return L, RNG.standard_normal((batch, n))
+
+
+@pytest.mark.parametrize("opt", [1, 2, 3])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 24])
+def test_triangular_solve_in_place(tmp_path, opt, n):
+    """Batched L y = b with y over b: the inner loop's bound is the outer
+    loop's counter (`for (j = 0; j < i; j++)`), so its tape holds the
+    largest trip count's slots per outer iteration; threads past the batch
+    run nothing."""
+    ll = compile_cuda(tmp_path, "triangular_solves", opt)
+    batch = 5
+    L, b = lower_systems(batch, n)
+    Lt = np.tril(L)
+    y = np.array([np.linalg.solve(Lt[k], b[k]) for k in range(batch)])
+    out = run(tmp_path, ll, "trsv_lower_kernel", 1, 8,
+              [f32(L.ravel()), f32(b.ravel()), f"i32:{n}", f"i32:{batch}"])
+    if n:
+        check(out[1].reshape(batch, n), y)
+    dy = RNG.standard_normal((batch, n))
+    out = run(tmp_path, ll, "grad_trsv_lower", 1, 8,
+              [f32(L.ravel()), np.zeros(batch * n * n, np.float32),
+               f32(b.ravel()), f32(dy.ravel()), f"i32:{n}", f"i32:{batch}"])
+    if not n:
+        return
+    # y = L^-1 b: db = L^-T dy, dL = -tril(db y^T).
+    db = np.array([np.linalg.solve(Lt[k].T, dy[k]) for k in range(batch)])
+    dL = -np.tril(np.einsum("ki,kj->kij", db, y))
+    check(out[2].reshape(batch, n), y)
+    check(out[3].reshape(batch, n), db)
+    check(out[1].reshape(batch, n, n), dL)
+
+
+def cholesky_in_place(A):
+    """The kernel's model in float64: the lower triangle becomes the factor,
+    the upper one stays."""
+    out = A.copy()
+    for k in range(A.shape[0]):
+        L = np.linalg.cholesky(A[k])
+        lower = np.tril(np.ones_like(L, dtype=bool))
+        out[k][lower] = L[lower]
+    return out
+
+
+@pytest.mark.parametrize("opt", [1, 2, 3])
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_cholesky_in_place(tmp_path, opt, n):
+    """A three-deep triangular nest (`for j; for k < j` and `for i > j; for
+    k < j`) factoring in place, against float64 central differences."""
+    ll = compile_cuda(tmp_path, "triangular_solves", opt)
+    batch = 3
+    M = RNG.uniform(-1, 1, (batch, n, n))
+    A = np.einsum("kij,klj->kil", M, M) + n * np.eye(n)
+    out = run(tmp_path, ll, "cholesky_kernel", 1, 4,
+              [f32(A.ravel()), f"i32:{n}", f"i32:{batch}"])
+    check(out[0].reshape(batch, n, n), cholesky_in_place(A))
+    dy = RNG.standard_normal((batch, n, n))
+    out = run(tmp_path, ll, "grad_cholesky", 1, 4,
+              [f32(A.ravel()), f32(dy.ravel()), f"i32:{n}", f"i32:{batch}"])
+    # The kernel reads each element of the lower triangle once; the model's
+    # finite differences perturb it there (the upper triangle only passes
+    # through).
+    def model(inputs):
+        full = np.tril(inputs[0]) + np.transpose(np.tril(inputs[0], -1),
+                                                 (0, 2, 1))
+        result = cholesky_in_place(full)
+        upper = ~np.tril(np.ones((n, n), dtype=bool))
+        result[:, upper] = inputs[0][:, upper]
+        return [result]
+    (expected,) = finite_differences(model, [A.copy()], [dy])
+    check(out[1].reshape(batch, n, n), expected, rtol=2e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
 def test_compiles_for_every_target(tmp_path, target):
     """The global-tape and split-mode kernels at -O1 and -O2 for one target;
     SPIR-V validated by spirv-val, NVVM assembled by ptxas; the manifest
     declares the tape for every target."""
-    for source in ["global_tapes", "enzyme_split", "ragged_rows"]:
+    for source in ["global_tapes", "enzyme_split", "ragged_rows",
+                   "triangular_solves"]:
         for opt in OPTS:
             ll = compile_cuda(tmp_path, source, opt)
             result, manifest = compile_for_target(

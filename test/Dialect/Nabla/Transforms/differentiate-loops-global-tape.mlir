@@ -119,3 +119,54 @@ func.func @grad_ragged(%x: memref<?xf32>, %dx: memref<?xf32>, %offsets: memref<?
       : (memref<?xf32>, memref<?xf32>, memref<?xi32>, index) -> ()
   return
 }
+
+// -----
+
+// A triangular nest (`for i < n: for j < i`, the inner bound the outer's
+// position, here through a counter the outer loop carries as clang's
+// rotated loops do) that overwrites what it reads: the inner loop's slots
+// per outer iteration are its largest trip count, the maximum over the
+// corners of the outer loop's range computed at the entry; the forward
+// sweep stores a slot only under it (the reverse sweep checks the count).
+// CHECK: remark: loop reversed with a global-memory tape of 8 bytes per iteration and thread, sized by its largest trip count over the enclosing loops' iterations
+// CHECK-LABEL: func.func private @__nabla_vjp_tri_dc(
+// CHECK: %[[OUTER:.*]] = arith.select
+// The inner count at the outer loop's first and last position.
+// CHECK: %[[FIRST:.*]] = arith.select
+// CHECK: %[[LAST:.*]] = arith.select
+// CHECK: %[[MAX:.*]] = arith.maxui %[[FIRST]], %[[LAST]] : index
+// CHECK: %[[SLOTS:.*]] = arith.muli %[[OUTER]], %[[MAX]] : index
+// CHECK: %[[TAPE:.*]] = nabla.tape %[[SLOTS]] : memref<?xi32>
+// CHECK: scf.for
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to
+// CHECK: %[[LOCAL:.*]] = arith.divui
+// CHECK: %[[FITS:.*]] = arith.cmpi ult, %[[LOCAL]], %[[MAX]] : index
+// CHECK-NEXT: scf.if %[[FITS]] {
+// CHECK: memref.store %{{.*}}, %[[TAPE]]
+// The reverse sweep clamps the count to the slots (NaN adjoints past them).
+// CHECK: %[[OVER:.*]] = arith.cmpi ugt, %{{.*}}, %[[MAX]] : index
+// CHECK: arith.select %[[OVER]], %[[MAX]]
+func.func @tri(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %i0 = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %last = scf.for %k = %c0 to %n step %c1 iter_args(%i = %i0) -> i32 {
+    %m = arith.index_cast %i : i32 to index
+    scf.for %j = %c0 to %m step %c1 {
+      %a = memref.load %x[%j] : memref<?xf32>
+      %b = memref.load %x[%m] : memref<?xf32>
+      %p = arith.mulf %a, %b : f32
+      memref.store %p, %x[%j] : memref<?xf32>
+    }
+    %next = arith.addi %i, %one : i32
+    scf.yield %next : i32
+  }
+  return
+}
+func.func @grad_tri(%x: memref<?xf32>, %dx: memref<?xf32>, %n: index) {
+  nabla.autodiff @tri(%x, %dx, %n)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}

@@ -9,7 +9,9 @@
 // rows)`, an enclosing loop running at all), recomputed at the entry: where
 // the primal does not read, neither does the entry, and the value is 0 —
 // a thread that does not run the loop needs no slots, and the launcher's
-// evaluation of the tape's formula (TapeSize.cpp) sees the same.
+// evaluation of the tape's formula (TapeSize.cpp) sees the same. A loop
+// whose bounds depend on the loops around it (a triangular nest) is sized
+// by its largest trip count over their iterations (maxTripCountAtEntry).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,9 @@
 #include "ReverseEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace nabla;
@@ -171,4 +176,210 @@ Value VJPEmitter::hoistToEntry(Value value) {
   hoistAnchor = clone;
   hoisted[value] = clone->getResult(0);
   return clone->getResult(0);
+}
+
+Value VJPEmitter::hoistAt(Value value, const IRMapping &at) {
+  if (Value substituted = at.lookupOrNull(value))
+    return substituted;
+  if (isa<BlockArgument>(value))
+    return hoistToEntry(fwd.lookupOrNull(value));
+  // Defined outside the loops `at` substitutes: known to the forward sweep.
+  if (Value known = fwd.lookupOrNull(value))
+    if (Value invariant = hoistToEntry(known))
+      return invariant;
+  Operation *op = value.getDefiningOp();
+  if (op->getNumRegions() || !isMemoryEffectFree(op) ||
+      op->getNumResults() != 1)
+    return {};
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    Value hoistedOperand = hoistAt(operand, at);
+    if (!hoistedOperand)
+      return {};
+    mapping.map(operand, hoistedOperand);
+  }
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  Operation *clone = b.clone(*op, mapping);
+  hoistAnchor = clone;
+  return clone->getResult(0);
+}
+
+/// `value` (an integer or index) as `type`: sign-extended or truncated.
+static Value castInteger(OpBuilder &b, Location loc, Value value, Type type) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (from.isIndex() || type.isIndex())
+    return arith::IndexCastOp::create(b, loc, type, value);
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, type, value);
+  return arith::TruncIOp::create(b, loc, type, value);
+}
+
+namespace {
+/// A loop around a trip count's bounds, as the bounds see it: its induction
+/// variable and the counters it carries (`i` of a rotated `for (i = a; ...;
+/// i += c)`, an iter_arg advanced by a value from outside each iteration).
+struct EnclosingLoop {
+  scf::ForOp loop;
+  /// iter_arg → its step (the init is the loop's operand).
+  SmallVector<std::pair<BlockArgument, Value>> counters;
+};
+} // namespace
+
+/// The value `arg` (an iter_arg of `loop`) advances by each iteration when
+/// the loop yields `arg + c` (also through clang's guarded early-exit form:
+/// an scf.if yielding `arg + c` while running and `arg` after the exit), c
+/// defined outside the loop; null otherwise.
+static Value counterStep(scf::ForOp loop, BlockArgument arg) {
+  unsigned k = arg.getArgNumber() - 1;
+  Value next = loop.getBody()->getTerminator()->getOperand(k);
+  if (auto guard = next.getDefiningOp<scf::IfOp>()) {
+    unsigned r = cast<OpResult>(next).getResultNumber();
+    if (guard.getElseRegion().empty() || guard.elseYield().getOperand(r) != arg)
+      return {};
+    next = guard.thenYield().getOperand(r);
+  }
+  auto add = next.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return {};
+  Value step = add.getLhs() == arg   ? add.getRhs()
+               : add.getRhs() == arg ? add.getLhs()
+                                     : Value();
+  if (!step || loop.getBodyRegion().isAncestor(step.getParentRegion()))
+    return {};
+  return step;
+}
+
+/// Collects the loops whose induction variables or counters `value` (a
+/// primal value) depends on, and those their bounds and counters' inits
+/// depend on, each after the ones it uses (outermost first). False when it
+/// depends on another region's value.
+static bool collectEnclosingLoops(Value value,
+                                  SmallVectorImpl<EnclosingLoop> &loops,
+                                  DenseSet<Value> &seen, Operation *function) {
+  if (!seen.insert(value).second)
+    return true;
+  auto visitLoop = [&](scf::ForOp loop, BlockArgument counter,
+                       Value step) -> bool {
+    for (Value bound :
+         {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+      if (!collectEnclosingLoops(bound, loops, seen, function))
+        return false;
+    if (counter) {
+      Value init = loop.getInitArgs()[counter.getArgNumber() - 1];
+      if (!collectEnclosingLoops(init, loops, seen, function) ||
+          !collectEnclosingLoops(step, loops, seen, function))
+        return false;
+    }
+    auto known = llvm::find_if(
+        loops, [&](const EnclosingLoop &l) { return l.loop == loop; });
+    if (known == loops.end()) {
+      loops.push_back({loop, {}});
+      known = std::prev(loops.end());
+    }
+    if (counter)
+      known->counters.push_back({counter, step});
+    return true;
+  };
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (owner == function)
+      return true;
+    auto loop = dyn_cast<scf::ForOp>(owner);
+    if (!loop)
+      return false;
+    if (arg == loop.getInductionVar())
+      return visitLoop(loop, {}, {});
+    Value step = counterStep(loop, arg);
+    return step && visitLoop(loop, arg, step);
+  }
+  Operation *op = value.getDefiningOp();
+  if (op->getNumRegions())
+    return false;
+  for (Value operand : op->getOperands())
+    if (!collectEnclosingLoops(operand, loops, seen, function))
+      return false;
+  return true;
+}
+
+Value VJPEmitter::maxTripCountAtEntry(scf::ForOp op) {
+  Location loc = op.getLoc();
+  SmallVector<EnclosingLoop> loops;
+  DenseSet<Value> seen;
+  Operation *function = primalBody->getParentOp();
+  for (Value bound : {op.getLowerBound(), op.getUpperBound(), op.getStep()})
+    if (!collectEnclosingLoops(bound, loops, seen, function))
+      return {};
+  // 2^depth corners; deeper nests than this are not worth their code.
+  if (loops.empty() || loops.size() > 3)
+    return {};
+  // The bounds are usually affine in the enclosing loops' positions (a
+  // triangular nest), so the trip count is monotone in each and largest at
+  // a corner of the box of their ranges: each loop at its first or last
+  // position. The forward sweep checks the count against it anyway.
+  SmallVector<Value> counts;
+  IRMapping at;
+  std::function<bool(unsigned)> visit = [&](unsigned k) -> bool {
+    OpBuilder::InsertionGuard guard(b);
+    if (k == loops.size()) {
+      Value first = hoistAt(op.getLowerBound(), at);
+      Value end = hoistAt(op.getUpperBound(), at);
+      Value step = hoistAt(op.getStep(), at);
+      if (!first || !end || !step)
+        return false;
+      setInsertionPointAtEntry();
+      counts.push_back(emitTripCount(loc, first, end, step));
+      hoistAnchor = counts.back().getDefiningOp();
+      return true;
+    }
+    scf::ForOp loop = loops[k].loop;
+    Value first = hoistAt(loop.getLowerBound(), at);
+    Value end = hoistAt(loop.getUpperBound(), at);
+    Value step = hoistAt(loop.getStep(), at);
+    if (!first || !end || !step)
+      return false;
+    SmallVector<Value> inits, steps;
+    for (auto [counter, advance] : loops[k].counters) {
+      inits.push_back(
+          hoistAt(loop.getInitArgs()[counter.getArgNumber() - 1], at));
+      steps.push_back(hoistAt(advance, at));
+      if (!inits.back() || !steps.back())
+        return false;
+    }
+    setInsertionPointAtEntry();
+    Value one =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(end.getType(), 1));
+    Value last = arith::SubIOp::create(b, loc, end, one);
+    for (Value position : {first, last}) {
+      at.map(loop.getInductionVar(), position);
+      // The counters after (position - first) / step iterations.
+      Value done = arith::DivSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, position, first), step);
+      for (auto [j, counter] : llvm::enumerate(loops[k].counters)) {
+        Value times = castInteger(b, loc, done, counter.first.getType());
+        at.map(counter.first,
+               arith::AddIOp::create(
+                   b, loc, inits[j],
+                   arith::MulIOp::create(b, loc, times, steps[j])));
+      }
+      hoistAnchor = b.getInsertionPoint() == b.getBlock()->end()
+                        ? &b.getBlock()->back()
+                        : &*std::prev(b.getInsertionPoint());
+      if (!visit(k + 1))
+        return false;
+      setInsertionPointAtEntry();
+    }
+    return true;
+  };
+  if (!visit(0))
+    return {};
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  Value largest = counts.front();
+  for (Value count : ArrayRef(counts).drop_front())
+    largest = arith::MaxUIOp::create(b, loc, largest, count);
+  hoistAnchor = largest.getDefiningOp();
+  return largest;
 }

@@ -462,6 +462,9 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
     if (bound >= 0)
       diag << " (" << bound << " iterations) and thread, inside a loop "
               "taped there";
+    else if (largest)
+      diag << " and thread, sized by its largest trip count over the "
+              "enclosing loops' iterations";
     else
       diag << " and thread, its trip count known at run time";
     // Why memory: the last resort (docs/AD.md, loops).
@@ -700,15 +703,26 @@ std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {
   Value lb = hoistToEntry(fwd.lookupOrNull(op.getLowerBound()));
   Value ub = hoistToEntry(fwd.lookupOrNull(op.getUpperBound()));
   Value step = hoistToEntry(fwd.lookupOrNull(op.getStep()));
-  if (!lb || !ub || !step)
+  Value count;
+  bool largest = false;
+  if (lb && ub && step) {
+    OpBuilder::InsertionGuard guard(b);
+    setInsertionPointAtEntry();
+    count = emitTripCount(op.getLoc(), lb, ub, step);
+    hoistAnchor = count.getDefiningOp();
+  } else if (step) {
+    // A triangular nest: each enclosing iteration's slots are the largest
+    // trip count's.
+    count = maxTripCountAtEntry(op);
+    largest = true;
+  }
+  if (!count)
     return nullptr;
   auto tape = std::make_unique<TapeStrategy>();
   collectTaped(op, tape->taped, tape->recomputed);
   tape->global = true;
-  OpBuilder::InsertionGuard guard(b);
-  setInsertionPointAtEntry();
-  tape->dynamicBound = emitTripCount(op.getLoc(), lb, ub, step);
-  hoistAnchor = tape->dynamicBound.getDefiningOp();
+  tape->dynamicBound = count;
+  tape->largest = largest;
   return tape;
 }
 

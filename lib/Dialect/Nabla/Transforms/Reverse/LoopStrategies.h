@@ -90,12 +90,18 @@ public:
   /// A trip count known at run time (no `bound`): the loop's, computed at
   /// the derivative function's entry.
   mlir::Value dynamicBound;
+  /// `dynamicBound` is the largest trip count over the iterations of the
+  /// loops around it (its bounds depend on their induction variables).
+  bool largest = false;
   /// The slots live in global memory (nabla.tape): a dynamic bound here or
   /// in an enclosing taped loop.
   bool global = false;
   /// Chosen by split mode (which recomputes nothing), for the remark.
   bool split = false;
 
+  /// The slots per execution the forward sweep checks the trip count
+  /// against (the hint, or the largest trip count), else null.
+  mlir::Value checkedCapacity(mlir::OpBuilder &b, mlir::Location loc) const;
   /// The slots one execution of the loop takes.
   SlotCount slotsPerIteration() const {
     return dynamicBound ? SlotCount{1, dynamicBound} : SlotCount{bound, {}};

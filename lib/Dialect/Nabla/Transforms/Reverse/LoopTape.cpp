@@ -14,7 +14,8 @@
 // slots that exist and the reverse sweep checks the trip count against it:
 // exceeded, the adjoints flowing through the loop become NaN (the kernel
 // reports the broken promise in its results instead of silently wrong
-// gradients).
+// gradients). The same check guards a global tape sized by the largest
+// trip count over the enclosing loops' corners (a triangular nest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -234,6 +235,12 @@ void VJPEmitter::collectTaped(scf::ForOp op, SmallVector<Value> &taped,
   }
 }
 
+Value TapeStrategy::checkedCapacity(OpBuilder &b, Location loc) const {
+  if (hinted)
+    return arith::ConstantIndexOp::create(b, loc, bound);
+  return largest ? dynamicBound : Value();
+}
+
 LogicalResult TapeStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
   return emitter.forwardTapedFor(op, *this);
 }
@@ -332,10 +339,9 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
     // With a hint, iterations past it have no slot: they are not stored
     // (the reverse sweep detects them from the trip count).
     OpBuilder::InsertionGuard store(b);
-    if (tape.hinted) {
-      Value fits = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, local,
-          arith::ConstantIndexOp::create(b, loc, tape.bound));
+    if (Value capacity = tape.checkedCapacity(b, loc)) {
+      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         local, capacity);
       auto guarded = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
       b.setInsertionPointToStart(guarded.thenBlock());
     }
@@ -377,8 +383,7 @@ LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op,
       emitTripCount(loc, fwd.lookup(op.getLowerBound()),
                     fwd.lookup(op.getUpperBound()), fwd.lookup(op.getStep()));
   Value exceeded;
-  if (tape.hinted) {
-    Value bound = arith::ConstantIndexOp::create(b, loc, tape.bound);
+  if (Value bound = tape.checkedCapacity(b, loc)) {
     exceeded =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, bound);
     count = arith::SelectOp::create(b, loc, exceeded, bound, count);

@@ -295,9 +295,21 @@ public:
   void setInsertionPointAtEntry();
   DenseMap<Value, Value> hoisted;
   Operation *hoistAnchor = nullptr;
+  /// `value` (a primal value) recomputed at `entry` through pure ops, with
+  /// the values `at` maps (the induction variables and counters of loops
+  /// around it) replaced; null when it depends on anything else.
+  Value hoistAt(Value value, const IRMapping &at);
+  /// The largest trip count of `op` (a primal loop whose bounds depend on
+  /// the positions of at most three loops around it: a triangular nest's
+  /// `for (j = i; j < n; ++j)`) over their iterations, at `entry`: the
+  /// maximum over the corners of the box of their ranges (exact when the
+  /// count is monotone in each position). Null when the bounds depend on
+  /// anything else than pure ops of those positions and entry values.
+  Value maxTripCountAtEntry(scf::ForOp op);
 
-  /// A global-memory tape for `op` (no static bound), its trip count
-  /// computed at `entry`; null when the bounds are not computable there.
+  /// A global-memory tape for `op` (no static bound), its trip count (or
+  /// its largest over the enclosing loops' iterations) computed at `entry`;
+  /// null when the bounds are not computable there.
   std::unique_ptr<TapeStrategy> planGlobalTape(scf::ForOp op);
   /// True if `op`'s bounds can be computed at the derivative's entry (what
   /// a global tape's size needs); computes them there.
