@@ -475,6 +475,30 @@ def test_optional_buffers_in_a_device_function(tmp_path, opt, present):
 
 @needs_cuda_headers
 @pytest.mark.parametrize("opt", OPTS)
+def test_unused_parameters_of_a_request(tmp_path, opt):
+    """Pointers the differentiated function never touches (an int mask, a
+    void* workspace) are dropped from its raised signature: the request
+    binds buffers of any dtype for them, left as they were."""
+    ll = compile_cuda(tmp_path, "optional_bias", opt)
+    n = 100
+    x = RNG.uniform(-2, 2, n)
+    dy = RNG.standard_normal(n)
+    mask = np.arange(7, dtype=np.int32)
+    workspace = np.arange(5, dtype=np.uint8)
+    out = run(tmp_path, ll, "grad_gelu_inplace", 2, 64,
+              [f32(x), f32(dy), mask, workspace, f"i32:{n}"])
+    c = 0.7978845608
+    t = np.tanh(c * (x + 0.044715 * x ** 3))
+    y = 0.5 * x * (1 + t)
+    dydx = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+    check(out[0], y)
+    check(out[1], dydx * dy)
+    np.testing.assert_array_equal(out[2], mask)
+    np.testing.assert_array_equal(out[3], workspace)
+
+
+@needs_cuda_headers
+@pytest.mark.parametrize("opt", OPTS)
 def test_rounding_mode_conversions(tmp_path, opt):
     """__float2int_rd/ru/rn/rz (libdevice's __nv_float2int_*) round as named,
     ties to even included; the float path through them differentiates (the

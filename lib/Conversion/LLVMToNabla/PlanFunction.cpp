@@ -681,6 +681,16 @@ LogicalResult FunctionPlanner::run() {
             return emitError(plainLoc(plan.func.getLoc()))
                    << "cannot find the object a pointer phi points into";
         }
+  // A device function's pointer parameter that it never reads or writes
+  // (nor a function it passes it to: callees are planned first) is not
+  // raised: its callers and Enzyme requests pass nothing for it, whatever
+  // their pointer points at (an unused `const int *` in a request).
+  if (!plan.isKernel)
+    llvm::erase_if(plan.params, [&](const Param &param) {
+      return (param.kind == Param::Buffer || param.kind == Param::Offset) &&
+             plan.roots[param.root].kind == Root::Argument &&
+             !plan.elementTypes[param.root];
+    });
   return success();
 }
 

@@ -46,3 +46,22 @@ __global__ void grad_affine_square(const float *x, float *dx,
                           enzyme_dup, scale, dscale, enzyme_dup, bias, dbias,
                           enzyme_dup, y, dy, enzyme_const, n);
 }
+
+// A parameter the differentiated function never touches (an overload's
+// ignored workspace, a mask a variant does not use): the request passes a
+// buffer of any type for it, nothing of it reaches the gradient.
+__device__ __noinline__ void gelu_inplace(float *x, const int *unused_mask,
+                                          void *workspace, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+  }
+}
+
+__global__ void grad_gelu_inplace(float *x, float *dx, const int *mask,
+                                  void *workspace, int n) {
+  __enzyme_autodiff<void>((void *)gelu_inplace, enzyme_dup, x, dx,
+                          enzyme_const, mask, enzyme_const, workspace,
+                          enzyme_const, n);
+}
