@@ -17,6 +17,7 @@
 
 #include "nabla/Conversion/LLVMToNabla/ImportLLVMIR.h"
 #include "nabla/Support/ChildProcess.h"
+#include "nabla/Support/KernelCache.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -152,12 +153,78 @@ static std::string readFile(llvm::StringRef path) {
   return buffer ? (*buffer)->getBuffer().str() : std::string();
 }
 
-llvm::Expected<GPUSourceResult>
-nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
+/// The files a make-style dependency list (clang's -MD output) names after
+/// its target: whitespace separates them, a backslash before a newline
+/// continues the line, before a space or `#` escapes it; `$$` is `$`.
+static std::vector<std::string> parseDependencies(llvm::StringRef text) {
+  std::vector<std::string> files;
+  std::string current;
+  bool pastTarget = false;
+  auto flush = [&] {
+    if (current.empty())
+      return;
+    if (pastTarget)
+      files.push_back(current);
+    else if (current.back() == ':')
+      pastTarget = true;
+    current.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (c == '\\' && (next == '\n' || next == '\r')) {
+      flush();
+      ++i;
+      continue;
+    }
+    if (c == '\\' && (next == ' ' || next == '#')) {
+      current += next;
+      ++i;
+      continue;
+    }
+    if (c == '$' && next == '$') {
+      current += '$';
+      ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      flush();
+      continue;
+    }
+    current += c;
+  }
+  flush();
+  return files;
+}
+
+namespace {
+/// The kernel cache's view of one source compile: the first entry lists the
+/// files the source included, the second (keyed also by their identities)
+/// holds what clang produced.
+struct SourceCache {
+  std::optional<KernelCache> cache;
+  KernelCacheKey key;
+  std::string commandKey;
+
+  /// The entry of the outputs, given the included files as they are now.
+  std::string outputsKey(llvm::ArrayRef<std::string> dependencies) {
+    KernelCacheKey identities = key;
+    for (const std::string &file : dependencies)
+      identities.addFileIdentity("include", file);
+    return identities.hex();
+  }
+};
+} // namespace
+
+/// Compiles the file `path`; `name` stands for it in the cache key (the
+/// user's name of a source compiled from text, whose file is temporary).
+static llvm::Expected<GPUSourceResult>
+compileSourceFile(llvm::StringRef path, llvm::StringRef name,
+                  const GPUSourceOptions &options) {
   llvm::Expected<std::string> clang = findClang();
   if (!clang)
     return clang.takeError();
-  TemporaryFile output, diagnostics;
+  TemporaryFile output, diagnostics, dependencies;
   if (std::error_code error = output.create("nabla-source", "ll"))
     return llvm::createStringError(error, "cannot create a temporary file");
   if (std::error_code error = diagnostics.create("nabla-source", "txt"))
@@ -165,6 +232,50 @@ nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
 
   std::vector<std::string> command =
       getGPUSourceCommand(*clang, path, output.path(), options);
+
+  // The cache: clang's identity, the command (its temporary paths as
+  // placeholders), where relative paths start, the source.
+  SourceCache cached;
+  if (options.useCache) {
+    llvm::Expected<KernelCacheConfig> config =
+        KernelCacheConfig::fromEnvironment();
+    if (!config)
+      llvm::consumeError(config.takeError());
+    else if (!config->directory.empty())
+      cached.cache.emplace(std::move(*config));
+  }
+  if (cached.cache) {
+    cached.key.add("entry", "gpu-source-1");
+    cached.key.addFileIdentity("clang", *clang);
+    for (const std::string &argument : command)
+      cached.key.add("argument", argument == path            ? "<source>"
+                                 : argument == output.path() ? "<output>"
+                                                             : argument);
+    llvm::SmallString<256> directory;
+    if (!llvm::sys::fs::current_path(directory))
+      cached.key.add("directory", directory);
+    cached.key.add("name", name);
+    cached.key.add("source", readFile(path));
+    cached.commandKey = cached.key.hex();
+    if (std::optional<std::vector<CachedFile>> list =
+            cached.cache->lookup(cached.commandKey)) {
+      std::vector<std::string> files;
+      if (list->size() == 1)
+        files = parseDependencies(list->front().contents);
+      if (std::optional<std::vector<CachedFile>> outputs =
+              cached.cache->lookup(cached.outputsKey(files));
+          outputs && outputs->size() == 2 && outputs->front().name == "ll" &&
+          !outputs->front().contents.empty())
+        return GPUSourceResult{std::move(outputs->front().contents),
+                               std::move(outputs->back().contents)};
+    }
+    if (std::error_code error = dependencies.create("nabla-source", "d"))
+      return llvm::createStringError(error, "cannot create a temporary file");
+    // Before `path -o output`: the files clang includes.
+    command.insert(command.end() - 3,
+                   {"-MD", "-MF", std::string(dependencies.path())});
+  }
+
   llvm::SmallVector<llvm::StringRef> arguments(command.begin(), command.end());
   std::optional<llvm::StringRef> redirects[] = {
       llvm::StringRef(""), llvm::StringRef(""), diagnostics.path()};
@@ -186,7 +297,34 @@ nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
   if (result.llvmIR.empty())
     return llvm::createStringError("%s wrote no LLVM IR for '%s'",
                                    clang->c_str(), path.str().c_str());
+  if (cached.cache) {
+    // The included files, the source itself left out (its contents are in
+    // the key; a temporary one is gone by the next compile).
+    std::vector<std::string> files =
+        parseDependencies(readFile(dependencies.path()));
+    llvm::erase(files, path.str());
+    std::string list;
+    for (const std::string &file : files) {
+      for (char c : file) {
+        if (c == ' ' || c == '#' || c == '\\')
+          list += '\\';
+        list += c == '$' ? std::string("$$") : std::string(1, c);
+      }
+      list += " \\\n";
+    }
+    if (!files.empty())
+      list.insert(0, "source: ");
+    // Outputs first: a list whose outputs are missing is a miss anyway.
+    cached.cache->store(cached.outputsKey(files),
+                        {{"ll", result.llvmIR}, {"warnings", result.warnings}});
+    cached.cache->store(cached.commandKey, {{"includes", list}});
+  }
   return result;
+}
+
+llvm::Expected<GPUSourceResult>
+nabla::compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options) {
+  return compileSourceFile(path, path, options);
 }
 
 llvm::Expected<GPUSourceResult>
@@ -212,7 +350,7 @@ nabla::compileGPUSourceText(llvm::StringRef text, llvm::StringRef fileName,
     if (!text.ends_with("\n"))
       os << "\n";
   }
-  return compileGPUSource(source.path(), options);
+  return compileSourceFile(source.path(), fileName, options);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>

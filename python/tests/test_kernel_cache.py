@@ -89,3 +89,40 @@ def test_malformed_cache_size_is_a_value_error(cache, monkeypatch):
     monkeypatch.setenv("NABLA_CACHE_SIZE", "a lot")
     with pytest.raises(ValueError, match="NABLA_CACHE_SIZE"):
         nabla.compile(nabla.Module.parse(KERNEL), "spirv")
+
+
+CUDA_SOURCE = """__global__ void twice(float *a, int n) {
+  int i = threadIdx.x;
+  if (i < n) a[i] = 2.0f * a[i];
+}
+"""
+
+
+def test_cuda_source_is_cached(cache, tmp_path, monkeypatch):
+    """nabla.cuda's clang step goes through the cache too: the same source
+    and options give clang's IR from it (clang, a logging wrapper here, does
+    not run), warnings included; other options are a miss."""
+    log = tmp_path / "clang-runs"
+    clang = tmp_path / "clang"
+    clang.write_text(f'#!/bin/sh\necho run >> "{log}"\n'
+                     f'exec /usr/lib/llvm-22/bin/clang "$@"\n')
+    clang.chmod(0o755)
+    monkeypatch.setenv("NABLA_CLANG", str(clang))
+    runs = lambda: len(log.read_text().split()) if log.exists() else 0
+    first = nabla.cuda.llvm_ir(CUDA_SOURCE)
+    assert runs() == 1
+    assert counts_after(lambda: nabla.cuda.llvm_ir(CUDA_SOURCE)) == (2, 0, 0)
+    assert runs() == 1 and nabla.cuda.llvm_ir(CUDA_SOURCE) == first
+    nabla.cuda.llvm_ir(CUDA_SOURCE, ("-O1",))
+    assert runs() == 2
+    with pytest.warns(nabla.cuda.CompileWarning, match="unused"):
+        nabla.cuda.llvm_ir(CUDA_SOURCE + "static int unused_fn() { return 1; }"
+                           "\n#warning unused\n")
+    with pytest.warns(nabla.cuda.CompileWarning, match="unused"):
+        nabla.cuda.llvm_ir(CUDA_SOURCE + "static int unused_fn() { return 1; }"
+                           "\n#warning unused\n")
+    assert runs() == 3
+    a = np.arange(8, dtype=np.float32)
+    out = nabla.cuda.Kernel(CUDA_SOURCE, "twice")(a, 8, grid=1, block=8)[0]
+    np.testing.assert_array_equal(out, 2 * a)
+    assert runs() == 3

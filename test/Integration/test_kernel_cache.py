@@ -264,3 +264,66 @@ def test_nabla_run_hits_the_cache(source, tmp_path):
     for out in ("r1", "r2", "r3"):
         np.testing.assert_array_equal(np.load(tmp_path / out / "arg0.npy"),
                                       expected)
+
+
+CUDA_SOURCE = """#include "factor.h"
+__global__ void scale_kernel(float *a, int n) {
+  int i = threadIdx.x;
+  if (i < n) a[i] = a[i] * FACTOR;
+}
+"""
+
+
+def test_cuda_source_hit_skips_clang(tmp_path):
+    """nabla-run FILE.cu: clang's output is cached under the command, the
+    source and the identities of every file it included (two entries: the
+    include list, then the IR), so a rerun skips clang (a logging wrapper
+    as NABLA_CLANG counts its runs), an edited header is a miss with the
+    new result, --no-cache runs clang, and a source clang rejects is not
+    stored."""
+    cache = tmp_path / "cache"
+    (tmp_path / "factor.h").write_text("#define FACTOR 2.0f\n")
+    (tmp_path / "k.cu").write_text(CUDA_SOURCE)
+    np.save(tmp_path / "a.npy", np.arange(8, dtype=np.float32))
+    log = tmp_path / "clang-runs"
+    clang = tmp_path / "clang"
+    real = "/usr/lib/llvm-22/bin/clang"
+    clang.write_text(f'#!/bin/sh\necho run >> "{log}"\nexec {real} "$@"\n')
+    clang.chmod(0o755)
+
+    def run(out, *flags, source="k.cu"):
+        result = subprocess.run(
+            [os.path.join(BIN, "nabla-run"), str(tmp_path / source),
+             "--kernel=scale_kernel", "--grid=1", "--block=8",
+             f"--arg={tmp_path / 'a.npy'}", "--arg=i32:8",
+             f"--out={tmp_path / out}", *flags],
+            env=cache_env(cache, NABLA_CLANG=str(clang)), capture_output=True,
+            text=True, timeout=120)
+        runs = len(log.read_text().split()) if log.exists() else 0
+        return result, [event for event, _ in events(result.stderr)], runs
+
+    def output(out):
+        return np.load(tmp_path / out / "arg0.npy")
+
+    result, first, runs = run("r1")
+    assert result.returncode == 0, result.stderr
+    # Source list, IR (stored), then the compile's own entry.
+    assert first == ["miss", "stored", "stored", "miss", "stored"], first
+    assert runs == 1
+    result, second, runs = run("r2")
+    assert second == ["hit", "hit", "hit"] and runs == 1, (second, runs)
+    np.testing.assert_array_equal(output("r2"), 2 * np.arange(8))
+    # An edited header: the list hits, the IR misses, clang runs again.
+    (tmp_path / "factor.h").write_text("#define FACTOR 3.00f\n")
+    result, third, runs = run("r3")
+    assert third[:2] == ["hit", "miss"] and runs == 2, (third, runs)
+    np.testing.assert_array_equal(output("r3"), 3 * np.arange(8))
+    result, fourth, runs = run("r4", "--no-cache")
+    assert fourth == [] and runs == 3
+    np.testing.assert_array_equal(output("r4"), 3 * np.arange(8))
+    # clang's errors are reported every time, never cached.
+    (tmp_path / "bad.cu").write_text(CUDA_SOURCE.replace("FACTOR;", "FACTR;"))
+    for attempt in range(2):
+        result, events_, runs = run("r5", source="bad.cu")
+        assert result.returncode == 1 and "FACTR" in result.stderr
+        assert "stored" not in events_ and runs == 4 + attempt

@@ -167,7 +167,7 @@ static void printHelp() {
 /// Null after printing an error.
 static mlir::OwningOpRef<mlir::ModuleOp>
 readInput(const std::string &path, const std::vector<std::string> &clangOptions,
-          const char *argv0, llvm::SourceMgr &sourceMgr,
+          bool useCache, const char *argv0, llvm::SourceMgr &sourceMgr,
           mlir::MLIRContext &context, bool &isLLVMIR) {
   if (std::optional<nabla::GPUSourceLanguage> language =
           nabla::getGPUSourceLanguage(path)) {
@@ -178,6 +178,7 @@ readInput(const std::string &path, const std::vector<std::string> &clangOptions,
     nabla::GPUSourceOptions source;
     source.language = *language;
     source.extraArgs = clangOptions;
+    source.useCache = useCache;
     source.searchFrom = llvm::sys::path::parent_path(
         llvm::sys::fs::getMainExecutable(argv0, (void *)&readInput));
     isLLVMIR = true;
@@ -277,8 +278,9 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   bool isLLVMIR = false;
-  mlir::OwningOpRef<mlir::ModuleOp> module = readInput(
-      positional.front(), clangOptions, argv[0], sourceMgr, context, isLLVMIR);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      readInput(positional.front(), clangOptions, useCache, argv[0], sourceMgr,
+                context, isLLVMIR);
   if (!module)
     return 1;
   if (isLLVMIR) {

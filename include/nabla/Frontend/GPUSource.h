@@ -49,6 +49,10 @@ struct GPUSourceOptions {
   /// directory and its parents. The tools pass their own directory, the
   /// Python package its package directory.
   std::string searchFrom;
+  /// Reuse clang's output from the kernel cache (KernelCache.h) when the
+  /// command, the source and every file it included are unchanged; false
+  /// (a tool's --no-cache) neither reads nor writes it.
+  bool useCache = true;
 };
 
 /// What clang produced: the device LLVM IR (text) and the warnings it
@@ -89,7 +93,12 @@ std::vector<std::string> getGPUSourceCommand(llvm::StringRef clang,
                                              const GPUSourceOptions &options);
 
 /// Compiles the source file `path`. A clang failure is a
-/// ClangDiagnosticsError.
+/// ClangDiagnosticsError. With the kernel cache on, an entry keyed by
+/// clang's identity, the command line, the working directory, the source's
+/// name and contents lists the files clang included (its -MD list); a second
+/// entry keyed by that and the current identity (size, modification time) of
+/// each of them holds the IR and the warnings: a hit skips clang, an edited
+/// header is a miss.
 llvm::Expected<GPUSourceResult>
 compileGPUSource(llvm::StringRef path, const GPUSourceOptions &options);
 
