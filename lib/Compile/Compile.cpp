@@ -262,12 +262,19 @@ llvm::json::Array nabla::describeKernels(ModuleOp module,
         llvm::consumeError(parsed.takeError());
         continue;
       }
+      bool growable = static_cast<bool>(tape.get("growable"));
       for (auto [index, type] : llvm::enumerate(params))
-        if (kernel.getArgAttr(index, attrName))
-          entry[attrName.drop_front(strlen("nabla."))] = llvm::json::Object{
+        if (kernel.getArgAttr(index, attrName)) {
+          llvm::json::Object described{
               {"param", int64_t(index)},
               {"words_per_thread", std::move(*parsed)},
               {"formula", formula ? formula.getValue().str() : ""}};
+          // The launcher writes the capacity into the last word and reads
+          // the capacity a thread needed from the one before.
+          if (growable)
+            described["growable"] = true;
+          entry[attrName.drop_front(strlen("nabla."))] = std::move(described);
+        }
     }
     // Dynamic shared memory: the bytes compiled in (SPIR-V, Metal) or -1
     // (any size, given at launch).

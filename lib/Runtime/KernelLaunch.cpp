@@ -350,6 +350,40 @@ Error transferPatches(Device &device, const std::vector<PatchObject> &patches,
 
 } // namespace
 
+/// Allocates a global-memory tape of `bytes`, zeroed (the kernel writes
+/// every word before it reads it); a growing one's first word holds
+/// `capacity` (its second, the overflow, starts at 0).
+static Error allocateTape(Device &device, LaunchResources &resources,
+                          uint64_t bytes, bool growable, uint64_t capacity,
+                          uint64_t &pointer) {
+  Expected<void *> memory = resources.allocate(std::max<size_t>(bytes, 16));
+  if (!memory)
+    return memory.takeError();
+  pointer = reinterpret_cast<uint64_t>(*memory);
+  if (!bytes)
+    return Error::success();
+  if (Error e = device.fill(*memory, 0, 4, bytes / 4, nullptr))
+    return std::move(e).withContext("zeroing the global-memory tape");
+  if (!growable)
+    return Error::success();
+  uint32_t slots = static_cast<uint32_t>(capacity);
+  if (Error e = device.copy(address(pointer), &slots, 4, nullptr))
+    return std::move(e).withContext("writing the tape's capacity");
+  return device.synchronize(nullptr);
+}
+
+/// The largest capacity a thread of the last launch needed (the growing
+/// tape's second word; 0 when every thread fitted).
+static Expected<uint64_t> neededTapeCapacity(Device &device, uint64_t pointer,
+                                             uint64_t bytes) {
+  int32_t needed = 0;
+  if (Error e = device.copy(&needed, address(pointer + 4), 4, nullptr))
+    return std::move(e).withContext("reading the tape's overflow word");
+  if (Error e = device.synchronize(nullptr))
+    return std::move(e);
+  return needed > 0 ? static_cast<uint64_t>(needed) : 0;
+}
+
 Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
                                    std::vector<HostParam> &params) {
   const DeviceInfo &info = device.info();
@@ -441,19 +475,28 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
                         elements, error))
       return makeError(error);
   }
-  if (kernel.tape) {
+  // A growing tape (loops whose trip counts are known only as they run)
+  // starts with a small capacity; a launch that needed more runs again from
+  // the same inputs with what it needed.
+  bool growable = kernel.tape && kernel.tape->growable;
+  uint64_t capacity = growable ? initialTapeCapacity() : 0;
+  uint64_t tapeCap = spec.maxTapeBytes ? spec.maxTapeBytes
+                                       : defaultMaxTapeBytes(info.memoryBytes);
+  auto sizeTape = [&]() -> Error {
     std::string error;
-    uint64_t cap = spec.maxTapeBytes ? spec.maxTapeBytes
-                                     : defaultMaxTapeBytes(info.memoryBytes);
     if (!runtime::tapeBytes(kernel, argument, element, spec.grid, spec.block,
-                            cap, tapeBytes, error))
+                            tapeCap, tapeBytes, error, capacity))
       return makeError(error);
     HostParam &tape = params[kernel.tape->param];
     tape.buffer = NpyArray();
     tape.buffer.dtype = "i4";
     tape.buffer.shape = {static_cast<int64_t>(tapeBytes / 4)};
     tape.onDevice = false;
-  }
+    return Error::success();
+  };
+  if (kernel.tape)
+    if (Error e = sizeTape())
+      return e;
 
   // SPIR-V read from disk is validated before a driver sees it.
   if (spec.imageKind == "spv") {
@@ -498,7 +541,7 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     }
     if (inPlace(k)) {
       pointers[k] = params[k].device.pointer;
-      if (spec.repeat <= 1 && !spec.timing)
+      if (spec.repeat <= 1 && !spec.timing && !growable)
         continue;
       Expected<void *> snapshot = resources.allocate(params[k].device.bytes);
       if (!snapshot)
@@ -510,15 +553,17 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
       continue;
     }
     bool isTape = kernel.tape && kernel.tape->param == k;
-    Expected<void *> memory = resources.allocate(std::max<size_t>(
-        isTape ? tapeBytes : params[k].buffer.data.size(), 16));
+    if (isTape) {
+      if (Error e = allocateTape(device, resources, tapeBytes, growable,
+                                 capacity, pointers[k]))
+        return e;
+      continue;
+    }
+    Expected<void *> memory =
+        resources.allocate(std::max<size_t>(params[k].buffer.data.size(), 16));
     if (!memory)
       return memory.takeError();
     pointers[k] = reinterpret_cast<uint64_t>(*memory);
-    // Zeroed once: the kernel writes every word before it reads it.
-    if (isTape && tapeBytes)
-      if (Error e = device.fill(*memory, 0, 4, tapeBytes / 4, nullptr))
-        return std::move(e).withContext("zeroing the global-memory tape");
   }
   PackedArguments packed;
   if (Error e = packArguments(arguments, params, pointers, packed))
@@ -534,17 +579,21 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
   // Timed, the repeats follow a first launch whose time is reported apart:
   // the driver's work on a kernel's first use is not the kernel's.
   unsigned launches = std::max(1u, spec.repeat) + (spec.timing ? 1 : 0);
+  bool retried = false;
   for (unsigned repeat = 0; repeat < launches; ++repeat) {
     bool firstOfTimed = spec.timing && repeat == 0;
+    // Not the first launch: inputs are restored (a repeat, or a growing
+    // tape's second try).
+    bool again = repeat > 0 || retried;
     // Every launch starts from the host's inputs (the first upload, then
     // restores outside the timed interval).
     auto uploadStart = std::chrono::steady_clock::now();
-    if (Error e = repeat ? transferPatches(device, spec.patches, patchLocations,
-                                           /*toDevice=*/true)
-                         : writePatches(resources, *module, spec.patches,
-                                        patchLocations))
+    if (Error e = again ? transferPatches(device, spec.patches, patchLocations,
+                                          /*toDevice=*/true)
+                        : writePatches(resources, *module, spec.patches,
+                                       patchLocations))
       return e;
-    if (repeat)
+    if (again)
       if (Error e = resetModuleGlobals(device, *module, globals, bound))
         return e;
     for (size_t k = 0; k < params.size(); ++k) {
@@ -552,7 +601,7 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
         continue;
       Error copied = Error::success();
       if (inPlace(k)) {
-        if (repeat)
+        if (again)
           copied = device.copy(address(pointers[k]), address(snapshots[k]),
                                params[k].device.bytes, nullptr);
       } else if (!params[k].buffer.data.empty()) {
@@ -581,6 +630,27 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     if (Error e = device.synchronize(nullptr)) {
       resources.abandon();
       return std::move(e).withContext(what);
+    }
+    // A growing tape too small for some thread: again, with the capacity
+    // it needed (the kernel's adjoints through the loop were NaN).
+    if (growable) {
+      Expected<uint64_t> needed =
+          neededTapeCapacity(device, pointers[kernel.tape->param], tapeBytes);
+      if (!needed)
+        return needed.takeError();
+      if (*needed > capacity) {
+        capacity = *needed;
+        if (Error e = sizeTape())
+          return e;
+        if (Error e = allocateTape(device, resources, tapeBytes, growable,
+                                   capacity, pointers[kernel.tape->param]))
+          return e;
+        if (Error e = packArguments(arguments, params, pointers, packed))
+          return e;
+        retried = true;
+        --repeat;
+        continue;
+      }
     }
     if (firstOfTimed)
       spec.timing->firstLaunchNs = kernelNs;

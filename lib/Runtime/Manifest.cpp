@@ -213,7 +213,7 @@ int sizeExprArity(const std::string &op) {
       {"shrui", 2},        {"shrsi", 2},      {"extsi", 1},
       {"extui", 1},        {"trunci", 1},     {"index_cast", 1},
       {"index_castui", 1}, {"select", 3},     {"cmpi", 2},
-      {"dim", -1},         {"load", 1}};
+      {"dim", -1},         {"load", 1},       {"capacity", -1}};
   auto it = arity.find(op);
   return it == arity.end() ? -2 : it->second;
 }
@@ -271,7 +271,8 @@ bool readTape(ManifestReader &reader, const json &t, const std::string &path,
   if (!reader.expectObject(t, path) ||
       !reader.readInteger(t, "param", path, 0, kMaxUnsigned, tape.param,
                           /*required=*/true) ||
-      !reader.readString(t, "formula", path, tape.formula))
+      !reader.readString(t, "formula", path, tape.formula) ||
+      !reader.readBool(t, "growable", path, tape.growable))
     return false;
   auto words = t.find("words_per_thread");
   if (words == t.end())

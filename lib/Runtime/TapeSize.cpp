@@ -10,6 +10,7 @@
 #include "nabla/Runtime/TapeSize.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 using namespace nabla::runtime;
@@ -31,6 +32,7 @@ struct Launch {
   const ScalarArgument &argument;
   const BufferElement &element;
   Dim3 grid, block, blockId, threadId;
+  uint64_t capacity;
 };
 
 uint32_t component(const Dim3 &d, int64_t dim) {
@@ -50,6 +52,10 @@ bool evaluate(const SizeExpr &e, const Launch &launch, uint64_t &result,
   unsigned bits = e.bits;
   if (e.op == "const") {
     result = mask(static_cast<uint64_t>(e.value), bits);
+    return true;
+  }
+  if (e.op == "capacity") {
+    result = mask(launch.capacity, bits);
     return true;
   }
   if (e.op == "arg") {
@@ -212,8 +218,8 @@ bool nabla::runtime::tapeWordsPerThread(const TapeInfo &tape,
                                         const ScalarArgument &argument,
                                         const BufferElement &element, Dim3 grid,
                                         Dim3 block, uint64_t &words,
-                                        std::string &error) {
-  Launch launch{argument, element, grid, block, {0, 0, 0}, {0, 0, 0}};
+                                        std::string &error, uint64_t capacity) {
+  Launch launch{argument, element, grid, block, {0, 0, 0}, {0, 0, 0}, capacity};
   const SizeExpr &formula = tape.wordsPerThread;
   auto one = [&](uint64_t &value) {
     if (!evaluate(formula, launch, value, error))
@@ -252,8 +258,9 @@ namespace {
 bool launchWords(const KernelInfo &kernel, const TapeInfo &tape,
                  const ScalarArgument &argument, const BufferElement &element,
                  Dim3 grid, Dim3 block, uint64_t &words, uint64_t &threads,
-                 bool &overflows, std::string &error) {
-  if (!tapeWordsPerThread(tape, argument, element, grid, block, words, error)) {
+                 bool &overflows, std::string &error, uint64_t capacity = 0) {
+  if (!tapeWordsPerThread(tape, argument, element, grid, block, words, error,
+                          capacity)) {
     error = "kernel '" + kernel.name + "': " + error;
     return false;
   }
@@ -269,28 +276,34 @@ bool nabla::runtime::tapeBytes(const KernelInfo &kernel,
                                const ScalarArgument &argument,
                                const BufferElement &element, Dim3 grid,
                                Dim3 block, uint64_t maxBytes, uint64_t &bytes,
-                               std::string &error) {
+                               std::string &error, uint64_t capacity) {
   bytes = 0;
   if (!kernel.tape)
     return true;
   uint64_t words, threads;
   bool overflows;
   if (!launchWords(kernel, *kernel.tape, argument, element, grid, block, words,
-                   threads, overflows, error))
+                   threads, overflows, error, capacity))
     return false;
+  // A growing tape's capacity and overflow words before the threads'.
+  uint64_t extra = kernel.tape->growable ? 2 : 0;
+  overflows = overflows ||
+              words * threads > std::numeric_limits<uint64_t>::max() / 4 - 2;
   uint64_t cap = maxBytes ? maxBytes : kDefaultMaxTapeBytes;
-  if (overflows || 4 * words * threads > cap) {
+  if (overflows || 4 * (words * threads + extra) > cap) {
     error = "kernel '" + kernel.name + "' needs a global-memory tape of " +
             (overflows ? std::string("more than 2^64")
                        : std::to_string(4 * words * threads)) +
-            " bytes (4 * (" + kernel.tape->formula + ") = " +
-            std::to_string(4 * words) + " bytes per thread, " +
-            std::to_string(threads) +
-            " threads), over the limit of " + std::to_string(cap) +
+            " bytes (4 * (" + kernel.tape->formula +
+            ") = " + std::to_string(4 * words) + " bytes per thread, " +
+            std::to_string(threads) + " threads" +
+            (kernel.tape->growable ? ", capacity " + std::to_string(capacity)
+                                   : std::string()) +
+            "), over the limit of " + std::to_string(cap) +
             " bytes (--max-tape-bytes)";
     return false;
   }
-  bytes = 4 * words * threads;
+  bytes = 4 * (words * threads + extra);
   return true;
 }
 
@@ -322,4 +335,14 @@ bool nabla::runtime::checkSplitTape(const KernelInfo &kernel,
           ": pass the same zeroed buffer to the augmented forward and the "
           "reverse";
   return false;
+}
+
+uint64_t nabla::runtime::initialTapeCapacity() {
+  if (const char *text = std::getenv("NABLA_TAPE_CAPACITY")) {
+    char *end = nullptr;
+    unsigned long long value = std::strtoull(text, &end, 10);
+    if (end != text && *end == '\0' && value > 0 && value < (1ull << 31))
+      return value;
+  }
+  return 32;
 }

@@ -418,6 +418,47 @@ def test_check_gradient_ignores_outputs_that_stay_infinite():
 
 
 @needs_cuda_headers
+def test_growing_tape_for_a_while_loop():
+    """A linked list walked and updated in place (a while loop whose trip
+    count is known only by walking it): the launch gives its tape a first
+    capacity and runs again with what the longest list needed; the caller
+    passes nothing."""
+    source = r"""
+#include <enzyme.h>
+__device__ void walk(float *x, const int *head, const int *next, int lists) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= lists) return;
+  float carry = 1.0f;
+  for (int i = head[t]; i >= 0; i = next[i]) {
+    float v = x[i];
+    x[i] = v * carry;
+    carry = v;
+  }
+}
+__global__ void grad_walk(float *x, float *dx, const int *head,
+                          const int *next, int lists) {
+  __enzyme_autodiff((void *)walk, enzyme_dup, x, dx, enzyme_const, head,
+                    enzyme_const, next, enzyme_const, lists);
+}
+"""
+    grad = nabla.cuda.Kernel(source, "grad_walk")
+    # One list of 50 nodes in order, one empty.
+    n = 50
+    head = np.array([0, -1], np.int32)
+    nxt = np.append(np.arange(1, n), -1).astype(np.int32)
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    dy = rng.standard_normal(n).astype(np.float32)
+    out = grad(x.copy(), dy.copy(), head, nxt, 2, grid=1, block=2)
+    # y[0] = x[0], y[i] = x[i] x[i-1]: dx[i] = dy[i] x[i-1] + dy[i+1] x[i+1].
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    dx = dy64.copy()
+    dx[1:] = dy64[1:] * x64[:-1]
+    dx[:-1] += dy64[1:] * x64[1:]
+    np.testing.assert_allclose(out[0][1:], x64[1:] * x64[:-1], rtol=1e-6)
+    np.testing.assert_allclose(out[1], dx, rtol=2e-3, atol=1e-4)
+
+
 def test_global_tape_allocated_by_the_launch():
     """A softmax row normalised in place over a run-time length: its gradient
     kernel keeps the row's values in a global-memory tape that the launch

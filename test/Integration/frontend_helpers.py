@@ -70,9 +70,10 @@ def mangled(ll, name):
     return match.group(1)
 
 
-def run_named(tmp_path, ll, kernel, grid, block, args, extra=()):
-    """nabla-run on the .ll, the kernel named as the IR names it; the final
-    value of every buffer argument."""
+def run_named(tmp_path, ll, kernel, grid, block, args, extra=(), env=None):
+    """nabla-run on the .ll, the kernel named as the IR names it (in `env`,
+    else this process's environment); the final value of every buffer
+    argument."""
     work = tmp_path / f"run-{kernel}-{len(list(tmp_path.iterdir()))}"
     work.mkdir()
     specs = []
@@ -85,17 +86,18 @@ def run_named(tmp_path, ll, kernel, grid, block, args, extra=()):
     result = subprocess.run(
         [os.path.join(BIN, "nabla-run"), str(ll), f"--kernel={kernel}",
          f"--grid={grid}", f"--block={block}", f"--out={work / 'out'}"] +
-        specs + list(extra), capture_output=True, text=True, timeout=300)
+        specs + list(extra), capture_output=True, text=True, timeout=300,
+        env=env)
     assert result.returncode == 0, result.stderr
     return {k: np.load(work / "out" / f"arg{k}.npy")
             for k, arg in enumerate(args) if isinstance(arg, np.ndarray)}
 
 
-def run(tmp_path, ll, kernel, grid, block, args, extra=()):
+def run(tmp_path, ll, kernel, grid, block, args, extra=(), env=None):
     """nabla-run on the .ll (kernel named by its C++ name); the final value of
     every buffer argument."""
     return run_named(tmp_path, ll, mangled(ll, kernel), grid, block, args,
-                     extra)
+                     extra, env)
 
 
 def finite_differences(model, inputs, seeds, h=1e-6):

@@ -470,13 +470,128 @@ def test_cholesky_in_place(tmp_path, opt, n):
     check(out[1].reshape(batch, n, n), expected, rtol=2e-3, atol=1e-3)
 
 
+def linked_lists(lengths):
+    """Disjoint lists in a shuffled pool of nodes: the head of each list and
+    each node's successor (-1 ends a list or marks an empty one)."""
+    total = int(sum(lengths))
+    order = RNG.permutation(total)
+    head = np.full(len(lengths), -1, np.int32)
+    successor = np.full(max(total, 1), -1, np.int32)
+    start = 0
+    for k, length in enumerate(lengths):
+        nodes = order[start:start + length]
+        start += length
+        if length:
+            head[k] = nodes[0]
+        successor[nodes[:-1]] = nodes[1:]
+    return head, successor
+
+
+def relax_lists_model(x, head, successor):
+    x = x.copy()
+    for first in head:
+        carry, i = 0.0, first
+        while i >= 0:
+            v = x[i]
+            x[i] = v * 0.9 + np.tanh(carry)
+            carry = v + x[i]
+            i = successor[i]
+    return x
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("lengths", [[0, 1, 7], [40, 3], [100, 0, 5, 33, 1]])
+def test_linked_lists_in_place(tmp_path, opt, lengths):
+    """A while loop whose trip count is the list's length (known only by
+    walking it) and that overwrites the nodes it reads: a growing tape. The
+    launch starts with 32 steps per thread; lists of 33, 40 and 100 nodes
+    make it run again with what the longest needed."""
+    ll = compile_cuda(tmp_path, "while_tapes", opt)
+    head, successor = linked_lists(lengths)
+    x = RNG.uniform(-1, 1, len(successor))
+    lists = f"i32:{len(lengths)}"
+    out = run(tmp_path, ll, "relax_lists_kernel", 1, 8,
+              [f32(x), head, successor, lists])
+    expected = relax_lists_model(x, head, successor)
+    check(out[0], expected)
+    dy = RNG.standard_normal(len(x))
+    out = run(tmp_path, ll, "grad_relax_lists", 1, 8,
+              [f32(x), f32(dy), head, successor, lists])
+    (dx,) = finite_differences(
+        lambda v: [relax_lists_model(v[0], head, successor)], [x], [dy])
+    check(out[0], expected)
+    check(out[1], dx)
+
+
+def settle_model(x, tol):
+    x = x.copy()
+    for v in x:
+        change = np.inf
+        while change > tol:
+            change = 0.0
+            for k in range(4):
+                new = 0.5 * v[k] + 0.25 * np.sin(v[(k + 1) & 3])
+                change = max(change, abs(new - v[k]))
+                v[k] = new
+    return x
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_fixed_point_until_settled(tmp_path, opt):
+    """A row relaxed in place until its largest change is under `tol`: the
+    exit depends on the float data (about 40 sweeps here, past the first
+    capacity)."""
+    ll = compile_cuda(tmp_path, "while_tapes", opt)
+    rows, tol = 6, 1e-5
+    x = RNG.uniform(-2, 2, (rows, 4))
+    out = run(tmp_path, ll, "settle_rows_kernel", 1, 8,
+              [f32(x.ravel()), f"f32:{tol}", f"i32:{rows}"])
+    expected = settle_model(x, tol)
+    check(out[0].reshape(rows, 4), expected, atol=1e-4)
+    dy = RNG.standard_normal((rows, 4))
+    out = run(tmp_path, ll, "grad_settle_rows", 1, 8,
+              [f32(x.ravel()), f32(dy.ravel()), f"f32:{tol}", f"i32:{rows}"])
+    (dx,) = finite_differences(lambda v: [settle_model(v[0], tol)], [x],
+                               [dy])
+    check(out[1].reshape(rows, 4), dx, atol=1e-3)
+
+
+def test_growing_tape_capacity_and_cap(tmp_path):
+    """The manifest marks the tape growing and its formula reads the
+    capacity; NABLA_TAPE_CAPACITY sets the first try (1 here: every list
+    longer than one node makes the launch run again, the gradients the
+    same), and a cap under what the longest list needs is refused naming
+    the bytes."""
+    ll = compile_cuda(tmp_path, "while_tapes", 2)
+    result, manifest = compile_for_target(ll, "spirv", tmp_path / "compiled",
+                                          block=8, extra=["--no-cache"])
+    assert manifest, result.stderr
+    kernel = mangled(ll, "grad_relax_lists")
+    entry = next(k for k in manifest["kernels"] if k["name"] == kernel)
+    assert entry["tape"]["growable"] is True
+    assert "capacity" in entry["tape"]["formula"], entry["tape"]
+    head, successor = linked_lists([9, 2, 0])
+    x = RNG.uniform(-1, 1, len(successor))
+    dy = RNG.standard_normal(len(x))
+    args = [f32(x), f32(dy), head, successor, "i32:3"]
+    env = dict(os.environ, NABLA_TAPE_CAPACITY="1")
+    (dx,) = finite_differences(
+        lambda v: [relax_lists_model(v[0], head, successor)], [x], [dy])
+    out = run(tmp_path, ll, "grad_relax_lists", 1, 8, args, env=env)
+    check(out[1], dx)
+    # Ten steps (nine nodes and the exit test) of 12 bytes for 8 threads.
+    with pytest.raises(AssertionError, match="global-memory tape of"):
+        run(tmp_path, ll, "grad_relax_lists", 1, 8, args,
+            extra=["--max-tape-bytes=200"])
+
+
 @pytest.mark.parametrize("target", ["nvvm", "rocdl", "spirv", "metal"])
 def test_compiles_for_every_target(tmp_path, target):
     """The global-tape and split-mode kernels at -O1 and -O2 for one target;
     SPIR-V validated by spirv-val, NVVM assembled by ptxas; the manifest
     declares the tape for every target."""
     for source in ["global_tapes", "enzyme_split", "ragged_rows",
-                   "triangular_solves"]:
+                   "triangular_solves", "while_tapes"]:
         for opt in OPTS:
             ll = compile_cuda(tmp_path, source, opt)
             result, manifest = compile_for_target(
@@ -513,3 +628,35 @@ def test_nabla_launch_allocates_the_tape(tmp_path):
     assert result.returncode == 0, result.stderr
     got = np.load(tmp_path / "out" / "arg1.npy").reshape(rows, cols)
     check(got, softmax_rows_vjp(x, dy))
+
+
+def test_nabla_launch_grows_the_tape(tmp_path):
+    """nabla-launch runs a kernel with a growing tape again with the
+    capacity its longest list needed, as nabla-run does; --repeat restores
+    the inputs before each launch (the same gradient every time)."""
+    ll = compile_cuda(tmp_path, "while_tapes", 2)
+    compiled = tmp_path / "compiled"
+    result = subprocess.run(
+        [os.path.join(BIN, "nabla-compile"), "--no-cache", "--target=spirv",
+         "--block=8", "-o", str(compiled), str(ll)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    head, successor = linked_lists([70, 4, 0])
+    x = RNG.uniform(-1, 1, len(successor))
+    dy = RNG.standard_normal(len(x))
+    for name, value in [("x", f32(x)), ("dy", f32(dy)), ("head", head),
+                        ("next", successor)]:
+        np.save(tmp_path / f"{name}.npy", value)
+    (dx,) = finite_differences(
+        lambda v: [relax_lists_model(v[0], head, successor)], [x], [dy])
+    for repeat in ["1", "3"]:
+        result = subprocess.run(
+            [os.path.join(BIN, "nabla-launch"), str(compiled),
+             f"--kernel={mangled(ll, 'grad_relax_lists')}", "--grid=1",
+             "--block=8", f"--arg={tmp_path / 'x.npy'}",
+             f"--arg={tmp_path / 'dy.npy'}", f"--arg={tmp_path / 'head.npy'}",
+             f"--arg={tmp_path / 'next.npy'}", "--arg=i32:3",
+             f"--repeat={repeat}", f"--out={tmp_path / ('out' + repeat)}"],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        check(np.load(tmp_path / ("out" + repeat) / "arg1.npy"), dx)

@@ -136,6 +136,31 @@ TEST(TapeSizeTest, CapNamesTheBytesNeeded) {
       << error;
 }
 
+TEST(TapeSizeTest, GrowingTapesReadTheCapacityAndTakeTwoMoreWords) {
+  // 3 * capacity + m words per thread, the buffer's capacity and overflow
+  // words in front.
+  std::string text = manifestWith(
+      R"(["addi", 64, ["muli", 64, ["capacity", 64, 0], ["const", 64, 3]],
+          ["arg", 64, 1]])");
+  text.replace(text.find(R"("formula": "f")"), 14,
+               R"("formula": "f", "growable": true)");
+  Manifest manifest;
+  std::string error;
+  ASSERT_TRUE(parseManifest(text, manifest, error)) << error;
+  ASSERT_TRUE(manifest.kernels[0].tape->growable);
+  auto argument = [](unsigned index, int64_t &value) {
+    value = 5;
+    return index == 1;
+  };
+  uint64_t bytes = 0;
+  EXPECT_TRUE(tapeBytes(manifest.kernels[0], argument, BufferElement(),
+                        {2, 1, 1}, {8, 1, 1}, 0, bytes, error, 32));
+  EXPECT_EQ(bytes, 4u * ((3 * 32 + 5) * 16 + 2));
+  EXPECT_FALSE(tapeBytes(manifest.kernels[0], argument, BufferElement(),
+                         {2, 1, 1}, {8, 1, 1}, 4096, bytes, error, 100));
+  EXPECT_NE(error.find("capacity 100"), std::string::npos) << error;
+}
+
 TEST(TapeSizeTest, MalformedFormulasAreRejectedWithTheirPath) {
   Manifest manifest;
   std::string error;

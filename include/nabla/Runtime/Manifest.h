@@ -77,6 +77,11 @@ struct TapeInfo {
   SizeExpr wordsPerThread;
   /// The formula as text, for messages.
   std::string formula;
+  /// The formula reads `capacity` (slots per execution of loops whose trip
+  /// counts are known only as they run): the buffer has two more words in
+  /// front of the threads', the capacity the launcher gives (first) and the
+  /// largest a thread needed (second; 0 when none needed more).
+  bool growable = false;
 };
 
 /// A SPIR-V descriptor binding (spirv/metal).

@@ -47,15 +47,25 @@ using BufferElement = std::function<bool(unsigned param, int64_t index,
 /// given arguments: the largest over the grid's threads when the formula
 /// reads thread or block ids. False with `error` when the formula reads
 /// something the launch lacks or divides by zero.
+/// `capacity`: the value of the formula's `capacity` (a growing tape's
+/// slots per loop execution).
 bool tapeWordsPerThread(const TapeInfo &tape, const ScalarArgument &argument,
                         const BufferElement &element, Dim3 grid, Dim3 block,
-                        uint64_t &words, std::string &error);
+                        uint64_t &words, std::string &error,
+                        uint64_t capacity = 0);
 
-/// 4 * words per thread * threads, checked against `maxBytes` (0: the
-/// default cap): false with an error naming the size it needed.
+/// 4 * words per thread * threads (plus two words, the capacity and the
+/// overflow, for a growing tape of `capacity`), checked against `maxBytes`
+/// (0: the default cap): false with an error naming the size it needed.
 bool tapeBytes(const KernelInfo &kernel, const ScalarArgument &argument,
                const BufferElement &element, Dim3 grid, Dim3 block,
-               uint64_t maxBytes, uint64_t &bytes, std::string &error);
+               uint64_t maxBytes, uint64_t &bytes, std::string &error,
+               uint64_t capacity = 0);
+
+/// The capacity a growing tape starts with at a launch (slots per loop
+/// execution): $NABLA_TAPE_CAPACITY, else 32. A launch that needed more
+/// runs again with what it needed.
+uint64_t initialTapeCapacity();
 
 /// Checks that the caller's tape of a split-mode kernel (`elements` i32)
 /// holds what a launch of `grid` x `block` needs; false with an error naming

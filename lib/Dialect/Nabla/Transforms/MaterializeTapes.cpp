@@ -40,6 +40,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
+
 namespace nabla {
 #define GEN_PASS_DEF_MATERIALIZETAPES
 #include "nabla/Dialect/Nabla/Transforms/Passes.h.inc"
@@ -68,6 +70,8 @@ struct KernelTape {
   Value words;
   /// The words per thread as text, for messages.
   std::string formula;
+  /// Its size also follows a capacity the launcher raises as needed.
+  bool growable = false;
 };
 
 class MaterializeTapesPass
@@ -80,8 +84,10 @@ public:
     strings.clear();
     symbolTable.reset();
     if (!module.walk([](TapeOp) { return WalkResult::interrupt(); })
-             .wasInterrupted())
+             .wasInterrupted()) {
+      dropSlotlessCapacities();
       return answerEmptyQueries();
+    }
     if (failed(inlineTapeHolders(module)))
       return signalPassFailure();
     SmallVector<gpu::GPUFuncOp> kernels;
@@ -104,7 +110,28 @@ public:
     for (gpu::GPUFuncOp kernel : unique)
       if (failed(materialize(kernel)))
         return signalPassFailure();
+    dropSlotlessCapacities();
     answerEmptyQueries();
+  }
+
+  /// A growing tape none of whose slots is read back (so none allocated):
+  /// nothing can overflow, its capacity is unbounded.
+  void dropSlotlessCapacities() {
+    SmallVector<Operation *> growing;
+    getOperation().walk([&](Operation *op) {
+      if (isa<TapeCapacityOp, TapeOverflowOp>(op))
+        growing.push_back(op);
+    });
+    for (Operation *op : growing) {
+      if (isa<TapeCapacityOp>(op)) {
+        OpBuilder b(op);
+        op->getResult(0).replaceAllUsesWith(
+            arith::ConstantIndexOp::create(b, op->getLoc(),
+                                           std::numeric_limits<int32_t>::max())
+                .getResult());
+      }
+      op->erase();
+    }
   }
 
   /// The nabla.split_tape_elements left: of split kernels whose tape has no
@@ -299,6 +326,43 @@ private:
         return kernel.emitOpError("cannot take a tape parameter");
     }
     Value buffer = entry.getArgument(index);
+    // A growing tape (loops whose trip counts are known only as they run):
+    // the launcher writes the capacity into the buffer's first word; a
+    // thread that needed more raises the second; the slots follow them.
+    bool growable = false;
+    Value header;
+    SmallVector<Operation *> growing;
+    kernel.walk([&](Operation *op) {
+      if (isa<TapeCapacityOp, TapeOverflowOp>(op))
+        growing.push_back(op);
+    });
+    if (!growing.empty()) {
+      growable = true;
+      if (split)
+        return growing.front()->emitOpError(
+            "grows with its loop's trip count, which a split-mode tape "
+            "(sized by its caller) cannot");
+      OpBuilder top(&entry, entry.begin());
+      Value capacityAt = arith::ConstantIndexOp::create(top, loc, 0);
+      Value overflowAt = arith::ConstantIndexOp::create(top, loc, 1);
+      header = arith::ConstantIndexOp::create(top, loc, 2);
+      Value capacity = arith::IndexCastOp::create(
+          top, loc, top.getIndexType(),
+          memref::LoadOp::create(top, loc, buffer, capacityAt));
+      for (Operation *op : growing) {
+        if (isa<TapeCapacityOp>(op)) {
+          op->getResult(0).replaceAllUsesWith(capacity);
+        } else {
+          OpBuilder at(op);
+          Value needed = arith::IndexCastOp::create(
+              at, op->getLoc(), at.getI32Type(), op->getOperand(0));
+          memref::AtomicRMWOp::create(at, op->getLoc(),
+                                      arith::AtomicRMWKind::maxs, needed,
+                                      buffer, ValueRange{overflowAt});
+        }
+        op->erase();
+      }
+    }
     auto [inBlock, blockThreads] = emitLinearIdAndCount(b, loc);
     auto [blockId, blocks] = emitLinearIdAndCount(b, loc, /*ofBlocks=*/true);
     Value threads = arith::MulIOp::create(b, loc, blocks, blockThreads);
@@ -321,6 +385,8 @@ private:
                           load ? load.getIndices() : store.getIndices()));
         Value element = arith::AddIOp::create(
             at, l, arith::MulIOp::create(at, l, word, threads), thread);
+        if (header)
+          element = arith::AddIOp::create(at, l, element, header);
         if (load)
           load.replaceAllUsesWith(
               memref::LoadOp::create(at, l, buffer, element).getResult());
@@ -330,18 +396,20 @@ private:
       }
       tape.erase();
     }
-    kernel->setAttr(split ? StringRef(kSplitTapeAttrName) : StringRef(kTapeAttrName),
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("words_per_thread",
-                                        b.getStringAttr(total.json)),
-                         b.getNamedAttr("formula",
-                                        b.getStringAttr(total.text))}));
+    SmallVector<NamedAttribute> described{
+        b.getNamedAttr("words_per_thread", b.getStringAttr(total.json)),
+        b.getNamedAttr("formula", b.getStringAttr(total.text))};
+    if (growable)
+      described.push_back(b.getNamedAttr("growable", b.getUnitAttr()));
+    kernel->setAttr(split ? StringRef(kSplitTapeAttrName)
+                          : StringRef(kTapeAttrName),
+                    b.getDictionaryAttr(described));
     if (remarks)
       kernel.emitRemark() << "global-memory tape: 4 * (" << total.text
                           << ") bytes per thread (parameter #" << index
                           << (split ? "), the caller's (split mode)"
                                     : "), allocated by the launch");
-    KernelTape materialized{kernel, words, total.text};
+    KernelTape materialized{kernel, words, total.text, growable};
     if (split)
       return updateSizeQueries(materialized, index);
     return updateLaunches(materialized);
@@ -536,6 +604,13 @@ private:
     unsigned params = kernel.getNumArguments() - 1;
     for (gpu::LaunchFuncOp launch : launches) {
       Location loc = launch.getLoc();
+      if (tape.growable)
+        return launch.emitOpError("launches @")
+               << name
+               << ", whose tape grows with a loop's trip count known only as "
+                  "it runs (an scf.while reading memory it overwrites); host "
+                  "programs size tapes before the launch (launch it with "
+                  "nabla-run, nabla-launch or Python)";
       if (launch.getKernelOperands().size() != params)
         return launch.emitOpError("launches @")
                << name << " with " << launch.getKernelOperands().size()

@@ -6,6 +6,8 @@
 
 #include "TapeFormulas.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -83,6 +85,9 @@ std::optional<Formula> nabla::tapes::FormulaBuilder::compute(Value value) {
   if (auto c = dyn_cast<arith::ConstantOp>(op))
     if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
       return constantFormula(bits, attr.getValue().getSExtValue());
+  // The slots per execution of a growing tape: the launcher's choice.
+  if (isa<nabla::TapeCapacityOp>(op))
+    return Formula{"[\"capacity\",64,0]", "capacity"};
   // Elements of integer buffer parameters (ragged rows' offsets, read at
   // the entry where nothing writes them) and their sizes.
   if (isa<memref::LoadOp, memref::DimOp>(op)) {

@@ -56,25 +56,33 @@ module {
 // -----
 
 // A while that reads memory it overwrites cannot be recomputed from
-// checkpoints, and a while has no trip-count bound to tape it by.
+// checkpoints, and a while has no trip-count bound to tape it by; its
+// growing tape (slots per thread, not per enclosing iteration) is for a
+// while outside every other loop, and this one is inside a loop, which
+// holding the while is neither taped nor checkpointed.
 module {
   func.func @f(%A: memref<?xf32>, %i: index) {
     %c0 = arith.constant 0 : index
-    %x0 = memref.load %A[%i] : memref<?xf32>
-    // expected-error @below {{'scf.while' op cannot be reversed: its iterations cannot be recomputed from checkpoints, because an op in it reads memory that the loop, later code or an enclosing loop overwrites}}
-    %r = scf.while (%x = %x0) : (f32) -> f32 {
-      %ten = arith.constant 10.0 : f32
-      %go = arith.cmpf olt, %x, %ten : f32
-      scf.condition(%go) %x : f32
-    } do {
-    ^bb0(%y: f32):
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints, because an op in it reads memory that the loop, later code or an enclosing loop overwrites}}
+    // expected-note @below {{a trip count computable from the function's arguments}}
+    scf.for %k = %c0 to %c2 step %c1 {
       // expected-note @below {{this op's read is not repeatable}}
-      %a = memref.load %A[%c0] : memref<?xf32>
-      %y2 = arith.addf %y, %a : f32
-      memref.store %y2, %A[%c0] : memref<?xf32>
-      scf.yield %y2 : f32
+      %x0 = memref.load %A[%i] : memref<?xf32>
+      %r = scf.while (%x = %x0) : (f32) -> f32 {
+        %ten = arith.constant 10.0 : f32
+        %go = arith.cmpf olt, %x, %ten : f32
+        scf.condition(%go) %x : f32
+      } do {
+      ^bb0(%y: f32):
+        %a = memref.load %A[%c0] : memref<?xf32>
+        %y2 = arith.addf %y, %a : f32
+        memref.store %y2, %A[%c0] : memref<?xf32>
+        scf.yield %y2 : f32
+      }
+      memref.store %r, %A[%i] : memref<?xf32>
     }
-    memref.store %r, %A[%i] : memref<?xf32>
     return
   }
   func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %i: index) {

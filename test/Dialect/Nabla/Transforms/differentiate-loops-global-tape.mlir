@@ -3,6 +3,7 @@
 // kernel's global-memory tape (nabla.tape), sized from the trip count
 // computed at the derivative's entry. A loop nested in it is taped there too.
 // RUN: nabla-opt %s --nabla-differentiate="remarks=true" -split-input-file 2>&1 | FileCheck %s
+// RUN: nabla-opt %s --nabla-differentiate="remarks=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // CHECK: remark: loop reversed with a global-memory tape of 0 bytes per iteration and thread, its trip count known at run time
 // CHECK: remark: loop reversed with a global-memory tape of 4 bytes per iteration (4 iterations) and thread
@@ -128,7 +129,7 @@ func.func @grad_ragged(%x: memref<?xf32>, %dx: memref<?xf32>, %offsets: memref<?
 // per outer iteration are its largest trip count, the maximum over the
 // corners of the outer loop's range computed at the entry; the forward
 // sweep stores a slot only under it (the reverse sweep checks the count).
-// CHECK: remark: loop reversed with a global-memory tape of 8 bytes per iteration and thread, sized by its largest trip count over the enclosing loops' iterations
+// REMARK: remark: loop reversed with a global-memory tape of 8 bytes per iteration and thread, sized by its largest trip count over the enclosing loops' iterations
 // CHECK-LABEL: func.func private @__nabla_vjp_tri_dc(
 // CHECK: %[[OUTER:.*]] = arith.select
 // The inner count at the outer loop's first and last position.
@@ -168,5 +169,58 @@ func.func @grad_tri(%x: memref<?xf32>, %dx: memref<?xf32>, %n: index) {
   nabla.autodiff @tri(%x, %dx, %n)
       {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
       : (memref<?xf32>, memref<?xf32>, index) -> ()
+  return
+}
+
+// -----
+
+// A while loop whose trip count is known only as it runs (a linked list
+// walked) and that overwrites what it reads: its steps go to slots of a
+// growing tape, nabla.tape_capacity per thread. Step k stores the before
+// region's arguments and values, and the after region's, at slot k while k
+// is below the capacity; a thread that needed more reports its steps with
+// nabla.tape_overflow; the reverse sweep reloads the steps backwards and
+// skips them all (NaN adjoints) after an overflow.
+// REMARK: remark: loop reversed with a growing global-memory tape of 12 bytes per step and thread, nabla.tape_capacity steps per thread
+// CHECK-LABEL: func.func private @__nabla_vjp_walk_dcc(
+// CHECK: %[[CAP:.*]] = nabla.tape_capacity : index
+// CHECK: %[[I:.*]] = nabla.tape %[[CAP]] : memref<?xi32>
+// CHECK: %[[CARRY:.*]] = nabla.tape %[[CAP]] : memref<?xi32>
+// CHECK: %[[V:.*]] = nabla.tape %[[CAP]] : memref<?xi32>
+// CHECK: %[[LOOP:.*]]:3 = scf.while (%[[A:.*]] = %{{.*}}, %[[B:.*]] = %{{.*}}, %[[STEP:.*]] = %{{.*}})
+// CHECK: %[[FITS:.*]] = arith.cmpi ult, %[[STEP]], %[[CAP]] : index
+// CHECK-NEXT: scf.if %[[FITS]] {
+// CHECK-NEXT: memref.store %[[A]], %[[I]][%[[STEP]]]
+// CHECK: } do {
+// CHECK: memref.store %{{.*}}, %[[V]][%{{.*}}]
+// CHECK: %[[STEPS:.*]] = arith.addi %[[LOOP]]#2, %{{.*}} : index
+// CHECK: %[[OVER:.*]] = arith.cmpi ugt, %[[STEPS]], %[[CAP]] : index
+// CHECK-NEXT: scf.if %[[OVER]] {
+// CHECK-NEXT: nabla.tape_overflow %[[STEPS]]
+// CHECK: scf.for
+// CHECK: memref.load %[[I]]
+// CHECK: memref.load %[[CARRY]]
+// CHECK: memref.load %[[V]]
+func.func @walk(%x: memref<?xf32>, %next: memref<?xi32>, %first: i32) {
+  %zero = arith.constant 0 : i32
+  %c = arith.constant 0.5 : f32
+  %r:2 = scf.while (%i = %first, %carry = %c) : (i32, f32) -> (i32, f32) {
+    %go = arith.cmpi sge, %i, %zero : i32
+    scf.condition(%go) %i, %carry : i32, f32
+  } do {
+  ^bb0(%i: i32, %carry: f32):
+    %k = arith.index_cast %i : i32 to index
+    %v = memref.load %x[%k] : memref<?xf32>
+    %w = arith.mulf %v, %carry : f32
+    memref.store %w, %x[%k] : memref<?xf32>
+    %n = memref.load %next[%k] : memref<?xi32>
+    scf.yield %n, %v : i32, f32
+  }
+  return
+}
+func.func @grad_walk(%x: memref<?xf32>, %dx: memref<?xf32>, %next: memref<?xi32>, %first: i32) {
+  nabla.autodiff @walk(%x, %dx, %next, %first)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, memref<?xi32>, i32) -> ()
   return
 }

@@ -262,3 +262,97 @@ module attributes {gpu.container_module} {
 // CHECK: %[[TX:.*]] = arith.remui %[[T]], %{{.*}} : index
 // CHECK: memref.load %{{.*}}[%[[TX]]] : memref<?xi32>
 // CHECK: arith.maxsi
+
+// -----
+
+// A growing tape (a while loop's steps): the capacity is the buffer's first
+// word, which the launcher writes; an overflow raises the second with an
+// atomic maximum; the slots follow the two words. The formula reads
+// `capacity`, and the kernel is marked growable.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (capacity) bytes per thread (parameter #1), allocated by the launch}}
+    gpu.func @grow(%A: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %cap = nabla.tape_capacity : index
+      %t = nabla.tape %cap : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      nabla.tape_overflow %cap
+      %r = memref.load %t[%c0] : memref<?xi32>
+      %f = arith.bitcast %r : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// CHECK-LABEL: gpu.func @grow(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %[[TAPE:.*]]: memref<?xi32> {nabla.tape}) kernel
+// CHECK-SAME: nabla.tape = {formula = "capacity", growable, words_per_thread = "[\22capacity\22,64,0]"}
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[WORD:.*]] = memref.load %[[TAPE]][%[[C0]]] : memref<?xi32>
+// CHECK: %[[CAP:.*]] = arith.index_cast %[[WORD]] : i32 to index
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[C2]] : index
+// CHECK: memref.store %{{.*}}, %[[TAPE]][%[[AT]]] : memref<?xi32>
+// CHECK: %[[NEEDED:.*]] = arith.index_cast %[[CAP]] : index to i32
+// CHECK: memref.atomic_rmw maxs %[[NEEDED]], %[[TAPE]][%[[C1]]] : (i32, memref<?xi32>) -> i32
+
+// -----
+
+// Host programs size a tape before the launch: a growing one is refused.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (capacity) bytes per thread (parameter #1), allocated by the launch}}
+    gpu.func @grow(%A: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %cap = nabla.tape_capacity : index
+      %t = nabla.tape %cap : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      %r = memref.load %t[%c0] : memref<?xi32>
+      %f = arith.bitcast %r : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+  func.func @main(%A: memref<?xf32>) {
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{launches @grow, whose tape grows with a loop's trip count known only as it runs}}
+    gpu.launch_func @m::@grow blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<?xf32>)
+    return
+  }
+}
+
+// -----
+
+// Every slot of a growing tape unread: none allocated, nothing to overflow,
+// the capacity unbounded.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: every slot unread, none allocated}}
+    gpu.func @unread(%A: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %cap = nabla.tape_capacity : index
+      %t = nabla.tape %cap : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      %over = arith.cmpi ugt, %c0, %cap : index
+      scf.if %over {
+        nabla.tape_overflow %c0
+      }
+      gpu.return
+    }
+  }
+}
+
+// CHECK-LABEL: gpu.func @unread(
+// CHECK-NOT: nabla.tape
+// CHECK: arith.constant 2147483647 : index
+// CHECK-NOT: nabla.tape_overflow
+// CHECK: gpu.return

@@ -13,6 +13,7 @@
 include "nabla/Dialect/Nabla/IR/NablaBase.td"
 include "nabla/Dialect/Nabla/IR/NablaAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class Nabla_Op<string mnemonic, list<Trait> traits = []>
     : Op<Nabla_Dialect, mnemonic, traits>;
@@ -424,6 +425,49 @@ def Nabla_TapeOp : Nabla_Op<"tape"> {
     ::mlir::Value emitWord(::mlir::OpBuilder &builder, ::mlir::Location loc,
                            ::mlir::ValueRange indices);
   }];
+}
+
+def Nabla_TapeCapacityOp : Nabla_Op<"tape_capacity", [Pure]> {
+  let summary = "Slots per loop execution the launch gives growing tapes";
+  let description = [{
+    The number of slots that the launch gives, per thread, to the tape of
+    each loop whose trip count is known only as it runs (an `scf.while` with
+    a data-dependent exit that reads memory it overwrites): reverse mode
+    sizes such a loop's `nabla.tape` by it, stores the slots that fit, and
+    reports a thread that needed more with `nabla.tape_overflow`. The same
+    value in every thread of a launch.
+
+    `nabla-materialize-tapes` lowers it to a read of the kernel's tape
+    buffer's first word, which the launcher writes (the slots then start at
+    the third); the tape's formula names
+    it `capacity` (`["capacity", 64]`). Launchers start with a small
+    capacity and, after a launch that overflowed, run the kernel again from
+    its inputs with the capacity it needed (Runtime.md).
+
+    ```mlir
+    %capacity = nabla.tape_capacity : index
+    %slots = nabla.tape %capacity : memref<?xi32>
+    ```
+  }];
+  let results = (outs Index:$capacity);
+  let assemblyFormat = "attr-dict `:` type($capacity)";
+}
+
+def Nabla_TapeOverflowOp : Nabla_Op<"tape_overflow"> {
+  let summary = "Reports that the calling thread's growing tape was too small";
+  let description = [{
+    The calling thread needed `needed` slots per execution of a loop taped
+    with `nabla.tape_capacity` slots, more than it had: the slots past the
+    capacity were not stored and the thread's adjoints through the loop are
+    NaN. `nabla-materialize-tapes` lowers it to an atomic maximum into the
+    tape buffer's second word, which the launcher reads after the launch.
+
+    ```mlir
+    nabla.tape_overflow %steps
+    ```
+  }];
+  let arguments = (ins Index:$needed);
+  let assemblyFormat = "$needed attr-dict";
 }
 
 def Nabla_SubgroupBarrierOp : Nabla_Op<"subgroup_barrier"> {

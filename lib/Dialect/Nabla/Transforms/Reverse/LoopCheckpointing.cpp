@@ -411,6 +411,10 @@ LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
     loopPlans[op] = std::move(strategy);
     return forward;
   }
+  if (auto *tape = dyn_cast<WhileTapeStrategy>(strategy.get())) {
+    loopPlans[op] = std::move(strategy);
+    return forwardTapedWhile(op, *tape);
+  }
   beginMemorySnapshots(cast<CheckpointStrategy>(*strategy), op.getLoc());
   loopPlans[op] = std::move(strategy);
   // The primal while again, counting the executions of its after region.

@@ -622,6 +622,10 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   if (obstacle && forOp && !bound && !holdsWhile)
     if (auto tape = planGlobalTape(forOp))
       return chosen(std::move(tape), 0);
+  // A while loop's steps, in a tape that grows with them.
+  if (obstacle && !forOp)
+    if (auto tape = planWhileTape(cast<scf::WhileOp>(loop)))
+      return chosen(std::move(tape), 0);
   if (obstacle) {
     InFlightDiagnostic diag = loop->emitOpError(
         "cannot be reversed: its iterations cannot be recomputed from "
@@ -751,9 +755,12 @@ LogicalResult nabla::hooks::reverseSweepWhile(ReverseEmitter &emitter,
                                               scf::WhileOp op) {
   auto &vjp = static_cast<VJPEmitter &>(emitter);
   auto plan = vjp.loopPlans.find(op);
-  if (plan != vjp.loopPlans.end())
+  if (plan != vjp.loopPlans.end()) {
     if (auto *tree = dyn_cast<ReductionTreeStrategy>(plan->second.get()))
       return tree->reverseTree(vjp, op);
+    if (auto *tape = dyn_cast<WhileTapeStrategy>(plan->second.get()))
+      return vjp.reverseTapedWhile(op, *tape, *vjp.scope);
+  }
   if (vjp.whileCounts.count(op))
     return vjp.reverseWhile(op, *vjp.scope);
   return emitter.isActive(op) ? emitter.unsupported(op) : success();

@@ -13,6 +13,8 @@
 //    carries the Jacobian of its state; the reverse applies its transpose.
 //  - ReductionTreeStrategy (ReductionTree.cpp): a workgroup-memory sum tree
 //    whose root alone is read after it; its adjoint is a broadcast.
+//  - WhileTapeStrategy (LoopWhileTape.cpp): an scf.while whose trip count is
+//    known only as it runs, its values in a growing global-memory tape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +42,13 @@ struct SlotCount {
 
 class LoopStrategy {
 public:
-  enum class Kind { Tape, Checkpoint, Preaccumulation, ReductionTree };
+  enum class Kind {
+    Tape,
+    Checkpoint,
+    Preaccumulation,
+    ReductionTree,
+    WhileTape
+  };
 
   virtual ~LoopStrategy();
   Kind getKind() const { return kind; }
@@ -173,6 +181,38 @@ public:
   llvm::SmallVector<mlir::Value> inputs;
   /// The Jacobian's slots (function entry), state-major.
   mlir::Value jacobian;
+};
+
+/// An scf.while with a data-dependent exit whose iterations read memory
+/// that it or later code overwrites (no trip count to size a tape by, no
+/// repeatable reads to checkpoint): step k (the k-th execution of the before
+/// region, and of the after region when the loop goes on) stores its values
+/// into slot k of global-memory tapes of `nabla.tape_capacity` slots per
+/// thread, a capacity the launcher gives and raises when a thread reports
+/// (`nabla.tape_overflow`) that it needed more; the reverse sweep runs the
+/// steps backwards, reloading them.
+class WhileTapeStrategy final : public LoopStrategy {
+public:
+  WhileTapeStrategy() : LoopStrategy(Kind::WhileTape) {}
+  static bool classof(const LoopStrategy *s) {
+    return s->getKind() == Kind::WhileTape;
+  }
+
+  /// Not an scf.for strategy: LoopWhileTape.cpp's emitters run it.
+  mlir::LogicalResult forward(VJPEmitter &emitter,
+                              mlir::scf::ForOp op) override;
+  mlir::LogicalResult reverse(VJPEmitter &emitter, mlir::scf::ForOp op,
+                              AdjointScope &outer) override;
+  void remark(mlir::Operation *loop, int64_t bytes) const override;
+
+  /// What each region stores per step (its arguments for the before region,
+  /// the values its ops define) and the ops its reverse repeats instead.
+  llvm::SmallVector<mlir::Value> beforeTaped, afterTaped;
+  llvm::SmallVector<mlir::Operation *> beforeRecomputed, afterRecomputed;
+  /// Src value → its slots (filled by the forward sweep).
+  llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> tapes;
+  /// The slots per thread (nabla.tape_capacity at the entry).
+  mlir::Value capacity;
 };
 
 /// A block's sum tree in workgroup memory, the idiom of every block

@@ -203,12 +203,17 @@ void VJPEmitter::collectTaped(scf::ForOp op, SmallVector<Value> &taped,
   // not taped: reverseTapedFor computes it from the slot.
   taped.clear();
   llvm::append_range(taped, op.getRegionIterArgs());
+  collectTapedOps(*op.getBody(), taped, recomputed);
+}
+
+void VJPEmitter::collectTapedOps(Block &body, SmallVector<Value> &taped,
+                                 SmallVector<Operation *> &recomputed) {
   auto tapeResults = [&](Operation *inner) {
     for (Value r : inner->getResults())
       if (!isa<BaseMemRefType>(r.getType()) && !isUnneededAtomicResult(r))
         taped.push_back(r);
   };
-  for (Operation &inner : op.getBody()->without_terminator()) {
+  for (Operation &inner : body.without_terminator()) {
     if (isRecomputable(&inner)) {
       recomputed.push_back(&inner);
       continue;

@@ -377,6 +377,20 @@ public:
   /// The forward while again, counting its iterations.
   LogicalResult forwardWhile(scf::WhileOp op);
 
+  /// The forward while storing each step's values into a growing tape
+  /// (LoopWhileTape.cpp).
+  LogicalResult forwardTapedWhile(scf::WhileOp op, WhileTapeStrategy &tape);
+  /// The reverse of a while taped so: its steps backwards, reloaded.
+  LogicalResult reverseTapedWhile(scf::WhileOp op,
+                                  const WhileTapeStrategy &tape,
+                                  AdjointScope &outer);
+  /// The strategy for `op` (a while reading memory overwritten, outside
+  /// every other loop); null where it cannot be taped so.
+  std::unique_ptr<WhileTapeStrategy> planWhileTape(scf::WhileOp op);
+  /// collectTaped for the ops of `body` (not its arguments).
+  void collectTapedOps(Block &body, SmallVector<Value> &taped,
+                       SmallVector<Operation *> &recomputed);
+
   /// The reverse of an scf.while run N times: checkpointed over N + 1 steps,
   /// the last being the final execution of the before region.
   LogicalResult reverseWhile(scf::WhileOp op, AdjointScope &outer);
