@@ -556,6 +556,35 @@ def test_fixed_point_until_settled(tmp_path, opt):
     check(out[1].reshape(rows, 4), dx, atol=1e-3)
 
 
+def drain_model(x, count):
+    x = x.copy()
+    for row, n in zip(x, count):
+        for j in range(1, n):
+            row[j] = row[j] * 0.5 + np.sin(row[j - 1])
+    return x
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_bound_read_from_memory_the_kernel_writes(tmp_path, opt):
+    """`n = count[t]; for (j = 1; j < n; j++) row[j] = f(row[j], row[j -
+    1]); count[t] = 0`: the bound is in memory the kernel clears, so no
+    launcher computes it beforehand; the loop's tape grows like a while
+    loop's (counts 0, 1, 2, 9 and 60, past the first capacity)."""
+    ll = compile_cuda(tmp_path, "while_tapes", opt)
+    count = np.array([0, 1, 2, 9, 60], np.int32)
+    width = 64
+    x = RNG.uniform(-1, 1, (len(count), width))
+    dy = RNG.standard_normal(x.shape)
+    out = run(tmp_path, ll, "grad_drain", 1, 8,
+              [f32(x.ravel()), f32(dy.ravel()), count, f"i32:{width}",
+               f"i32:{len(count)}"])
+    (dx,) = finite_differences(lambda v: [drain_model(v[0], count)], [x],
+                               [dy])
+    check(out[0].reshape(x.shape), drain_model(x, count))
+    check(out[1].reshape(x.shape), dx)
+    np.testing.assert_array_equal(out[2], 0)
+
+
 def test_growing_tape_capacity_and_cap(tmp_path):
     """The manifest marks the tape growing and its formula reads the
     capacity; NABLA_TAPE_CAPACITY sets the first try (1 here: every list

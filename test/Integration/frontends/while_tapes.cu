@@ -57,3 +57,22 @@ __global__ void grad_settle_rows(float *x, float *dx, float tol, int rows) {
   __enzyme_autodiff<void>((void *)settle_rows, enzyme_dup, x, dx, enzyme_const,
                           tol, enzyme_const, rows);
 }
+
+// Each thread drains its queue of pending smoothing steps and clears it:
+// the loop's bound is read from memory the kernel writes (count[t] = 0
+// after), so no launcher can compute it beforehand; the tape grows.
+__device__ void drain(float *x, int *count, int width, int threads) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= threads)
+    return;
+  float *row = x + t * width;
+  int n = count[t];
+  for (int j = 1; j < n; j++)
+    row[j] = row[j] * 0.5f + sinf(row[j - 1]);
+  count[t] = 0;
+}
+__global__ void grad_drain(float *x, float *dx, int *count, int width,
+                           int threads) {
+  __enzyme_autodiff<void>((void *)drain, enzyme_dup, x, dx, enzyme_const,
+                          count, enzyme_const, width, enzyme_const, threads);
+}

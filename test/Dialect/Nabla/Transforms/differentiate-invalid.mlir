@@ -95,38 +95,6 @@ module {
 
 // -----
 
-// A loop with a trip count read from memory whose iterations read what they
-// overwrite (A[j], an element of the inner loop, not invariant in the outer
-// one): no tape bound (not even one computed at the function's entry for a
-// global tape), no checkpointing. The note suggests the hint.
-module {
-  func.func @f(%A: memref<?xf32>, %N: memref<1xindex>) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %n = memref.load %N[%c0] : memref<1xindex>
-    // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
-    // expected-note @below {{a trip count computable from the function's arguments (a global-memory tape sized at launch), or a static bound lets the loop be taped instead}}
-    scf.for %i = %c0 to %n step %c1 {
-      scf.for %j = %c0 to %c4 step %c1 {
-        // expected-note @below {{this op's read is not repeatable}}
-        %x = memref.load %A[%j] : memref<?xf32>
-        %y = arith.mulf %x, %x : f32
-        memref.store %y, %A[%j] : memref<?xf32>
-      }
-    }
-    return
-  }
-  func.func @grad(%A: memref<?xf32>, %dA: memref<?xf32>, %N: memref<1xindex>) {
-    nabla.autodiff @f(%A, %dA, %N)
-        {activity = [#nabla.activity<dup>, #nabla.activity<const>], ret_activity = []}
-        : (memref<?xf32>, memref<?xf32>, memref<1xindex>) -> ()
-    return
-  }
-}
-
-// -----
-
 // A workgroup reduction with a custom combiner has no known derivative.
 func.func @f(%x: f32) -> f32 {
   // expected-error @below {{'gpu.all_reduce' op with a custom combiner region has no reverse-mode derivative (use an `op` attribute)}}
@@ -313,33 +281,6 @@ nabla.custom_derivative @f reverse @f_vjp {activity = [#nabla.activity<active>],
 
 // -----
 
-// The reverse of a float min/max atomic needs its old value, which
-// recomputing a checkpointed iteration cannot reproduce (other threads'
-// atomics came in between): such a loop must be taped (difftest seed 1050
-// gave invalid IR). With a trip count read from memory, it cannot be.
-func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %mm = arith.constant 0.0 : f32
-  %bound = memref.load %M[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
-  %b = arith.fptoui %bound : f32 to i32
-  %n = arith.index_cast %b : i32 to index
-  // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
-  // expected-note @below {{a static bound lets the loop be taped instead}}
-  scf.for %i = %c0 to %n step %c1 {
-    // expected-note @below {{this op's read is not repeatable}}
-    %a = memref.atomic_rmw minimumf %x, %M[%c0] : (f32, memref<1xf32, #gpu.address_space<workgroup>>) -> f32
-  }
-  gpu.barrier
-  return
-}
-func.func @g(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %dM: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
-  %d = nabla.autodiff @f(%x, %M, %dM, %m) {activity = [#nabla.activity<active>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (f32, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>, index) -> f32
-  return
-}
-
-// -----
-
 // Accepted: with the hint the loop is taped, old values included.
 func.func @f(%x: f32, %M: memref<1xf32, #gpu.address_space<workgroup>>, %m: index) {
   %c0 = arith.constant 0 : index
@@ -450,37 +391,4 @@ func.func @f(%x: f32, %i: index) -> f32 {
 func.func @g(%x: f32, %i: index, %seed: f32) -> f32 {
   %d:2 = nabla.autodiff @f(%x, %i, %seed) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<active>]} : (f32, index, f32) -> (f32, f32)
   return %d#1 : f32
-}
-
-// -----
-
-// The same bounds in a buffer the function also writes: the read at the
-// entry could differ from the loop's, so there is no size to read (refused,
-// with the loop's hint named).
-func.func @ragged_written(%x: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0 : i32
-  %r = gpu.thread_id x
-  %next = arith.addi %r, %c1 : index
-  %first = memref.load %offsets[%r] : memref<?xi32>
-  %last = memref.load %offsets[%next] : memref<?xi32>
-  %begin = arith.index_cast %first : i32 to index
-  %end = arith.index_cast %last : i32 to index
-  // expected-error @below {{'scf.for' op cannot be reversed: its iterations cannot be recomputed from checkpoints}}
-  // expected-note @below {{a trip count computable}}
-  scf.for %k = %begin to %end step %c1 {
-    // expected-note @below {{this op's read is not repeatable}}
-    %v = memref.load %x[%k] : memref<?xf32>
-    %q = arith.mulf %v, %v : f32
-    memref.store %q, %x[%k] : memref<?xf32>
-  }
-  memref.store %zero, %offsets[%c0] : memref<?xi32>
-  return
-}
-func.func @grad_ragged_written(%x: memref<?xf32>, %dx: memref<?xf32>, %offsets: memref<?xi32>, %rows: index) {
-  nabla.autodiff @ragged_written(%x, %dx, %offsets, %rows)
-      {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
-      : (memref<?xf32>, memref<?xf32>, memref<?xi32>, index) -> ()
-  return
 }

@@ -31,6 +31,8 @@
 
 #include "GPUDerivatives.h"
 
+#include "nabla/Dialect/Nabla/IR/NablaOps.h"
+
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -465,6 +467,9 @@ void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
     else if (largest)
       diag << " and thread, sized by its largest trip count over the "
               "enclosing loops' iterations";
+    else if (growing)
+      diag << " and thread, nabla.tape_capacity iterations (a growing "
+              "tape: its trip count is known only when it starts)";
     else
       diag << " and thread, its trip count known at run time";
     // Why memory: the last resort (docs/AD.md, loops).
@@ -619,9 +624,13 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   }
   // The last resort: the values the iterations read, in global memory
   // sized when the kernel is launched.
-  if (obstacle && forOp && !bound && !holdsWhile)
+  if (obstacle && forOp && !bound && !holdsWhile) {
     if (auto tape = planGlobalTape(forOp))
       return chosen(std::move(tape), 0);
+    // Bounds known only when the loop starts: a tape that grows.
+    if (auto tape = planGrowingTape(forOp))
+      return chosen(std::move(tape), 0);
+  }
   // A while loop's steps, in a tape that grows with them.
   if (obstacle && !forOp)
     if (auto tape = planWhileTape(cast<scf::WhileOp>(loop)))
@@ -727,6 +736,20 @@ std::unique_ptr<TapeStrategy> VJPEmitter::planGlobalTape(scf::ForOp op) {
   tape->global = true;
   tape->dynamicBound = count;
   tape->largest = largest;
+  return tape;
+}
+
+std::unique_ptr<TapeStrategy> VJPEmitter::planGrowingTape(scf::ForOp op) {
+  if (recomputeRoot || !hoistToEntry(fwd.lookupOrNull(op.getStep())))
+    return nullptr;
+  auto tape = std::make_unique<TapeStrategy>();
+  collectTaped(op, tape->taped, tape->recomputed);
+  tape->global = true;
+  tape->growing = true;
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  tape->dynamicBound = TapeCapacityOp::create(b, op.getLoc(), b.getIndexType());
+  hoistAnchor = tape->dynamicBound.getDefiningOp();
   return tape;
 }
 

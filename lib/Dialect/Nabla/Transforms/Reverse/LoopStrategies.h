@@ -101,6 +101,11 @@ public:
   /// `dynamicBound` is the largest trip count over the iterations of the
   /// loops around it (its bounds depend on their induction variables).
   bool largest = false;
+  /// `dynamicBound` is nabla.tape_capacity: the trip count is known only
+  /// when the loop starts (bounds read from memory the kernel writes); a
+  /// count past it is reported (nabla.tape_overflow) and the launch runs
+  /// again.
+  bool growing = false;
   /// The slots live in global memory (nabla.tape): a dynamic bound here or
   /// in an enclosing taped loop.
   bool global = false;

@@ -243,7 +243,7 @@ void VJPEmitter::collectTapedOps(Block &body, SmallVector<Value> &taped,
 Value TapeStrategy::checkedCapacity(OpBuilder &b, Location loc) const {
   if (hinted)
     return arith::ConstantIndexOp::create(b, loc, bound);
-  return largest ? dynamicBound : Value();
+  return largest || growing ? dynamicBound : Value();
 }
 
 LogicalResult TapeStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
@@ -359,6 +359,17 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
   b.setInsertionPointAfter(loop);
   for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
     defined(src, dst);
+  // A growing tape: a trip count past the capacity is reported to the
+  // launcher, which runs the kernel again with it.
+  if (tape.growing) {
+    Value count = emitTripCount(loc, lb, ub, step);
+    Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                       count, tape.dynamicBound);
+    OpBuilder::InsertionGuard report(b);
+    auto guarded = scf::IfOp::create(b, loc, over, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    TapeOverflowOp::create(b, loc, count);
+  }
   return success();
 }
 

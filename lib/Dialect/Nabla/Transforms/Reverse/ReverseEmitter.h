@@ -311,6 +311,10 @@ public:
   /// its largest over the enclosing loops' iterations) computed at `entry`;
   /// null when the bounds are not computable there.
   std::unique_ptr<TapeStrategy> planGlobalTape(scf::ForOp op);
+  /// A global-memory tape for `op` whose trip count is known only when it
+  /// starts: nabla.tape_capacity slots per execution, a longer run reported
+  /// to the launcher; null while recomputing a checkpointed loop.
+  std::unique_ptr<TapeStrategy> planGrowingTape(scf::ForOp op);
   /// True if `op`'s bounds can be computed at the derivative's entry (what
   /// a global tape's size needs); computes them there.
   bool boundsKnownAtEntry(scf::ForOp op);
