@@ -241,3 +241,63 @@ def test_ragged_rows_sized_from_offsets(tmp_path, lengths):
                       env=env)
         assert r.returncode == 1, r.stderr
         assert "over the limit of 4096 bytes" in r.stderr, r.stderr
+
+
+def walk_lists(x, head, successor):
+    """y[first] = x[first], y[i] = x[i] x[previous]; the VJP of dy."""
+    y = x.astype(np.float64).copy()
+    for first in head:
+        carry, i = 1.0, int(first)
+        while i >= 0:
+            v = y[i]
+            y[i] = v * carry
+            carry, i = v, int(successor[i])
+    return y
+
+
+@pytest.mark.parametrize("lengths", [[5, 0, 31], [40, 2]])
+def test_growing_tape_in_a_host_program(tmp_path, lengths):
+    """linked_lists.mlir: a while loop's growing tape in a host program. Up
+    to 31 nodes (32 steps) fit the default capacity; a list of 40 ends the
+    program with the capacity it needed, and NABLA_TAPE_CAPACITY=41 runs it.
+    The gradient against central differences of the float64 walk."""
+    rng = np.random.default_rng(21)
+    n = sum(lengths)
+    order = rng.permutation(n)
+    head = np.full(len(lengths), -1, np.int32)
+    successor = np.full(n, -1, np.int32)
+    start = 0
+    for k, length in enumerate(lengths):
+        nodes = order[start:start + length]
+        start += length
+        if length:
+            head[k] = nodes[0]
+        successor[nodes[:-1]] = nodes[1:]
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    seed = rng.standard_normal(n).astype(np.float32)
+    args = [save(tmp_path, "x", x), save(tmp_path, "dx", seed),
+            save(tmp_path, "head", head), save(tmp_path, "next", successor),
+            f"--arg=index:{len(lengths)}", f"--out={tmp_path / 'out'}"]
+    env = dict(os.environ, NABLA_MGPU_REPORT_LEAKS="1")
+    env.pop("NABLA_TAPE_CAPACITY", None)
+    r = nabla_run("linked_lists.mlir", "--entry=grad", *args, env=env)
+    if max(lengths) > 31:
+        assert r.returncode == 1, r.stderr
+        assert "needed a growing global-memory tape of 41 slots" in r.stderr
+        assert "NABLA_TAPE_CAPACITY=41" in r.stderr, r.stderr
+        r = nabla_run("linked_lists.mlir", "--entry=grad", *args,
+                      env=dict(env, NABLA_TAPE_CAPACITY="41"))
+    assert r.returncode == 0, r.stderr
+    assert "not freed" not in r.stderr
+    dx = np.load(tmp_path / "out" / "arg1.npy")
+    x64 = x.astype(np.float64)
+    expected = np.zeros(n)
+    h = 1e-6
+    for j in range(n):
+        plus, minus = x64.copy(), x64.copy()
+        plus[j] += h
+        minus[j] -= h
+        expected[j] = np.dot(walk_lists(plus, head, successor) -
+                             walk_lists(minus, head, successor),
+                             seed) / (2 * h)
+    np.testing.assert_allclose(dx, expected, rtol=2e-3, atol=1e-4)

@@ -367,6 +367,35 @@ NABLA_MGPU_EXPORT void nabla_mgpu_check_tape(int64_t elements,
         " bytes ($NABLA_MAX_TAPE_BYTES, nabla-run --max-tape-bytes)");
 }
 
+/// The capacity a host program gives a growing tape (slots per execution of
+/// a loop whose trip count is known only as it runs): $NABLA_TAPE_CAPACITY,
+/// else 32, as nabla-run's own launches start with.
+NABLA_MGPU_EXPORT int64_t nabla_mgpu_tape_capacity() {
+  return static_cast<int64_t>(initialTapeCapacity());
+}
+
+/// After a synchronous launch with a growing tape at device address `tape`:
+/// a thread that needed more than `capacity` slots raised the tape's second
+/// word to what it needed; the program ends naming it (a host program
+/// cannot run the launch again from its inputs, as nabla-run does).
+NABLA_MGPU_EXPORT void nabla_mgpu_check_tape_overflow(int64_t tape,
+                                                      int64_t capacity,
+                                                      const char *kernel) {
+  int32_t needed = 0;
+  orFatal(getDevice().copy(&needed, reinterpret_cast<char *>(tape) + 4, 4,
+                           nullptr));
+  orFatal(getDevice().synchronize(nullptr));
+  if (needed <= capacity)
+    return;
+  fatal(std::string("kernel '") + (kernel ? kernel : "") +
+        "' needed a growing global-memory tape of " + std::to_string(needed) +
+        " slots per loop, more than its capacity of " +
+        std::to_string(capacity) +
+        " (its gradients are NaN): run again with "
+        "NABLA_TAPE_CAPACITY=" +
+        std::to_string(needed));
+}
+
 //===----------------------------------------------------------------------===//
 // The helpers upstream's Vulkan runner wrappers export for their tests, so
 // that such programs run unchanged: fill a whole memref with one value.

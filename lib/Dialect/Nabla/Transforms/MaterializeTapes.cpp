@@ -70,8 +70,10 @@ struct KernelTape {
   Value words;
   /// The words per thread as text, for messages.
   std::string formula;
-  /// Its size also follows a capacity the launcher raises as needed.
+  /// Its size also follows a capacity the launcher raises as needed: the
+  /// kernel's value of it (the launch's, mapped when sizing at a launch).
   bool growable = false;
+  Value capacity;
 };
 
 class MaterializeTapesPass
@@ -330,7 +332,7 @@ private:
     // the launcher writes the capacity into the buffer's first word; a
     // thread that needed more raises the second; the slots follow them.
     bool growable = false;
-    Value header;
+    Value header, capacityValue;
     SmallVector<Operation *> growing;
     kernel.walk([&](Operation *op) {
       if (isa<TapeCapacityOp, TapeOverflowOp>(op))
@@ -349,6 +351,7 @@ private:
       Value capacity = arith::IndexCastOp::create(
           top, loc, top.getIndexType(),
           memref::LoadOp::create(top, loc, buffer, capacityAt));
+      capacityValue = capacity;
       for (Operation *op : growing) {
         if (isa<TapeCapacityOp>(op)) {
           op->getResult(0).replaceAllUsesWith(capacity);
@@ -409,7 +412,7 @@ private:
                           << ") bytes per thread (parameter #" << index
                           << (split ? "), the caller's (split mode)"
                                     : "), allocated by the launch");
-    KernelTape materialized{kernel, words, total.text, growable};
+    KernelTape materialized{kernel, words, total.text, growable, capacityValue};
     if (split)
       return updateSizeQueries(materialized, index);
     return updateLaunches(materialized);
@@ -421,10 +424,12 @@ private:
   /// thread ids) times the grid's threads.
   Value elementsAtLaunch(OpBuilder &b, Location loc, const KernelTape &tape,
                          ValueRange operands, gpu::KernelDim3 grid,
-                         gpu::KernelDim3 block) {
+                         gpu::KernelDim3 block, Value capacity = {}) {
     gpu::GPUFuncOp kernel = tape.kernel;
     Block &entry = kernel.getBody().front();
     IRMapping mapping;
+    if (capacity)
+      mapping.map(tape.capacity, capacity);
     for (auto [arg, operand] :
          llvm::zip(entry.getArguments().take_front(operands.size()),
                    operands))
@@ -590,6 +595,22 @@ private:
                          ValueRange{count, kernel, formula});
   }
 
+  /// A call of libnabla_mgpu's `name` (declared in `module` on first use)
+  /// with `args`, returning `result` (none when null).
+  Value callRuntime(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+                    ValueRange args, Type result) {
+    SmallVector<Type> results;
+    if (result)
+      results.push_back(result);
+    auto type = b.getFunctionType(TypeRange(args), results);
+    if (!module.lookupSymbol<func::FuncOp>(name)) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      func::FuncOp::create(top, loc, name, type).setPrivate();
+    }
+    auto call = func::CallOp::create(b, loc, name, results, args);
+    return result ? call.getResult(0) : Value();
+  }
+
   /// Allocates the tape around every launch of `tape.kernel` in host code.
   LogicalResult updateLaunches(const KernelTape &tape) {
     gpu::GPUFuncOp kernel = tape.kernel;
@@ -604,25 +625,38 @@ private:
     unsigned params = kernel.getNumArguments() - 1;
     for (gpu::LaunchFuncOp launch : launches) {
       Location loc = launch.getLoc();
-      if (tape.growable)
+      Value token = launch.getAsyncToken();
+      if (tape.growable && token)
         return launch.emitOpError("launches @")
                << name
-               << ", whose tape grows with a loop's trip count known only as "
-                  "it runs (an scf.while reading memory it overwrites); host "
-                  "programs size tapes before the launch (launch it with "
-                  "nabla-run, nabla-launch or Python)";
+               << " asynchronously, whose tape grows with a loop's trip count "
+                  "known only as it runs; a host program checks such a tape "
+                  "after a synchronous launch (drop `async`)";
       if (launch.getKernelOperands().size() != params)
         return launch.emitOpError("launches @")
                << name << " with " << launch.getKernelOperands().size()
                << " operands, but it takes " << params;
       OpBuilder b(launch);
-      Value elements = elementsAtLaunch(
-          b, loc, tape, launch.getKernelOperands(),
-          launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues());
+      // A growing tape: the capacity from libnabla_mgpu ($NABLA_TAPE_CAPACITY,
+      // else 32), two header words in front.
+      Value capacity, capacity64;
+      ModuleOp module = launch->getParentOfType<ModuleOp>();
+      if (tape.growable) {
+        capacity64 = callRuntime(b, loc, module, "nabla_mgpu_tape_capacity", {},
+                                 b.getI64Type());
+        capacity =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), capacity64);
+      }
+      Value elements =
+          elementsAtLaunch(b, loc, tape, launch.getKernelOperands(),
+                           launch.getGridSizeOperandValues(),
+                           launch.getBlockSizeOperandValues(), capacity);
+      if (tape.growable)
+        elements = arith::AddIOp::create(
+            b, loc, elements, arith::ConstantIndexOp::create(b, loc, 2));
       checkTapeSize(b, loc, launch->getParentOfType<ModuleOp>(), tape,
                     elements);
       auto type = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
-      Value token = launch.getAsyncToken();
       Value buffer;
       if (token) {
         auto alloc = gpu::AllocOp::create(
@@ -637,8 +671,27 @@ private:
                                       /*hostShared=*/false)
                      .getMemref();
       }
+      // Every word the capacity: the first is read as it, the second (the
+      // overflow) stays it unless a thread needed more.
+      if (tape.growable)
+        gpu::MemsetOp::create(
+            b, loc, TypeRange{}, ValueRange{}, buffer,
+            arith::TruncIOp::create(b, loc, b.getI32Type(), capacity64));
       launch.getKernelOperandsMutable().append(buffer);
       b.setInsertionPointAfter(launch);
+      // After it: a thread that needed more ends the program, naming the
+      // capacity to rerun with.
+      if (tape.growable) {
+        Value address =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+        Value kernelName =
+            stringConstant(b, loc, module, "__nabla_tape_kernel", name);
+        callRuntime(
+            b, loc, module, "nabla_mgpu_check_tape_overflow",
+            {arith::IndexCastOp::create(b, loc, b.getI64Type(), address),
+             capacity64, kernelName},
+            Type());
+      }
       if (token) {
         auto dealloc = gpu::DeallocOp::create(
             b, loc, token.getType(), ValueRange{token}, buffer);

@@ -303,7 +303,12 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Host programs size a tape before the launch: a growing one is refused.
+// A host launch of a kernel with a growing tape: the capacity comes from
+// libnabla_mgpu, the elements are the formula's with it plus the two header
+// words, the tape is filled with the capacity (the first word is read as
+// it, the overflow word stays it unless a thread needed more), and after
+// the launch libnabla_mgpu checks the overflow word. An asynchronous launch
+// is refused.
 module attributes {gpu.container_module} {
   gpu.module @m {
     // expected-remark @below {{global-memory tape: 4 * (capacity) bytes per thread (parameter #1), allocated by the launch}}
@@ -322,8 +327,50 @@ module attributes {gpu.container_module} {
   }
   func.func @main(%A: memref<?xf32>) {
     %c1 = arith.constant 1 : index
-    // expected-error @below {{launches @grow, whose tape grows with a loop's trip count known only as it runs}}
     gpu.launch_func @m::@grow blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<?xf32>)
+    return
+  }
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[CAP64:.*]] = call @nabla_mgpu_tape_capacity() : () -> i64
+// CHECK: %[[CAP:.*]] = arith.index_cast %[[CAP64]] : i64 to index
+// CHECK: %[[WORDS:.*]] = arith.addi %{{.*}}, %[[CAP]] : index
+// CHECK: %[[ALL:.*]] = arith.muli %[[WORDS]], %{{.*}} : index
+// CHECK: %[[ELEMENTS:.*]] = arith.addi %[[ALL]], %c2{{.*}} : index
+// CHECK: call @nabla_mgpu_check_tape(
+// CHECK: %[[TAPE:.*]] = gpu.alloc  (%[[ELEMENTS]]) : memref<?xi32>
+// CHECK: %[[FILL:.*]] = arith.trunci %[[CAP64]] : i64 to i32
+// CHECK: gpu.memset %[[TAPE]], %[[FILL]] : memref<?xi32>, i32
+// CHECK: gpu.launch_func @m::@grow {{.*}} args(%{{.*}} : memref<?xf32>, %[[TAPE]] : memref<?xi32>)
+// CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[TAPE]]
+// CHECK: %[[ADDRESS64:.*]] = arith.index_cast %[[ADDRESS]] : index to i64
+// CHECK: call @nabla_mgpu_check_tape_overflow(%[[ADDRESS64]], %[[CAP64]], %{{.*}})
+// CHECK: gpu.dealloc  %[[TAPE]]
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-remark @below {{global-memory tape: 4 * (capacity) bytes per thread (parameter #1), allocated by the launch}}
+    gpu.func @grow(%A: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %cap = nabla.tape_capacity : index
+      %t = nabla.tape %cap : memref<?xi32>
+      %x = memref.load %A[%c0] : memref<?xf32>
+      %b = arith.bitcast %x : f32 to i32
+      memref.store %b, %t[%c0] : memref<?xi32>
+      %r = memref.load %t[%c0] : memref<?xi32>
+      %f = arith.bitcast %r : i32 to f32
+      memref.store %f, %A[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+  func.func @main(%A: memref<?xf32>) {
+    %c1 = arith.constant 1 : index
+    %t = gpu.wait async
+    // expected-error @below {{launches @grow asynchronously, whose tape grows with a loop's trip count known only as it runs}}
+    %u = gpu.launch_func async [%t] @m::@grow blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<?xf32>)
     return
   }
 }
