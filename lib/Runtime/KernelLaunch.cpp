@@ -429,6 +429,16 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     value = params[index].scalarAsInteger();
     return true;
   };
+  // Buffers passed in place (a PyTorch or CuPy array): checked, and their
+  // producers' streams waited for before anything reads them — the tape's
+  // formula may (ragged rows' offsets), as the launch does.
+  for (size_t k = 0; k < params.size(); ++k)
+    if (abi[k].buffer && params[k].onDevice) {
+      const DeviceBuffer &buffer = params[k].device;
+      if (Error e = device.adoptExternalBuffer(buffer.pointer, buffer.bytes,
+                                               buffer.stream))
+        return std::move(e).withContext("parameter #" + std::to_string(k));
+    }
   // Elements of integer buffers (ragged rows' offsets), read from the host
   // data, or from device memory (copied once) for buffers passed in place.
   std::map<unsigned, std::vector<uint8_t>> deviceCopies;
@@ -523,8 +533,8 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
   if (!function)
     return function.takeError();
 
-  // Device memory of every buffer; those passed in place are checked, their
-  // producers waited for and, with repeats, saved for the restores.
+  // Device memory of every buffer; those passed in place (adopted above)
+  // are, with repeats or a growing tape, saved for the restores.
   std::vector<uint64_t> pointers(params.size(), 0), snapshots(params.size(), 0);
   auto inPlace = [&](size_t k) {
     return params[k].onDevice && params[k].device.bytes;
@@ -533,12 +543,6 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     if (!abi[k].buffer)
       continue;
     std::string what = "parameter #" + std::to_string(k);
-    if (params[k].onDevice) {
-      const DeviceBuffer &buffer = params[k].device;
-      if (Error e = device.adoptExternalBuffer(buffer.pointer, buffer.bytes,
-                                               buffer.stream))
-        return std::move(e).withContext(what);
-    }
     if (inPlace(k)) {
       pointers[k] = params[k].device.pointer;
       if (spec.repeat <= 1 && !spec.timing && !growable)
