@@ -523,6 +523,38 @@ def test_linked_lists_in_place(tmp_path, opt, lengths):
     check(out[1], dx)
 
 
+def relax_passes_model(x, head, successor, passes):
+    x = x.copy()
+    for first in head:
+        for p in range(passes):
+            carry, i = 0.25 * p, first
+            while i >= 0:
+                v = x[i]
+                x[i] = v * 0.9 + np.tanh(carry)
+                carry = v + x[i]
+                i = successor[i]
+    return x
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("passes", [0, 1, 3])
+def test_while_loop_inside_a_taped_loop(tmp_path, opt, passes):
+    """Several passes over each list: the while loop sits in a loop taped in
+    global memory, so its growing tape has the capacity's slots per pass,
+    and its step count is taped per pass too (lists up to 40 nodes: the
+    launch runs again with a larger capacity)."""
+    ll = compile_cuda(tmp_path, "while_tapes", opt)
+    head, successor = linked_lists([0, 6, 40, 1])
+    x = RNG.uniform(-1, 1, len(successor))
+    dy = RNG.standard_normal(len(x))
+    out = run(tmp_path, ll, "grad_relax_lists_passes", 1, 8,
+              [f32(x), f32(dy), head, successor, "i32:4", f"i32:{passes}"])
+    model = lambda v: [relax_passes_model(v[0], head, successor, passes)]
+    (dx,) = finite_differences(model, [x], [dy])
+    check(out[0], model([x])[0])
+    check(out[1], dx)
+
+
 def settle_model(x, tol):
     x = x.copy()
     for v in x:

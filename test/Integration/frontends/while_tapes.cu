@@ -76,3 +76,29 @@ __global__ void grad_drain(float *x, float *dx, int *count, int width,
   __enzyme_autodiff<void>((void *)drain, enzyme_dup, x, dx, enzyme_const,
                           count, enzyme_const, width, enzyme_const, threads);
 }
+
+// Several passes over each list: the while loop runs inside a loop taped in
+// global memory, its steps kept per pass (and its step count with them).
+__device__ void relax_lists_passes(float *x, const int *head, const int *next,
+                                   int lists, int passes) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= lists)
+    return;
+  for (int p = 0; p < passes; p++) {
+    float carry = 0.25f * p;
+    int i = head[t];
+    while (i >= 0) {
+      float v = x[i];
+      x[i] = v * 0.9f + tanhf(carry);
+      carry = v + x[i];
+      i = next[i];
+    }
+  }
+}
+__global__ void grad_relax_lists_passes(float *x, float *dx, const int *head,
+                                        const int *next, int lists,
+                                        int passes) {
+  __enzyme_autodiff<void>((void *)relax_lists_passes, enzyme_dup, x, dx,
+                          enzyme_const, head, enzyme_const, next, enzyme_const,
+                          lists, enzyme_const, passes);
+}

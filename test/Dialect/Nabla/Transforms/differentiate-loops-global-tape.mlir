@@ -263,3 +263,52 @@ func.func @grad_drain(%x: memref<?xf32>, %dx: memref<?xf32>, %count: memref<1xin
       : (memref<?xf32>, memref<?xf32>, memref<1xindex>) -> ()
   return
 }
+
+// -----
+
+// The same walk inside a loop taped in global memory (its trip count a
+// parameter): the while's slots are the capacity's per iteration of it
+// (slot = iteration * capacity + step), and its step count is taped per
+// iteration too, for the reverse sweep of each.
+// REMARK: remark: loop reversed with a growing global-memory tape of 12 bytes per step and thread, nabla.tape_capacity steps per thread and iteration of the taped loops around it
+// CHECK-LABEL: func.func private @__nabla_vjp_walk_dccc(
+// CHECK: %[[OUTER:.*]] = arith.select
+// CHECK: %[[CAP:.*]] = nabla.tape_capacity : index
+// CHECK: %[[ALL:.*]] = arith.muli %[[OUTER]], %[[CAP]] : index
+// CHECK: %[[COUNTS:.*]] = nabla.tape %[[OUTER]] : memref<?x2xi32>
+// CHECK: %[[I:.*]] = nabla.tape %[[ALL]] : memref<?xi32>
+// CHECK: scf.for
+// CHECK: %[[ITER:.*]] = arith.divui
+// CHECK: scf.while
+// CHECK: %[[BASE:.*]] = arith.muli %[[ITER]], %[[CAP]] : index
+// CHECK: %[[SLOT:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %[[I]][%[[SLOT]]]
+// CHECK: memref.store %{{.*}}, %[[COUNTS]][%[[ITER]], %{{.*}}] : memref<?x2xi32>
+// CHECK: nabla.tape_overflow
+func.func @walk(%x: memref<?xf32>, %next: memref<?xi32>, %first: i32, %n: index) {
+  %zero = arith.constant 0 : i32
+  %c = arith.constant 0.5 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %p = %c0 to %n step %c1 {
+  %r:2 = scf.while (%i = %first, %carry = %c) : (i32, f32) -> (i32, f32) {
+    %go = arith.cmpi sge, %i, %zero : i32
+    scf.condition(%go) %i, %carry : i32, f32
+  } do {
+  ^bb0(%i: i32, %carry: f32):
+    %k = arith.index_cast %i : i32 to index
+    %v = memref.load %x[%k] : memref<?xf32>
+    %w = arith.mulf %v, %carry : f32
+    memref.store %w, %x[%k] : memref<?xf32>
+    %nx = memref.load %next[%k] : memref<?xi32>
+    scf.yield %nx, %v : i32, f32
+  }
+  }
+  return
+}
+func.func @grad_walk(%x: memref<?xf32>, %dx: memref<?xf32>, %next: memref<?xi32>, %first: i32, %n: index) {
+  nabla.autodiff @walk(%x, %dx, %next, %first, %n)
+      {activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>, #nabla.activity<const>], ret_activity = []}
+      : (memref<?xf32>, memref<?xf32>, memref<?xi32>, i32, index) -> ()
+  return
+}

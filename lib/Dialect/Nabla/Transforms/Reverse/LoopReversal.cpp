@@ -519,6 +519,19 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   if (!recomputeRoot)
     if (auto tree = ReductionTreeStrategy::match(loop, attributionArgs))
       return chosen(std::move(tree), 0);
+  // A while inside a taped loop: its steps go to a growing tape, per
+  // iteration of the enclosing ones (checkpointing it would need its count
+  // in the reverse sweep of their iterations, which keeps only tapes).
+  if (auto whileOp = dyn_cast<scf::WhileOp>(loop);
+      whileOp && !forwardIterations.empty() && !recomputeRoot) {
+    if (auto tape = planWhileTape(whileOp))
+      return chosen(std::move(tape), 0);
+    loop->emitOpError("cannot be reversed inside a loop taped in global "
+                      "memory: only a while loop whose enclosing loops are "
+                      "all taped there can be (a growing tape per enclosing "
+                      "iteration)");
+    return nullptr;
+  }
   // The hints' values and places are checked by the nabla dialect's
   // attribute verifier.
   int64_t snapshots = loopOptions.checkpoints;
@@ -624,7 +637,9 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   }
   // The last resort: the values the iterations read, in global memory
   // sized when the kernel is launched.
-  if (obstacle && forOp && !bound && !holdsWhile) {
+  // (A while inside is then taped there too, its steps per iteration in a
+  // growing tape.)
+  if (obstacle && forOp && (!bound || holdsWhile)) {
     if (auto tape = planGlobalTape(forOp))
       return chosen(std::move(tape), 0);
     // Bounds known only when the loop starts: a tape that grows.

@@ -218,6 +218,10 @@ public:
   llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> tapes;
   /// The slots per thread (nabla.tape_capacity at the entry).
   mlir::Value capacity;
+  /// Inside taped loops: the step count of each of their iterations (their
+  /// reverse sweep has nothing else of the forward one).
+  mlir::Value countSlots;
+  bool nested = false;
 };
 
 /// A block's sum tree in workgroup memory, the idiom of every block

@@ -234,8 +234,8 @@ void VJPEmitter::collectTapedOps(Block &body, SmallVector<Value> &taped,
           return WalkResult::advance();
         }
         tapeResults(nested);
-        return isa<scf::ForOp>(nested) ? WalkResult::skip()
-                                       : WalkResult::advance();
+        return isa<scf::ForOp, scf::WhileOp>(nested) ? WalkResult::skip()
+                                                     : WalkResult::advance();
       });
   }
 }
@@ -261,7 +261,8 @@ LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
   // its branches define, and those results are taped like any body value.
   Operation *unsupportedRegion = nullptr;
   op.getBody()->walk([&](Operation *inner) {
-    if (inner->getNumRegions() && !isa<scf::IfOp, scf::ForOp>(inner) &&
+    if (inner->getNumRegions() &&
+        !isa<scf::IfOp, scf::ForOp, scf::WhileOp>(inner) &&
         !isGPUCollective(inner) && regionTouchesActive(inner)) {
       unsupportedRegion = inner;
       return WalkResult::interrupt();

@@ -39,22 +39,31 @@ void WhileTapeStrategy::remark(Operation *loop, int64_t) const {
       perStep += tapeSlotBytes(v.getType(), /*global=*/true);
   loop->emitRemark()
       << "loop reversed with a growing global-memory tape of " << perStep
-      << " bytes per step and thread, nabla.tape_capacity steps per thread "
-         "(its reads are overwritten, so it cannot be recomputed from "
+      << " bytes per step and thread, nabla.tape_capacity steps per thread"
+      << (nested ? " and iteration of the taped loops around it" : "")
+      << " (its reads are overwritten, so it cannot be recomputed from "
          "checkpoints, and its trip count is known only as it runs: the "
          "launcher raises the capacity when a thread needs more)";
 }
 
 std::unique_ptr<WhileTapeStrategy> VJPEmitter::planWhileTape(scf::WhileOp op) {
-  // Slots at the entry, one per step: not inside another loop (whose
-  // iterations would each need the loop's slots) nor while recomputing one.
-  if (recomputeRoot || !forwardIterations.empty())
+  // Slots at the entry, `capacity` per step of each enclosing taped loop's
+  // iterations: not while recomputing a checkpointed loop, nor inside a
+  // loop that is not taped (forwardIterations counts the taped ones).
+  if (recomputeRoot)
     return nullptr;
+  unsigned enclosing = 0;
   for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp())
-    if (isa<scf::ForOp, scf::WhileOp>(parent))
+       parent = parent->getParentOp()) {
+    if (isa<scf::WhileOp>(parent))
       return nullptr;
+    if (isa<scf::ForOp>(parent))
+      ++enclosing;
+  }
+  if (enclosing != forwardIterations.size())
+    return nullptr;
   auto tape = std::make_unique<WhileTapeStrategy>();
+  tape->nested = enclosing != 0;
   llvm::append_range(tape->beforeTaped, op.getBeforeArguments());
   collectTapedOps(op.getBefore().front(), tape->beforeTaped,
                   tape->beforeRecomputed);
@@ -81,16 +90,28 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
     return unsupported->emitOpError(
         "is a region op on an active path inside a while loop taped in "
         "global memory, which reverse mode does not support (scf.if is)");
+  // Inside taped loops, each of their iterations has `capacity` slots (and
+  // one for the while's step count, which their reverse cannot get else).
+  bool nested = !forwardIterations.empty();
+  SlotCount enclosing = nested ? forwardIterations.back().second : SlotCount();
   {
     OpBuilder::InsertionGuard guard(b);
     setInsertionPointAtEntry();
     tape.capacity = TapeCapacityOp::create(b, loc, b.getIndexType());
-    hoistAnchor = tape.capacity.getDefiningOp();
+    Value count = tape.capacity;
+    if (nested) {
+      Value outer = materializeCount(loc, enclosing);
+      count = arith::MulIOp::create(b, loc, outer, tape.capacity);
+      tape.countSlots = createGlobalSlots(b, loc, b.getIndexType(), outer);
+    }
+    hoistAnchor = count.getDefiningOp();
+    if (tape.countSlots)
+      hoistAnchor = tape.countSlots.getDefiningOp();
     tape.tapes.clear();
     for (const SmallVector<Value> *values :
          {&tape.beforeTaped, &tape.afterTaped})
       for (Value v : *values) {
-        Value slots = createGlobalSlots(b, loc, v.getType(), tape.capacity);
+        Value slots = createGlobalSlots(b, loc, v.getType(), count);
         if (!slots)
           return op->emitOpError("defines a value of type ")
                  << v.getType() << ", which a loop tape cannot hold";
@@ -98,6 +119,7 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
         hoistAnchor = slots.getDefiningOp();
       }
   }
+  SlotCount perExecution{1, tape.capacity};
   auto slotsOf = [&](Value v) {
     for (auto [src, slots] : tape.tapes)
       if (src == v)
@@ -113,8 +135,9 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
                                        tape.capacity);
     auto guarded = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
     b.setInsertionPointToStart(guarded.thenBlock());
+    Value slot = linearize(loc, forwardIterations, step, perExecution);
     for (Value v : values)
-      storePrivateSlot(b, loc, fwd.lookup(v), slotsOf(v), step);
+      storePrivateSlot(b, loc, fwd.lookup(v), slotsOf(v), slot);
   };
 
   // The primal while again, counting the executions of its after region.
@@ -167,6 +190,9 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
   for (auto [src, dst] : llvm::zip(op.getResults(), loop.getResults()))
     defined(src, dst);
   Value iterations = loop.getResults().back();
+  if (nested)
+    storePrivateSlot(b, loc, iterations, tape.countSlots,
+                     forwardIterations.back().first);
   // N + 1 steps: report a thread that needed more slots than it had.
   Value steps = arith::AddIOp::create(b, loc, iterations, one);
   Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps,
@@ -177,6 +203,10 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
     b.setInsertionPointToStart(report.thenBlock());
     TapeOverflowOp::create(b, loc, steps);
   }
+  // Outside every loop, the count reaches the reverse sweep as a value the
+  // regions around cache (inside taped loops it is in countSlots).
+  if (nested)
+    return success();
   OpBuilder keys(b.getContext());
   keys.setInsertionPointToEnd(&countKeys);
   Value key = UnrealizedConversionCastOp::create(
@@ -205,7 +235,13 @@ LogicalResult VJPEmitter::reverseTapedWhile(scf::WhileOp op,
   Block &after = op.getAfter().front();
   scf::ConditionOp condition = op.getConditionOp();
   auto yield = cast<scf::YieldOp>(after.getTerminator());
-  Value iterations = fwd.lookup(whileCounts[op]);
+  // Inside taped loops, the step count of this iteration of theirs.
+  Value iterations =
+      tape.countSlots
+          ? loadPrivateSlot(b, loc, tape.countSlots,
+                            reverseIterations.back().first, b.getIndexType())
+          : fwd.lookup(whileCounts[op]);
+  SlotCount perExecution{1, tape.capacity};
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value steps = arith::AddIOp::create(b, loc, iterations, one);
@@ -262,11 +298,12 @@ LogicalResult VJPEmitter::reverseTapedWhile(scf::WhileOp op,
       clearTerminator(*block);
       b.setInsertionPointToEnd(block);
       SmallVector<std::pair<Value, Value>> saved;
+      Value slot = linearize(loc, reverseIterations, step, perExecution);
       auto reload = [&](ArrayRef<Value> values,
                         ArrayRef<Operation *> recomputed) {
         for (Value v : values) {
           saved.push_back({v, fwd.lookupOrNull(v)});
-          fwd.map(v, loadPrivateSlot(b, loc, slotsOf(v), step, v.getType()));
+          fwd.map(v, loadPrivateSlot(b, loc, slotsOf(v), slot, v.getType()));
         }
         for (Operation *op : recomputed) {
           for (Value r : op->getResults())
