@@ -555,6 +555,54 @@ def test_while_loop_inside_a_taped_loop(tmp_path, opt, passes):
     check(out[1], dx)
 
 
+def relax_groups_model(x, head, next_group, first_member, next_member):
+    x = x.copy()
+    for first in head:
+        carry, g = 0.0, first
+        while g >= 0:
+            i = first_member[g]
+            while i >= 0:
+                v = x[i]
+                x[i] = v * 0.9 + np.tanh(carry)
+                carry = 0.5 * (v + x[i])
+                i = next_member[i]
+            g = next_group[g]
+    return x
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_while_loop_inside_a_while_loop(tmp_path, opt):
+    """Lists of groups, each a list of members, walked and updated in
+    place: the inner while's growing tape has the capacity's slots per step
+    of the outer one, whose own tape grows too (a group of 40 members, a
+    thread of 35 groups: both past the first capacity)."""
+    ll = compile_cuda(tmp_path, "while_tapes", opt)
+    # Thread 0: groups of 2, 0 and 5 members; thread 1: one of 40; thread
+    # 2: no group; thread 3: 35 groups of one member.
+    groups = [[2, 0, 5], [40], [], [1] * 35]
+    head = np.full(len(groups), -1, np.int32)
+    sizes = [size for thread in groups for size in thread]
+    first_member, next_member = linked_lists(sizes)
+    next_group = np.full(len(sizes), -1, np.int32)
+    g = 0
+    for t, thread in enumerate(groups):
+        if thread:
+            head[t] = g
+        for k in range(len(thread)):
+            next_group[g + k] = g + k + 1 if k + 1 < len(thread) else -1
+        g += len(thread)
+    x = RNG.uniform(-1, 1, len(next_member))
+    dy = RNG.standard_normal(len(x))
+    args = [f32(x), f32(dy), head, next_group, first_member, next_member,
+            f"i32:{len(groups)}"]
+    out = run(tmp_path, ll, "grad_relax_groups", 1, 8, args)
+    model = lambda v: [relax_groups_model(v[0], head, next_group,
+                                          first_member, next_member)]
+    (dx,) = finite_differences(model, [x], [dy])
+    check(out[0], model([x])[0])
+    check(out[1], dx)
+
+
 def settle_model(x, tol):
     x = x.copy()
     for v in x:

@@ -102,3 +102,30 @@ __global__ void grad_relax_lists_passes(float *x, float *dx, const int *head,
                           enzyme_const, head, enzyme_const, next, enzyme_const,
                           lists, enzyme_const, passes);
 }
+
+// Each thread walks its list of groups and, in each, the group's members:
+// a while loop inside a while loop, both walking lists in place. The inner
+// loop's tape has the capacity's slots per step of the outer one.
+__device__ void relax_groups(float *x, const int *head, const int *next_group,
+                             const int *first_member, const int *next_member,
+                             int lists) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= lists)
+    return;
+  float carry = 0.0f;
+  for (int g = head[t]; g >= 0; g = next_group[g])
+    for (int i = first_member[g]; i >= 0; i = next_member[i]) {
+      float v = x[i];
+      x[i] = v * 0.9f + tanhf(carry);
+      carry = 0.5f * (v + x[i]);
+    }
+}
+__global__ void grad_relax_groups(float *x, float *dx, const int *head,
+                                  const int *next_group,
+                                  const int *first_member,
+                                  const int *next_member, int lists) {
+  __enzyme_autodiff<void>((void *)relax_groups, enzyme_dup, x, dx,
+                          enzyme_const, head, enzyme_const, next_group,
+                          enzyme_const, first_member, enzyme_const,
+                          next_member, enzyme_const, lists);
+}

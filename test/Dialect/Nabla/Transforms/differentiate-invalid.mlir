@@ -56,8 +56,9 @@ module {
 // -----
 
 // A while loop taped in a growing tape keeps its steps per thread (or per
-// iteration of taped loops around it): a loop on an active path inside it
-// would need slots per step of its own.
+// iteration of taped loops around it); loops inside it are taped per step,
+// scf.if's results are taped, but another region op on an active path
+// inside it has no tape form.
 module {
   func.func @f(%A: memref<?xf32>, %i: index) {
     %c0 = arith.constant 0 : index
@@ -68,19 +69,21 @@ module {
       scf.condition(%go) %x : f32
     } do {
     ^bb0(%y: f32):
-      // expected-error @below {{'scf.while' op is a region op on an active path inside a while loop taped in global memory, which reverse mode does not support (scf.if is)}}
-      %z = scf.while (%u = %y) : (f32) -> f32 {
-        %a = memref.load %A[%c0] : memref<?xf32>
-        %more = arith.cmpf olt, %u, %a : f32
-        scf.condition(%more) %u : f32
-      } do {
-      ^bb0(%v: f32):
-        %a = memref.load %A[%c0] : memref<?xf32>
-        %w = arith.addf %v, %a : f32
-        memref.store %w, %A[%c0] : memref<?xf32>
-        scf.yield %w : f32
+      %a = memref.load %A[%c0] : memref<?xf32>
+      %k = arith.fptosi %y : f32 to i32
+      %key = arith.index_cast %k : i32 to index
+      // expected-error @below {{'scf.index_switch' op is a region op on an active path inside a while loop taped in global memory, which reverse mode does not support (scf.if, scf.for and scf.while are)}}
+      %w = scf.index_switch %key -> f32
+      case 0 {
+        %s = arith.addf %y, %a : f32
+        scf.yield %s : f32
       }
-      scf.yield %z : f32
+      default {
+        %p = arith.mulf %y, %a : f32
+        scf.yield %p : f32
+      }
+      memref.store %w, %A[%c0] : memref<?xf32>
+      scf.yield %w : f32
     }
     memref.store %r, %A[%i] : memref<?xf32>
     return

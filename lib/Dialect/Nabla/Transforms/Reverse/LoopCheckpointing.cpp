@@ -402,6 +402,27 @@ SmallVector<Value> VJPEmitter::cloneBody(Block &block, IRMapping &mapping) {
                              [&](Value v) { return mapping.lookup(v); });
 }
 
+std::tuple<scf::WhileOp, Block *, Block *>
+VJPEmitter::createCountingWhile(scf::WhileOp op) {
+  Location loc = op.getLoc();
+  SmallVector<Value> inits = mapped(op.getInits());
+  inits.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  SmallVector<Type> types(op.getResultTypes());
+  types.push_back(b.getIndexType());
+  auto loop = scf::WhileOp::create(b, loc, types, inits);
+  auto makeBlock = [&](Region &region, TypeRange argTypes) {
+    SmallVector<Type> all(argTypes);
+    all.push_back(b.getIndexType());
+    SmallVector<Location> locs(all.size(), loc);
+    return b.createBlock(&region, {}, all, locs);
+  };
+  OpBuilder::InsertionGuard guard(b);
+  Block *before =
+      makeBlock(loop.getBefore(), op.getBefore().getArgumentTypes());
+  Block *after = makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
+  return {loop, before, after};
+}
+
 LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
   std::unique_ptr<LoopStrategy> strategy = planLoop(op);
   if (!strategy)
@@ -419,29 +440,17 @@ LogicalResult VJPEmitter::forwardWhile(scf::WhileOp op) {
   loopPlans[op] = std::move(strategy);
   // The primal while again, counting the executions of its after region.
   Location loc = op.getLoc();
-  SmallVector<Value> inits = mapped(op.getInits());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  inits.push_back(zero);
-  SmallVector<Type> types(op.getResultTypes());
-  types.push_back(b.getIndexType());
-  auto loop = scf::WhileOp::create(b, loc, types, inits);
-  auto makeBlock = [&](Region &region, TypeRange argTypes) {
-    SmallVector<Type> all(argTypes);
-    all.push_back(b.getIndexType());
-    SmallVector<Location> locs(all.size(), loc);
-    return b.createBlock(&region, {}, all, locs);
-  };
+  auto [loop, before, after] = createCountingWhile(op);
   {
     OpBuilder::InsertionGuard guard(b);
-    Block *before =
-        makeBlock(loop.getBefore(), op.getBefore().getArgumentTypes());
+    b.setInsertionPointToEnd(before);
     IRMapping mapping = fwd;
     mapping.map(op.getBeforeArguments(), before->getArguments().drop_back());
     SmallVector<Value> passed = cloneBody(op.getBefore().front(), mapping);
     passed.push_back(before->getArguments().back());
     scf::ConditionOp::create(
         b, loc, mapping.lookup(op.getConditionOp().getCondition()), passed);
-    Block *after = makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
+    b.setInsertionPointToEnd(after);
     mapping.map(op.getAfterArguments(), after->getArguments().drop_back());
     SmallVector<Value> yielded = cloneBody(op.getAfter().front(), mapping);
     yielded.push_back(
@@ -558,4 +567,20 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
         createZero(b, loc, op.getBeforeArguments()[i].getType()));
   return reverseCheckpointed(loop, cast<CheckpointStrategy>(*loopPlans[op]),
                              adjoints, outside, outer);
+}
+
+void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
+  if (restartable) {
+    loop->emitRemark() << "loop reversed by recomputing each iteration from "
+                          "its index (its only state): no snapshots, "
+                       << bytes << " bytes per thread";
+    return;
+  }
+  InFlightDiagnostic diag = loop->emitRemark()
+                            << "loop reversed by binomial checkpointing with "
+                            << snapshots << " snapshots";
+  if (!memories.empty())
+    diag << " of its state and of the " << memories.size()
+         << " buffer(s) it overwrites and reads";
+  diag << ": " << bytes << " bytes per thread";
 }

@@ -238,3 +238,10 @@ LogicalResult VJPEmitter::reversePreaccumulatedFor(
     outer.add(b, loc, input, column(j));
   return success();
 }
+
+void PreaccumulationStrategy::remark(Operation *loop, int64_t bytes) const {
+  loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
+                        "forward mode ("
+                     << state.size() << " state x " << inputs.size()
+                     << " columns): " << bytes << " bytes per thread";
+}

@@ -446,65 +446,6 @@ static LogicalResult checkConvergentTripCount(Operation *loop) {
 
 LoopStrategy::~LoopStrategy() = default;
 
-void PreaccumulationStrategy::remark(Operation *loop, int64_t bytes) const {
-  loop->emitRemark() << "loop reversed by its Jacobian, preaccumulated in "
-                        "forward mode ("
-                     << state.size() << " state x " << inputs.size()
-                     << " columns): " << bytes << " bytes per thread";
-}
-
-void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
-  if (global) {
-    int64_t perSlot = 0;
-    for (Value v : taped)
-      perSlot += tapeSlotBytes(v.getType(), /*global=*/true);
-    InFlightDiagnostic diag = loop->emitRemark()
-                              << "loop reversed with a global-memory tape of "
-                              << perSlot << " bytes per iteration";
-    if (bound >= 0)
-      diag << " (" << bound << " iterations) and thread, inside a loop "
-              "taped there";
-    else if (largest)
-      diag << " and thread, sized by its largest trip count over the "
-              "enclosing loops' iterations";
-    else if (growing)
-      diag << " and thread, nabla.tape_capacity iterations (a growing "
-              "tape: its trip count is known only when it starts)";
-    else
-      diag << " and thread, its trip count known at run time";
-    // Why memory: the last resort (docs/AD.md, loops).
-    if (split)
-      diag << " (split mode: nothing is recomputed)";
-    else
-      diag << " (its reads are overwritten, so it cannot be recomputed from "
-              "checkpoints, and no static bound sizes a private tape)";
-    return;
-  }
-  loop->emitRemark() << "loop reversed with a tape of " << bound
-                     << (hinted    ? " (nabla.max_trip_count)"
-                         : derived ? " (a bound of its trip count proven from "
-                                     "the ranges of its bounds)"
-                                   : "")
-                     << " slots per enclosing iteration: " << bytes
-                     << " bytes per thread";
-}
-
-void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
-  if (restartable) {
-    loop->emitRemark() << "loop reversed by recomputing each iteration from "
-                          "its index (its only state): no snapshots, "
-                       << bytes << " bytes per thread";
-    return;
-  }
-  InFlightDiagnostic diag = loop->emitRemark()
-                            << "loop reversed by binomial checkpointing with "
-                            << snapshots << " snapshots";
-  if (!memories.empty())
-    diag << " of its state and of the " << memories.size()
-         << " buffer(s) it overwrites and reads";
-  diag << ": " << bytes << " bytes per thread";
-}
-
 std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
   if (failed(checkConvergentTripCount(loop)))
     return nullptr;

@@ -222,6 +222,9 @@ public:
   /// reverse sweep has nothing else of the forward one).
   mlir::Value countSlots;
   bool nested = false;
+  /// The slots of each value: the capacity times the enclosing taped
+  /// loops' slots.
+  mlir::Value stepSlots;
 };
 
 /// A block's sum tree in workgroup memory, the idiom of every block

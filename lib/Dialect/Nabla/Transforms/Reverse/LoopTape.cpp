@@ -478,3 +478,40 @@ LogicalResult VJPEmitter::reverseTapedFor(scf::ForOp op,
               poisonIf(b, loc, exceeded, loop.getResult(carried.size() + k)));
   return success();
 }
+
+void TapeStrategy::remark(Operation *loop, int64_t bytes) const {
+  if (global) {
+    int64_t perSlot = 0;
+    for (Value v : taped)
+      perSlot += tapeSlotBytes(v.getType(), /*global=*/true);
+    InFlightDiagnostic diag = loop->emitRemark()
+                              << "loop reversed with a global-memory tape of "
+                              << perSlot << " bytes per iteration";
+    if (bound >= 0)
+      diag << " (" << bound
+           << " iterations) and thread, inside a loop "
+              "taped there";
+    else if (largest)
+      diag << " and thread, sized by its largest trip count over the "
+              "enclosing loops' iterations";
+    else if (growing)
+      diag << " and thread, nabla.tape_capacity iterations (a growing "
+              "tape: its trip count is known only when it starts)";
+    else
+      diag << " and thread, its trip count known at run time";
+    // Why memory: the last resort (docs/AD.md, loops).
+    if (split)
+      diag << " (split mode: nothing is recomputed)";
+    else
+      diag << " (its reads are overwritten, so it cannot be recomputed from "
+              "checkpoints, and no static bound sizes a private tape)";
+    return;
+  }
+  loop->emitRemark() << "loop reversed with a tape of " << bound
+                     << (hinted    ? " (nabla.max_trip_count)"
+                         : derived ? " (a bound of its trip count proven from "
+                                     "the ranges of its bounds)"
+                                   : "")
+                     << " slots per enclosing iteration: " << bytes
+                     << " bytes per thread";
+}

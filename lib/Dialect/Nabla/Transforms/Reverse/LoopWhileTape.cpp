@@ -54,12 +54,9 @@ std::unique_ptr<WhileTapeStrategy> VJPEmitter::planWhileTape(scf::WhileOp op) {
     return nullptr;
   unsigned enclosing = 0;
   for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (isa<scf::WhileOp>(parent))
-      return nullptr;
-    if (isa<scf::ForOp>(parent))
+       parent = parent->getParentOp())
+    if (isa<scf::ForOp, scf::WhileOp>(parent))
       ++enclosing;
-  }
   if (enclosing != forwardIterations.size())
     return nullptr;
   auto tape = std::make_unique<WhileTapeStrategy>();
@@ -79,7 +76,8 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
   // an active path would need slots per step of its own.
   Operation *unsupported = nullptr;
   op->walk([&](Operation *inner) {
-    if (inner != op && inner->getNumRegions() && !isa<scf::IfOp>(inner) &&
+    if (inner != op && inner->getNumRegions() &&
+        !isa<scf::IfOp, scf::ForOp, scf::WhileOp>(inner) &&
         !isGPUCollective(inner) && regionTouchesActive(inner)) {
       unsupported = inner;
       return WalkResult::interrupt();
@@ -89,7 +87,8 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
   if (unsupported)
     return unsupported->emitOpError(
         "is a region op on an active path inside a while loop taped in "
-        "global memory, which reverse mode does not support (scf.if is)");
+        "global memory, which reverse mode does not support (scf.if, scf.for "
+        "and scf.while are)");
   // Inside taped loops, each of their iterations has `capacity` slots (and
   // one for the while's step count, which their reverse cannot get else).
   bool nested = !forwardIterations.empty();
@@ -104,6 +103,7 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
       count = arith::MulIOp::create(b, loc, outer, tape.capacity);
       tape.countSlots = createGlobalSlots(b, loc, b.getIndexType(), outer);
     }
+    tape.stepSlots = count;
     hoistAnchor = count.getDefiningOp();
     if (tape.countSlots)
       hoistAnchor = tape.countSlots.getDefiningOp();
@@ -141,29 +141,22 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
   };
 
   // The primal while again, counting the executions of its after region.
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> inits = mapped(op.getInits());
-  inits.push_back(zero);
-  SmallVector<Type> types(op.getResultTypes());
-  types.push_back(b.getIndexType());
-  auto loop = scf::WhileOp::create(b, loc, types, inits);
-  auto makeBlock = [&](Region &region, TypeRange argTypes) {
-    SmallVector<Type> all(argTypes);
-    all.push_back(b.getIndexType());
-    SmallVector<Location> locs(all.size(), loc);
-    return b.createBlock(&region, {}, all, locs);
-  };
+  auto [loop, before, after] = createCountingWhile(op);
   {
     OpBuilder::InsertionGuard guard(b);
-    Block *before =
-        makeBlock(loop.getBefore(), op.getBefore().getArgumentTypes());
+    b.setInsertionPointToEnd(before);
     fwd.map(op.getBeforeArguments(), before->getArguments().drop_back());
     Value step = before->getArguments().back();
-    // Region values are taped, not cached by enclosing regions.
+    // Region values are taped, not cached by enclosing regions; loops in
+    // them are taped per step.
+    SlotCount steps{1, tape.stepSlots};
+    forwardIterations.push_back(
+        {linearize(loc, forwardIterations, step, perExecution), steps});
     branchScopes.emplace_back();
     LogicalResult beforeResult = forwardBlock(op.getBefore().front());
     branchScopes.pop_back();
+    forwardIterations.pop_back();
     if (failed(beforeResult))
       return failure();
     store(tape.beforeTaped, step);
@@ -173,12 +166,15 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
     scf::ConditionOp::create(b, loc, fwd.lookup(condition.getCondition()),
                              passed);
 
-    Block *after = makeBlock(loop.getAfter(), op.getAfter().getArgumentTypes());
+    b.setInsertionPointToEnd(after);
     fwd.map(op.getAfterArguments(), after->getArguments().drop_back());
     step = after->getArguments().back();
+    forwardIterations.push_back(
+        {linearize(loc, forwardIterations, step, perExecution), steps});
     branchScopes.emplace_back();
     LogicalResult afterResult = forwardBlock(op.getAfter().front());
     branchScopes.pop_back();
+    forwardIterations.pop_back();
     if (failed(afterResult))
       return failure();
     store(tape.afterTaped, step);
@@ -299,6 +295,8 @@ LogicalResult VJPEmitter::reverseTapedWhile(scf::WhileOp op,
       b.setInsertionPointToEnd(block);
       SmallVector<std::pair<Value, Value>> saved;
       Value slot = linearize(loc, reverseIterations, step, perExecution);
+      // Loops in the regions find this step's slot.
+      reverseIterations.push_back({slot, SlotCount()});
       auto reload = [&](ArrayRef<Value> values,
                         ArrayRef<Operation *> recomputed) {
         for (Value v : values) {
@@ -350,6 +348,7 @@ LogicalResult VJPEmitter::reverseTapedWhile(scf::WhileOp op,
         yields.push_back(d ? d : createZero(b, loc, o.getType()));
       }
       scf::YieldOp::create(b, loc, yields);
+      reverseIterations.pop_back();
       for (auto [src, old] : llvm::reverse(saved)) {
         if (old)
           fwd.map(src, old);

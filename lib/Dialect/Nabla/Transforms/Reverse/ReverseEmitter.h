@@ -380,6 +380,11 @@ public:
 
   /// The forward while again, counting its iterations.
   LogicalResult forwardWhile(scf::WhileOp op);
+  /// At `b`: an scf.while with `op`'s mapped inits and one more, a step
+  /// counter from 0, and its two empty blocks (arguments `op`'s, then the
+  /// counter), for the forward sweeps of `op` to fill.
+  std::tuple<scf::WhileOp, Block *, Block *>
+  createCountingWhile(scf::WhileOp op);
 
   /// The forward while storing each step's values into a growing tape
   /// (LoopWhileTape.cpp).
