@@ -374,8 +374,8 @@ static Error allocateTape(Device &device, LaunchResources &resources,
 
 /// The largest capacity a thread of the last launch needed (the growing
 /// tape's second word; 0 when every thread fitted).
-static Expected<uint64_t> neededTapeCapacity(Device &device, uint64_t pointer,
-                                             uint64_t bytes) {
+static Expected<uint64_t> neededTapeCapacity(Device &device,
+                                             uint64_t pointer) {
   int32_t needed = 0;
   if (Error e = device.copy(&needed, address(pointer + 4), 4, nullptr))
     return std::move(e).withContext("reading the tape's overflow word");
@@ -639,7 +639,7 @@ Error nabla::runtime::launchKernel(Device &device, const LaunchSpec &spec,
     // it needed (the kernel's adjoints through the loop were NaN).
     if (growable) {
       Expected<uint64_t> needed =
-          neededTapeCapacity(device, pointers[kernel.tape->param], tapeBytes);
+          neededTapeCapacity(device, pointers[kernel.tape->param]);
       if (!needed)
         return needed.takeError();
       if (*needed > capacity) {

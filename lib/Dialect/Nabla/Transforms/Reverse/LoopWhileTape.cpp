@@ -12,7 +12,9 @@
 // through the loop are NaN; the launcher, which wrote the capacity, reads the
 // report and runs the kernel again from its inputs with the capacity needed
 // (Runtime.md). The reverse sweep runs the steps backwards, reloading each
-// from its slot.
+// from its slot. Inside loops taped in global memory (for or while), each of
+// their iterations has the capacity's slots and one for the step count;
+// loops inside the while are taped per step of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,8 +74,8 @@ std::unique_ptr<WhileTapeStrategy> VJPEmitter::planWhileTape(scf::WhileOp op) {
 LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
                                             WhileTapeStrategy &tape) {
   Location loc = op.getLoc();
-  // scf.if is fine (its results are taped like any value); a loop inside on
-  // an active path would need slots per step of its own.
+  // scf.if's results are taped like any value, loops inside are taped per
+  // step; other region ops have no tape form.
   Operation *unsupported = nullptr;
   op->walk([&](Operation *inner) {
     if (inner != op && inner->getNumRegions() &&
