@@ -147,3 +147,20 @@ def compile_for_target(ll, target, out, block=64, extra=()):
              str(out / "kernels.spv")], capture_output=True, text=True)
         assert val.returncode == 0, val.stderr
     return result, json.loads((out / "manifest.json").read_text())
+
+
+def linked_lists(lengths, rng):
+    """Disjoint lists in a shuffled pool of nodes: the head of each list and
+    each node's successor (-1 ends a list or marks an empty one)."""
+    total = int(sum(lengths))
+    order = rng.permutation(total)
+    head = np.full(len(lengths), -1, np.int32)
+    successor = np.full(max(total, 1), -1, np.int32)
+    start = 0
+    for k, length in enumerate(lengths):
+        nodes = order[start:start + length]
+        start += length
+        if length:
+            head[k] = nodes[0]
+        successor[nodes[:-1]] = nodes[1:]
+    return head, successor

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from frontend_helpers import (BIN, check, compile_cuda, compile_for_target,
-                              f32, finite_differences, mangled,
+                              f32, finite_differences, linked_lists, mangled,
                               needs_cuda_headers, run)
 
 RNG = np.random.default_rng(47)
@@ -470,23 +470,6 @@ def test_cholesky_in_place(tmp_path, opt, n):
     check(out[1].reshape(batch, n, n), expected, rtol=2e-3, atol=1e-3)
 
 
-def linked_lists(lengths):
-    """Disjoint lists in a shuffled pool of nodes: the head of each list and
-    each node's successor (-1 ends a list or marks an empty one)."""
-    total = int(sum(lengths))
-    order = RNG.permutation(total)
-    head = np.full(len(lengths), -1, np.int32)
-    successor = np.full(max(total, 1), -1, np.int32)
-    start = 0
-    for k, length in enumerate(lengths):
-        nodes = order[start:start + length]
-        start += length
-        if length:
-            head[k] = nodes[0]
-        successor[nodes[:-1]] = nodes[1:]
-    return head, successor
-
-
 def relax_lists_model(x, head, successor):
     x = x.copy()
     for first in head:
@@ -507,7 +490,7 @@ def test_linked_lists_in_place(tmp_path, opt, lengths):
     launch starts with 32 steps per thread; lists of 33, 40 and 100 nodes
     make it run again with what the longest needed."""
     ll = compile_cuda(tmp_path, "while_tapes", opt)
-    head, successor = linked_lists(lengths)
+    head, successor = linked_lists(lengths, RNG)
     x = RNG.uniform(-1, 1, len(successor))
     lists = f"i32:{len(lengths)}"
     out = run(tmp_path, ll, "relax_lists_kernel", 1, 8,
@@ -544,7 +527,7 @@ def test_while_loop_inside_a_taped_loop(tmp_path, opt, passes):
     and its step count is taped per pass too (lists up to 40 nodes: the
     launch runs again with a larger capacity)."""
     ll = compile_cuda(tmp_path, "while_tapes", opt)
-    head, successor = linked_lists([0, 6, 40, 1])
+    head, successor = linked_lists([0, 6, 40, 1], RNG)
     x = RNG.uniform(-1, 1, len(successor))
     dy = RNG.standard_normal(len(x))
     out = run(tmp_path, ll, "grad_relax_lists_passes", 1, 8,
@@ -582,7 +565,7 @@ def test_while_loop_inside_a_while_loop(tmp_path, opt):
     groups = [[2, 0, 5], [40], [], [1] * 35]
     head = np.full(len(groups), -1, np.int32)
     sizes = [size for thread in groups for size in thread]
-    first_member, next_member = linked_lists(sizes)
+    first_member, next_member = linked_lists(sizes, RNG)
     next_group = np.full(len(sizes), -1, np.int32)
     g = 0
     for t, thread in enumerate(groups):
@@ -679,7 +662,7 @@ def test_growing_tape_capacity_and_cap(tmp_path):
     entry = next(k for k in manifest["kernels"] if k["name"] == kernel)
     assert entry["tape"]["growable"] is True
     assert "capacity" in entry["tape"]["formula"], entry["tape"]
-    head, successor = linked_lists([9, 2, 0])
+    head, successor = linked_lists([9, 2, 0], RNG)
     x = RNG.uniform(-1, 1, len(successor))
     dy = RNG.standard_normal(len(x))
     args = [f32(x), f32(dy), head, successor, "i32:3"]
@@ -750,7 +733,7 @@ def test_nabla_launch_grows_the_tape(tmp_path):
          "--block=8", "-o", str(compiled), str(ll)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    head, successor = linked_lists([70, 4, 0])
+    head, successor = linked_lists([70, 4, 0], RNG)
     x = RNG.uniform(-1, 1, len(successor))
     dy = RNG.standard_normal(len(x))
     for name, value in [("x", f32(x)), ("dy", f32(dy)), ("head", head),

@@ -17,6 +17,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from frontend_helpers import linked_lists
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BIN = os.environ.get("NABLA_BIN", os.path.join(ROOT, "build", "bin"))
@@ -263,16 +265,7 @@ def test_growing_tape_in_a_host_program(tmp_path, lengths):
     The gradient against central differences of the float64 walk."""
     rng = np.random.default_rng(21)
     n = sum(lengths)
-    order = rng.permutation(n)
-    head = np.full(len(lengths), -1, np.int32)
-    successor = np.full(n, -1, np.int32)
-    start = 0
-    for k, length in enumerate(lengths):
-        nodes = order[start:start + length]
-        start += length
-        if length:
-            head[k] = nodes[0]
-        successor[nodes[:-1]] = nodes[1:]
+    head, successor = linked_lists(lengths, rng)
     x = rng.uniform(0.5, 1.5, n).astype(np.float32)
     seed = rng.standard_normal(n).astype(np.float32)
     args = [save(tmp_path, "x", x), save(tmp_path, "dx", seed),

@@ -255,21 +255,25 @@ LogicalResult TapeStrategy::reverse(VJPEmitter &emitter, scf::ForOp op,
   return emitter.reverseTapedFor(op, *this, outer);
 }
 
-LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
-  Location loc = op.getLoc();
-  // scf.if and loops in the body are fine: the forward if yields everything
-  // its branches define, and those results are taped like any body value.
-  Operation *unsupportedRegion = nullptr;
-  op.getBody()->walk([&](Operation *inner) {
-    if (inner->getNumRegions() &&
+Operation *VJPEmitter::findUntapeableRegion(Operation *loop) {
+  Operation *found = nullptr;
+  loop->walk([&](Operation *inner) {
+    if (inner != loop && inner->getNumRegions() &&
         !isa<scf::IfOp, scf::ForOp, scf::WhileOp>(inner) &&
         !isGPUCollective(inner) && regionTouchesActive(inner)) {
-      unsupportedRegion = inner;
+      found = inner;
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
-  if (unsupportedRegion)
+  return found;
+}
+
+LogicalResult VJPEmitter::forwardTapedFor(scf::ForOp op, TapeStrategy &tape) {
+  Location loc = op.getLoc();
+  // scf.if and loops in the body are fine: the forward if yields everything
+  // its branches define, and those results are taped like any body value.
+  if (Operation *unsupportedRegion = findUntapeableRegion(op))
     return unsupportedRegion->emitOpError(
         "is a region op on an active path inside a taped loop, which reverse "
         "mode does not support (scf.if, scf.for and scf.while are)");

@@ -76,17 +76,7 @@ LogicalResult VJPEmitter::forwardTapedWhile(scf::WhileOp op,
   Location loc = op.getLoc();
   // scf.if's results are taped like any value, loops inside are taped per
   // step; other region ops have no tape form.
-  Operation *unsupported = nullptr;
-  op->walk([&](Operation *inner) {
-    if (inner != op && inner->getNumRegions() &&
-        !isa<scf::IfOp, scf::ForOp, scf::WhileOp>(inner) &&
-        !isGPUCollective(inner) && regionTouchesActive(inner)) {
-      unsupported = inner;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (unsupported)
+  if (Operation *unsupported = findUntapeableRegion(op))
     return unsupported->emitOpError(
         "is a region op on an active path inside a while loop taped in "
         "global memory, which reverse mode does not support (scf.if, scf.for "

@@ -396,6 +396,9 @@ public:
   /// The strategy for `op` (a while reading memory overwritten, outside
   /// every other loop); null where it cannot be taped so.
   std::unique_ptr<WhileTapeStrategy> planWhileTape(scf::WhileOp op);
+  /// The first region op inside `loop` on an active path that a taped loop
+  /// cannot hold (other than scf.if, scf.for, scf.while and collectives).
+  Operation *findUntapeableRegion(Operation *loop);
   /// collectTaped for the ops of `body` (not its arguments).
   void collectTapedOps(Block &body, SmallVector<Value> &taped,
                        SmallVector<Operation *> &recomputed);
