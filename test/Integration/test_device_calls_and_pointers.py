@@ -2,7 +2,8 @@
 # that choose between buffers, in the idioms of production CUDA and HIP:
 # structs by value into and out of device functions (byval, sret, byref,
 # first-class aggregates, a struct mutated in the callee's copy, a struct of
-# buffers, a struct given to a gradient request as enzyme_const), __shared__
+# buffers, a struct given to a gradient request as enzyme_const, Julia-style
+# device arrays and structs of buffers given to one as enzyme_dup), __shared__
 # tiles and local arrays handed to helpers, `cond ? a : b` between buffers and
 # pointer phis among them. clang-22 at -O1/-O2/-O3; primal against float64
 # NumPy, gradient against finite differences, on the default device.
@@ -100,6 +101,50 @@ def test_structs_mutated_returned_and_of_buffers(tmp_path, language, opt):
     out = run(tmp_path, ll, "buffers_kernel", 2, 64,
               [f32(x[:n]), f32(np.zeros(n)), f"i32:{n}"])
     check(out[1], 2 * x[:n] ** 2)
+
+
+def gather_scale_model(x, m, out0, inp, nb, k):
+    """struct_args.cu gather_scale: y[i] = k x[i] x[i % m];
+    out[i] = out0[i] in[i] x[i] for i < nb."""
+    n = len(x)
+    y = k * x * x[np.arange(n) % m]
+    out = out0.copy()
+    out[:nb] = out0[:nb] * inp[:nb] * x[:nb]
+    return y, out
+
+
+@pytest.mark.parametrize("language", STRUCT_LANGUAGES)
+@pytest.mark.parametrize("opt", OPTS)
+def test_duplicated_structs_of_buffers_in_a_request(tmp_path, language, opt):
+    """Julia-style device arrays ({pointer, length}) and a struct of
+    buffers passed by value to the function a request differentiates,
+    marked enzyme_dup / enzyme_dupnoneed with shadow structs (Enzyme's
+    Duplicated): every shadow buffer gets its gradient."""
+    ll = compile_struct_args(tmp_path, language, opt)
+    n, m, nb, k = 77, 5, 60, 1.25
+    x = RNG.uniform(-1, 1, n)
+    inp = RNG.uniform(-1, 1, n)
+    out0 = RNG.uniform(-1, 1, n)
+    out = run(tmp_path, ll, "gather_scale_kernel", 2, 64,
+              [f32(x), f"i64:{m}", f32(np.zeros(n)), f"i64:{n}", f32(inp),
+               f32(out0), f"i32:{nb}", f"f32:{k}"])
+    y_ref, out_ref = gather_scale_model(x, m, out0, inp, nb, k)
+    check(out[2], y_ref)
+    check(out[5], out_ref)
+    dy = RNG.standard_normal(n)
+    dout = RNG.standard_normal(n)
+    out = run(tmp_path, ll, "grad_gather_scale", 2, 64,
+              [f32(x), f32(np.zeros(n)), f"i64:{m}", f32(np.zeros(n)),
+               f32(dy), f"i64:{n}", f32(inp), f32(np.zeros(n)), f32(out0),
+               f32(dout), f"i32:{nb}", f"f32:{k}"])
+    dx, din, dout0 = finite_differences(
+        lambda v: list(gather_scale_model(v[0], m, v[2], v[1], nb, k)),
+        [x, inp, out0], [dy, dout])
+    check(out[1], dx)
+    check(out[7], din)
+    check(out[9], dout0)
+    # dy is dupnoneed: its seed is taken (zeroed), y is not required.
+    check(out[4], np.zeros(n))
 
 
 def block_weighted_model(x, block):

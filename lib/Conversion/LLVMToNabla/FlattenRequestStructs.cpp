@@ -9,9 +9,13 @@
 // any call passing a struct (InlineAggregateCalls.cpp). The request passes
 // the fields, each `enzyme_const`, read from the caller's struct.
 //
-// A struct with an active or duplicated activity is refused: its fields
-// would need shadows of their own (pass a differentiated field as a pointer
-// or scalar of its own).
+// A struct marked `enzyme_dup`/`enzyme_dupnoneed` comes with a shadow struct
+// (Enzyme's `Duplicated` of a Julia device array, a struct of buffers): its
+// pointer fields become duplicated buffers, the shadow struct's fields their
+// shadows, and its other fields constants. A float field of such a struct,
+// or a struct marked active, is refused: a struct passed by value returns no
+// derivative of its fields (pass a differentiated float as a scalar of its
+// own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +121,82 @@ LLVM::LLVMFuncOp getOrMakeWrapper(LLVM::LLVMFuncOp func,
   return wrapper;
 }
 
+/// A duplicated struct the ABI expanded into `size` fields at a request
+/// (size 0: the operands fit no such reading); its shadow is the struct
+/// operand after them (`shadowStruct` its type) or `size` more fields.
+struct ExpandedPair {
+  unsigned size = 0;
+  Type shadowStruct;
+};
+
+/// Reads operands[i...] of a request as a duplicated struct the AMDGPU ABI
+/// expanded into its fields, which are parameters `param...` of `func`:
+/// std::nullopt when operand i and the next are a plain primal and shadow
+/// of one type. `getSiteStruct` gives an operand's byref/byval struct.
+std::optional<ExpandedPair>
+findExpandedPair(OperandRange operands, unsigned i, LLVM::LLVMFuncOp func,
+                 unsigned param,
+                 llvm::function_ref<Type(unsigned)> getSiteStruct) {
+  // Only a pointer followed by a non-pointer cannot be a primal and its
+  // shadow (a struct's first field is what the ABI expands first).
+  if (i + 1 >= operands.size() ||
+      !isa<LLVM::LLVMPointerType>(operands[i].getType()) ||
+      isa<LLVM::LLVMPointerType>(operands[i + 1].getType()) || getSiteStruct(i))
+    return std::nullopt;
+  auto takes = [&](unsigned k) {
+    // Operands i .. i + k are the function's next k parameters.
+    if (param + k > func.getNumArguments() || i + k > operands.size())
+      return false;
+    for (unsigned j = 0; j < k; ++j)
+      if (operands[i + j].getType() != func.getArgumentTypes()[param + j] ||
+          getLoadedMarker(operands[i + j]) || getSiteStruct(i + j))
+        return false;
+    return true;
+  };
+  for (unsigned k = 2; i + k < operands.size(); ++k) {
+    if (!takes(k))
+      break;
+    // The shadow as a struct operand of those fields.
+    if (Type shadow = getSiteStruct(i + k)) {
+      AggregateFields fields = getAggregateFields(shadow);
+      bool same = fields.size() == k;
+      for (unsigned j = 0; same && j < k; ++j)
+        same = fields[j].second == operands[i + j].getType();
+      if (same)
+        return ExpandedPair{k, shadow};
+      break;
+    }
+    // The shadow expanded too, then a marker or the end.
+    if (i + 2 * k > operands.size())
+      continue;
+    bool same = true;
+    for (unsigned j = 0; same && j < k; ++j)
+      same = operands[i + k + j].getType() == operands[i + j].getType() &&
+             !getLoadedMarker(operands[i + k + j]);
+    if (same &&
+        (i + 2 * k == operands.size() || getLoadedMarker(operands[i + 2 * k])))
+      return ExpandedPair{k, Type()};
+  }
+  return ExpandedPair{};
+}
+
+/// A load of Enzyme's `enzyme_const` marker before `builder`'s point (the
+/// global declared when the module has none).
+Value getConstMarker(OpBuilder &builder, Location loc, ModuleOp module,
+                     SymbolTable &symbols) {
+  auto global = symbols.lookup<LLVM::GlobalOp>("enzyme_const");
+  if (!global) {
+    OpBuilder atModule = OpBuilder::atBlockBegin(module.getBody());
+    global =
+        LLVM::GlobalOp::create(atModule, loc, builder.getI32Type(),
+                               /*isConstant=*/false, LLVM::Linkage::External,
+                               "enzyme_const", Attribute());
+    symbols.insert(global);
+  }
+  Value address = LLVM::AddressOfOp::create(builder, loc, global);
+  return LLVM::LoadOp::create(builder, loc, global.getType(), address);
+}
+
 } // namespace
 
 LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
@@ -190,36 +270,123 @@ LogicalResult nabla::raise::flattenRequestStructs(ModuleOp module) {
         if (!expanded)
           siteStruct = Type();
       }
-      if (structType || siteStruct) {
+      bool duplicated =
+          activity && (*activity == "dup" || *activity == "dupnoneed");
+      // A duplicated struct the AMDGPU ABI expanded into its fields at the
+      // request (the function takes the fields): its shadow follows as a
+      // `byref` struct or expanded too.
+      std::optional<ExpandedPair> expandedPair;
+      if (!structType && !siteStruct && duplicated) {
+        expandedPair =
+            findExpandedPair(operands, i, func, param, getSiteStruct);
+        if (expandedPair && expandedPair->size == 0)
+          return call.emitError("argument #")
+                 << param << " of @" << func.getName() << " is marked enzyme_"
+                 << *activity
+                 << " but its shadow is not of its type (a struct the ABI "
+                    "expanded into its fields at the request is read up to "
+                    "its shadow, a struct of the same fields)";
+      }
+      if (structType || siteStruct || expandedPair) {
         Type passed = structType ? structType : siteStruct;
-        if (!activity || *activity != "const")
+        if (!activity || (*activity != "const" && !duplicated))
           return call.emitError("argument #")
                  << param << " of @" << func.getName()
                  << " is a struct passed by value: a gradient request takes "
-                    "it marked enzyme_const (its fields are then constants); "
-                    "pass a differentiated field as a pointer or scalar of "
-                    "its own";
-        // The marker already pushed tags the first field; each further
-        // field gets its own.
-        bool first = true;
-        AggregateFields fields = getAggregateFields(passed);
-        for (auto &[position, fieldType] : fields) {
-          if (!first)
-            rewritten.push_back(marker);
-          first = false;
-          if (!isa<LLVM::LLVMPointerType>(operands[i].getType())) {
-            rewritten.push_back(LLVM::ExtractValueOp::create(
-                builder, loc, operands[i], position));
-            continue;
+                    "it marked enzyme_const, enzyme_dup or enzyme_dupnoneed "
+                    "(a struct of pointers with a shadow struct); pass an "
+                    "active float field as a scalar of its own";
+        // The field at `position` of struct operand `source`.
+        auto readField = [&](Value source, ArrayRef<int64_t> position,
+                             Type fieldType) -> Value {
+          if (!isa<LLVM::LLVMPointerType>(source.getType()))
+            return LLVM::ExtractValueOp::create(builder, loc, source, position);
+          Value fieldAddress =
+              LLVM::GEPOp::create(builder, loc, source.getType(), passed,
+                                  source, fieldIndices(position));
+          return LLVM::LoadOp::create(builder, loc, fieldType, fieldAddress);
+        };
+        // The fields of the primal struct, and of its shadow struct when
+        // duplicated (as a struct operand of the same type or expanded).
+        SmallVector<Type> fieldTypes;
+        SmallVector<Value> primalFields, shadowFields;
+        unsigned consumed = 1;
+        if (expandedPair) {
+          passed = expandedPair->shadowStruct;
+          for (unsigned k = 0; k < expandedPair->size; ++k) {
+            fieldTypes.push_back(operands[i + k].getType());
+            primalFields.push_back(operands[i + k]);
           }
-          Value fieldAddress = LLVM::GEPOp::create(
-              builder, loc, operands[i].getType(), passed, operands[i],
-              fieldIndices(position));
-          rewritten.push_back(
-              LLVM::LoadOp::create(builder, loc, fieldType, fieldAddress));
+          if (passed) {
+            for (auto &[position, fieldType] : getAggregateFields(passed))
+              shadowFields.push_back(readField(operands[i + expandedPair->size],
+                                               position, fieldType));
+            consumed = expandedPair->size + 1;
+          } else {
+            for (unsigned k = 0; k < expandedPair->size; ++k)
+              shadowFields.push_back(operands[i + expandedPair->size + k]);
+            consumed = 2 * expandedPair->size;
+          }
+        } else {
+          AggregateFields fields = getAggregateFields(passed);
+          for (auto &[position, fieldType] : fields) {
+            fieldTypes.push_back(fieldType);
+            primalFields.push_back(readField(operands[i], position, fieldType));
+          }
+          if (duplicated) {
+            // The shadow struct: an operand like the primal's, or its
+            // fields (the ABI expands one and not the other).
+            bool asStruct =
+                i + 1 < operands.size() &&
+                operands[i + 1].getType() == operands[i].getType() &&
+                (!isa<LLVM::LLVMPointerType>(operands[i].getType()) ||
+                 structType || getSiteStruct(i + 1) == passed);
+            bool asFields = !asStruct && i + fields.size() < operands.size();
+            for (unsigned k = 0; asFields && k < fields.size(); ++k)
+              asFields = operands[i + 1 + k].getType() == fieldTypes[k];
+            if (!asStruct && !asFields)
+              return call.emitError("argument #")
+                     << param << " of @" << func.getName()
+                     << " is a struct marked enzyme_" << *activity
+                     << " without a shadow struct of its type after it";
+            for (auto [k, field] : llvm::enumerate(fields))
+              shadowFields.push_back(
+                  asStruct
+                      ? readField(operands[i + 1], field.first, field.second)
+                      : operands[i + 1 + k]);
+            consumed = asStruct ? 2 : 1 + fields.size();
+          }
         }
+        // A duplicated struct's pointers are duplicated buffers (the shadow
+        // struct's fields are their shadows, as Enzyme's Duplicated of a
+        // Julia device array); its other fields are constants. A float
+        // field has nowhere to return its derivative (the shadow struct is
+        // a copy), so it is refused rather than dropped.
+        if (duplicated)
+          for (auto [k, fieldType] : llvm::enumerate(fieldTypes))
+            if (isa<FloatType, VectorType>(fieldType))
+              return call.emitError("argument #")
+                     << param << " of @" << func.getName()
+                     << " is a struct marked enzyme_" << *activity
+                     << " with a float field (#" << k
+                     << "): a struct passed by value returns no derivative "
+                        "of its fields; pass the float as a scalar of its "
+                        "own, or the struct enzyme_const";
+        // Each field gets its own marker (the one already pushed is
+        // replaced).
+        rewritten.pop_back();
+        Value constMarker =
+            duplicated ? getConstMarker(builder, loc, module, symbols) : marker;
+        for (auto [k, fieldType] : llvm::enumerate(fieldTypes)) {
+          bool pointer = isa<LLVM::LLVMPointerType>(fieldType);
+          rewritten.push_back(duplicated && pointer ? marker : constMarker);
+          rewritten.push_back(primalFields[k]);
+          if (duplicated && pointer)
+            rewritten.push_back(shadowFields[k]);
+        }
+        i += consumed - 1;
         activity.reset();
-        param += structType ? 1 : fields.size();
+        param += structType ? 1 : fieldTypes.size();
         needsWrapper |= static_cast<bool>(structType);
         changed = true;
         continue;

@@ -11,9 +11,13 @@
 ; A gradient request of a function taking a struct by value (enzyme_const)
 ; differentiates a wrapper taking its fields; the kernel's copy of its own
 ; byval struct (one i64 load and store) reads the parameter's fields. A
-; struct of another activity is a located error.
+; struct marked enzyme_dup with a shadow struct (a Julia-style device array)
+; passes its pointer fields dup, their shadows from the shadow struct, and
+; its other fields const (the marker declared when the module has none); a
+; duplicated struct with a float field is a located error.
 ; RUN: nabla-opt %S/Inputs/request-struct.ll --nabla-raise-llvm | FileCheck %s --check-prefix=REQUEST
 ; RUN: not nabla-opt %S/Inputs/request-struct-dup.ll --nabla-raise-llvm 2>&1 | FileCheck %s --check-prefix=DUP
+; RUN: nabla-opt %S/Inputs/request-struct-dup-buffers.ll --nabla-raise-llvm | FileCheck %s --check-prefix=DUPBUF
 
 ; REQUEST-NOT: func.func @_Z1fPKfPf6Params(
 ; REQUEST-LABEL: func.func @_Z1fPKfPf6Params_fields
@@ -25,7 +29,14 @@
 ; REQUEST: nabla.autodiff @_Z1fPKfPf6Params_fields({{.*}}, %[[KSCALE]], %[[KN]])
 ; REQUEST-SAME: #nabla.activity<const>, #nabla.activity<const>]
 
-; DUP: request-struct-dup.ll:31:3: error: argument #2 of @_Z1fPKfPf6Params is a struct passed by value: a gradient request takes it marked enzyme_const
+; DUP: request-struct-dup.ll:31:3: error: argument #2 of @_Z1fPKfPf6Params is a struct marked enzyme_dup with a float field (#0): a struct passed by value returns no derivative of its fields
+
+; DUPBUF-LABEL: func.func @_Z1f11DeviceArrayS__fields
+; DUPBUF-SAME: (%[[X:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: i64, %[[Y:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: i64)
+; DUPBUF-LABEL: gpu.func @_Z1gPfS_S_S_l
+; DUPBUF-SAME: (%[[KX:.*]]: memref<?xf32>, %[[KDX:.*]]: memref<?xf32>, %[[KY:.*]]: memref<?xf32>, %[[KDY:.*]]: memref<?xf32>, %[[N:.*]]: i64)
+; DUPBUF: nabla.autodiff @_Z1f11DeviceArrayS__fields(%[[KX]], %[[KDX]], %{{.*}}, %[[N]], %[[KY]], %[[KDY]], %{{.*}}, %[[N]])
+; DUPBUF-SAME: activity = [#nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>, #nabla.activity<dup>, #nabla.activity<const>, #nabla.activity<const>]
 
 ; LOCAL-NOT: @sum2
 ; LOCAL-NOT: @twice

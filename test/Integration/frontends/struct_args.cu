@@ -141,3 +141,42 @@ __device__ __noinline__ void twice(Buffers b) {
 __global__ void buffers_kernel(const float *x, float *y, int n) {
   twice(Buffers{x, y, n});
 }
+
+// A Julia-style device array ({pointer, length}, as GPUCompiler passes a
+// CuDeviceArray) and a struct of buffers passed by value to the function a
+// request differentiates, marked enzyme_dup and enzyme_dupnoneed: the
+// shadow structs hold the shadow buffers (Enzyme's Duplicated).
+struct DeviceArray {
+  float *ptr;
+  long len;
+};
+
+// y[i] = k x[i] x[i % m] + x[i] * out[i] (the Buffers' out read before
+// it is written), i < y.len, m = x.len.
+__device__ void gather_scale(DeviceArray x, DeviceArray y, Buffers b,
+                             float k) {
+  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+  if (i < y.len) {
+    float xi = x.ptr[i];
+    y.ptr[i] = k * xi * x.ptr[i % x.len];
+    if (i < b.n)
+      b.out[i] = b.out[i] * b.in[i] * xi;
+  }
+}
+
+__global__ void gather_scale_kernel(float *x, long m, float *y, long n,
+                                    const float *in, float *out, int nb,
+                                    float k) {
+  gather_scale(DeviceArray{x, m}, DeviceArray{y, n}, Buffers{in, out, nb}, k);
+}
+
+__global__ void grad_gather_scale(float *x, float *dx, long m, float *y,
+                                  float *dy, long n, const float *in,
+                                  float *din, float *out, float *dout, int nb,
+                                  float k) {
+  DeviceArray a{x, m}, da{dx, m}, b{y, n}, db{dy, n};
+  Buffers c{in, out, nb}, dc{din, dout, nb};
+  __enzyme_autodiff<void>((void *)gather_scale, enzyme_dup, a, da,
+                          enzyme_dupnoneed, b, db, enzyme_dup, c, dc,
+                          enzyme_const, k);
+}
