@@ -343,6 +343,18 @@ LogicalResult nabla::checkFloatBits(func::FuncOp func, const Activities &act) {
             mark(r, origin);
         continue;
       }
+      if (auto rmw = dyn_cast<memref::AtomicRMWOp>(user);
+          rmw && rmw.getKind() == arith::AtomicRMWKind::assign) {
+        // CUDA's atomicExch on floats exchanges their bits.
+        InFlightDiagnostic diag =
+            user->emitOpError()
+            << "exchanges a differentiated float atomically (atomicExch): "
+               "the value each thread gets back depends on the order the "
+               "threads ran in, which the reverse sweep cannot replay; "
+               "store the float, or keep the exchanged values inactive";
+        diag.attachNote(origin->getLoc()) << "the float's bits are taken here";
+        return diag;
+      }
       if (isa<memref::StoreOp, memref::AtomicRMWOp>(user))
         return refuse(user, origin, "writes to memory");
       bool floatResult = llvm::any_of(user->getResultTypes(), [](Type t) {

@@ -336,6 +336,24 @@ func.func @g(%x: f32, %M: memref<4xi32>) {
 
 // -----
 
+// CUDA's atomicExch on a float exchanges its bits: which value each thread
+// gets back depends on the threads' order.
+func.func @f(%x: f32, %M: memref<4xi32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-note @below {{the float's bits are taken here}}
+  %b = arith.bitcast %x : f32 to i32
+  // expected-error @below {{'memref.atomic_rmw' op exchanges a differentiated float atomically (atomicExch): the value each thread gets back depends on the order the threads ran in}}
+  %o = memref.atomic_rmw assign %b, %M[%c0] : (i32, memref<4xi32>) -> i32
+  %f = arith.bitcast %o : i32 to f32
+  return %f : f32
+}
+func.func @g(%x: f32, %M: memref<4xi32>, %s: f32) {
+  %d = nabla.autodiff @f(%x, %M, %s) {activity = [#nabla.activity<active>, #nabla.activity<const>], ret_activity = [#nabla.activity<activenoneed>]} : (f32, memref<4xi32>, f32) -> f32
+  return
+}
+
+// -----
+
 // Bits that only decide a branch are piecewise constant: no error, and a
 // loop-carried integer copy of the bits that becomes a float again is one.
 func.func @f(%x: f32, %n: index) -> f32 {
