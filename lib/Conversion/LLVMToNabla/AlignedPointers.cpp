@@ -24,6 +24,8 @@
 // with the same values whatever the origin, which is all the raised kernel
 // keeps (a pair of halves becomes its two halves). Other address
 // arithmetic is left to the raise, which refuses it with a located error.
+// A pointer read as an integer and converted back (`inttoptr(load i64, p)`)
+// is read as the pointer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +131,33 @@ int64_t lowBitsOf(int64_t mask, bool &complement) {
   return 0;
 }
 
+/// A pointer read from memory as an integer and converted back,
+/// `inttoptr(load i64, p)` (thrust's and cub's functors copy their
+/// `device_ptr` fields so), is a load of the pointer: the raise then follows
+/// it as it follows any pointer read from `p` (a byval struct's pointer
+/// field), or refuses it as one. The integer load stays for its other uses.
+void rewriteIntegerLoadedPointers(LLVM::LLVMFuncOp func,
+                                  const DataLayout &layout) {
+  SmallVector<LLVM::IntToPtrOp> conversions;
+  func.walk([&](LLVM::IntToPtrOp op) { conversions.push_back(op); });
+  for (LLVM::IntToPtrOp toPointer : conversions) {
+    auto load = toPointer.getArg().getDefiningOp<LLVM::LoadOp>();
+    if (!load || load.getVolatile_() || load.getOrdering() !=
+                                            LLVM::AtomicOrdering::not_atomic ||
+        layout.getTypeSizeInBits(load.getType()) !=
+            layout.getTypeSizeInBits(toPointer.getType()))
+      continue;
+    OpBuilder b(load);
+    auto pointer = LLVM::LoadOp::create(b, load.getLoc(), toPointer.getType(),
+                                        load.getAddr(), load.getAlignment()
+                                                            .value_or(0));
+    toPointer.replaceAllUsesWith(pointer.getResult());
+    toPointer.erase();
+    if (load->use_empty())
+      load.erase();
+  }
+}
+
 } // namespace
 
 void nabla::raise::rewriteAlignedPointers(LLVM::LLVMFuncOp func) {
@@ -188,4 +217,5 @@ void nabla::raise::rewriteAlignedPointers(LLVM::LLVMFuncOp func) {
     if (address->use_empty())
       address.erase();
   }
+  rewriteIntegerLoadedPointers(func, layout);
 }

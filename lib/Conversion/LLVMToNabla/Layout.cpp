@@ -126,6 +126,30 @@ nabla::raise::getStructLeaves(const DataLayout &layout, Type type) {
   return leaves;
 }
 
+SmallVector<std::pair<int64_t, Type>>
+nabla::raise::getCoveredLeaves(const DataLayout &layout, Type type,
+                               int64_t offset, Type loaded) {
+  auto integer = dyn_cast<IntegerType>(loaded);
+  if (!integer || integer.getWidth() % 8)
+    return {};
+  int64_t end = offset + integer.getWidth() / 8, at = offset;
+  SmallVector<std::pair<int64_t, Type>> covered;
+  for (auto [leafOffset, leaf] : getStructLeaves(layout, type)) {
+    if (leafOffset < at)
+      continue;
+    if (leafOffset != at || !leaf.isIntOrFloat() ||
+        leaf.getIntOrFloatBitWidth() % 8)
+      break;
+    covered.push_back({leafOffset, leaf});
+    at += leaf.getIntOrFloatBitWidth() / 8;
+    if (at >= end)
+      break;
+  }
+  if (at != end || covered.size() < 2)
+    return {};
+  return covered;
+}
+
 bool nabla::raise::isDynamicSharedGlobal(LLVM::GlobalOp global) {
   auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
   return global.getAddrSpace() == 3 && array && array.getNumElements() == 0 &&

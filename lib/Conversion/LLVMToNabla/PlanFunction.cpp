@@ -441,6 +441,9 @@ LogicalResult FunctionPlanner::recordAccess(Operation *op, Value address,
     for (auto [leafOffset, leafType] : getStructLeaves(layout, structType))
       if (leafOffset == offset && leafType == type)
         return success();
+    // Consecutive fields copied as one integer (a float2 as an i64).
+    if (!getCoveredLeaves(layout, structType, offset, type).empty())
+      return success();
     return fail(op) << "cannot raise a load of " << type << " at byte "
                     << offset << " of a byval parameter: it is not a field of "
                     << structType;

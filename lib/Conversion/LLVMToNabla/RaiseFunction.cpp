@@ -450,6 +450,37 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
           scalars.map(load.getResult(), result.getArgument(i));
           return success();
         }
+      // Consecutive fields copied as one integer (a float2 as an i64; the
+      // planner checked they cover it): their bits, the first lowest.
+      if (auto integer = dyn_cast<IntegerType>(load.getType())) {
+        int64_t end = offset + integer.getWidth() / 8;
+        Value word;
+        for (auto [i, param] : llvm::enumerate(plan.params)) {
+          if (param.kind != Param::Scalar || param.llvmArgument != argument ||
+              param.fieldOffset < offset || param.fieldOffset >= end)
+            continue;
+          Value field = result.getArgument(i);
+          if (isa<IndexType>(field.getType()))
+            field = arith::IndexCastOp::create(builder, loc,
+                                               builder.getI64Type(), field);
+          unsigned bits = field.getType().getIntOrFloatBitWidth();
+          if (isa<FloatType>(field.getType()))
+            field = arith::BitcastOp::create(
+                builder, loc, builder.getIntegerType(bits), field);
+          if (bits < integer.getWidth())
+            field = arith::ExtUIOp::create(builder, loc, integer, field);
+          if (int64_t shift = (param.fieldOffset - offset) * 8)
+            field = arith::ShLIOp::create(
+                builder, loc, field,
+                arith::ConstantIntOp::create(builder, loc, integer, shift));
+          word = word ? arith::OrIOp::create(builder, loc, word, field)
+                      : field;
+        }
+        if (word) {
+          scalars.map(load.getResult(), word);
+          return success();
+        }
+      }
       return fail(load) << "cannot raise this load of a byval field";
     }
     FailureOr<std::pair<Value, Value>> ptr = lookupPointer(op, load.getAddr());

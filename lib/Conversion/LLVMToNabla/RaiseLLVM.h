@@ -238,6 +238,13 @@ int64_t getFieldOffset(const mlir::DataLayout &layout,
 llvm::SmallVector<std::pair<int64_t, mlir::Type>>
 getStructLeaves(const mlir::DataLayout &layout, mlir::Type type);
 
+/// The scalar leaves of struct `type` (offset, type) that an integer load
+/// of `loaded` at byte `offset` covers exactly, one after the other with no
+/// padding (clang copies a `float2` field as one i64): empty if none do.
+llvm::SmallVector<std::pair<int64_t, mlir::Type>>
+getCoveredLeaves(const mlir::DataLayout &layout, mlir::Type type,
+                 int64_t offset, mlir::Type loaded);
+
 /// The scalar leaves of an aggregate type (nested structs and arrays
 /// flattened), in order: each one's position (extractvalue indices) and type.
 using AggregateFields =
