@@ -446,7 +446,7 @@ LogicalResult FunctionRaiser::raiseMemoryOp(Operation *op) {
       int64_t offset = plan.byvalOffset[load.getAddr()];
       for (auto [i, param] : llvm::enumerate(plan.params))
         if (param.kind == Param::Scalar && param.llvmArgument == argument &&
-            param.fieldOffset == offset) {
+            param.fieldOffset == offset && param.type == load.getType()) {
           scalars.map(load.getResult(), result.getArgument(i));
           return success();
         }
