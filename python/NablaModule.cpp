@@ -265,7 +265,7 @@ py::tuple compile(const Module &source, const std::string &target,
                   const std::string &chip, const std::string &abi,
                   std::vector<int64_t> workgroupSize, unsigned subgroupSize,
                   int optLevel, const std::string &onlyKernel,
-                  int64_t dynamicSharedMemory, bool cache) {
+                  int64_t dynamicSharedMemory, bool cache, int64_t loopLimit) {
   std::optional<CompileTarget> parsed = parseCompileTarget(target);
   if (!parsed)
     throw py::value_error("unknown target '" + target +
@@ -285,6 +285,7 @@ py::tuple compile(const Module &source, const std::string &target,
   options.subgroupSize = subgroupSize;
   options.onlyKernel = onlyKernel;
   options.dynamicSharedMemory = dynamicSharedMemory;
+  options.loopLimit = loopLimit;
   Collector collector(module.context->context);
   mlir::FailureOr<CompileResult> result = mlir::failure();
   {
@@ -644,7 +645,9 @@ PYBIND11_MODULE(_nabla, m) {
   m.def("compile", &compile, py::arg("module"), py::arg("target"),
         py::arg("chip"), py::arg("abi"), py::arg("workgroup_size"),
         py::arg("subgroup_size"), py::arg("opt_level"), py::arg("kernel"),
-        py::arg("dynamic_shared_memory") = -1, py::arg("cache") = true);
+        py::arg("dynamic_shared_memory") = -1, py::arg("cache") = true,
+        py::arg("loop_limit") = 0);
+  m.def("loop_iteration_limit", &runtime::loopIterationLimit, py::arg("name"));
   // What the kernel caches of this process did (tests read it).
   m.def("cache_statistics", [] {
     KernelCacheStatistics statistics = getKernelCacheStatistics();

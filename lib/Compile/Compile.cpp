@@ -418,6 +418,31 @@ static llvm::json::Array describeRelocations(ModuleOp module,
   return records;
 }
 
+/// Appends the printf buffer's binding to the described bindings of the
+/// kernels of module `moduleName` named in `printing` that lack one (a
+/// kernel the pipeline made print: their description was written before).
+static void addPrintfBindings(llvm::json::Array &kernels, StringRef moduleName,
+                              ArrayAttr printing) {
+  if (!printing)
+    return;
+  for (llvm::json::Value &value : kernels) {
+    llvm::json::Object &kernel = *value.getAsObject();
+    std::optional<StringRef> name = kernel.getString("name");
+    llvm::json::Array *bindings = kernel.getArray("bindings");
+    if (!name || !bindings || kernel.getString("module") != moduleName ||
+        !llvm::is_contained(printing.getAsValueRange<StringAttr>(), *name))
+      continue;
+    if (!bindings->empty() && bindings->back().getAsObject()->getString(
+                                  "kind") == StringRef("printf"))
+      continue;
+    bindings->push_back(
+        llvm::json::Object{{"set", 0},
+                           {"binding", int64_t(bindings->size())},
+                           {"kind", "printf"},
+                           {"type", "i32"}});
+  }
+}
+
 /// Inserts the global bindings that nabla-bind-module-globals gave the
 /// kernels of module `moduleName` (`info`, its record) into their described
 /// bindings: after the size bindings, before the printf buffer.
@@ -501,6 +526,7 @@ static std::string buildPipeline(OpPassManager &pm,
     spirv.subgroupSize = options.subgroupSize;
     spirv.emulateFloatAtomics = options.emulateFloatAtomics;
     spirv.dynamicSharedMemory = options.dynamicSharedMemory;
+    spirv.loopLimit = options.loopLimit;
     std::string error = checkPipelineOptions(spirv);
     if (error.empty())
       buildNablaToSPIRVPipeline(pm, spirv);
@@ -610,6 +636,12 @@ FailureOr<CompileResult> nabla::compileModule(ModuleOp module,
           globals[binary.getName()] = describeModuleGlobals(info);
           addGlobalBindings(kernels, binary.getName(), info);
         }
+      // Kernels the pipeline made print (nabla-detect-loop-limit's report)
+      // get the printf buffer they now take, last.
+      if (DictionaryAttr properties = object.getProperties())
+        if (auto info = properties.getAs<DictionaryAttr>("nabla.printf"))
+          addPrintfBindings(kernels, binary.getName(),
+                            info.getAs<ArrayAttr>("kernels"));
       Artifact artifact{binary.getName().str(),
                         getExtension(options.target, object.getFormat()).str(),
                         object.getObject().str()};

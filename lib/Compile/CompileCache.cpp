@@ -116,6 +116,7 @@ std::string nabla::getCompileCacheKey(ModuleOp module,
   key.add("emulate-float-atomics",
           static_cast<int64_t>(options.emulateFloatAtomics));
   key.add("dynamic-shared-memory", options.dynamicSharedMemory);
+  key.add("loop-limit", options.loopLimit);
   key.add("only-kernel", options.onlyKernel);
   key.add("reloc-values", static_cast<int64_t>(options.relocValues.size()));
   for (const auto &[record, value] : options.relocValues) {

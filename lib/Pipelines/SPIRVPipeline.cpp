@@ -41,7 +41,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
                                ArrayRef<int64_t> workgroupSize,
                                unsigned subgroupSize, bool emulateFloatAtomics,
                                int64_t dynamicSharedMemory, int optLevel,
-                               StringRef client) {
+                               StringRef client, int64_t loopLimit) {
   nabla::addFrontendPasses(pm, target, "", abi, relocStrategy, "",
                            workgroupSize);
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
@@ -59,8 +59,13 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
   // After the size parameters: then the module globals' buffers, then the
   // printf buffer, the last binding.
   device.addPass(nabla::createBindModuleGlobals());
-  if (client == "vulkan")
+  if (client == "vulkan") {
+    // Before the printf buffer: its report is a gpu.printf.
+    if (loopLimit > 0)
+      device.addPass(nabla::createDetectLoopLimit(
+          {static_cast<int64_t>(workgroupThreads(workgroupSize))}));
     device.addPass(nabla::createLowerPrintfToBuffer());
+  }
   device.addPass(memref::createFoldMemRefAliasOpsPass());
   device.addPass(createLowerAffinePass());
   // Ceil/floor divisions in terms of ops the SPIR-V conversion has patterns
@@ -96,7 +101,7 @@ void nabla::buildNablaToSPIRVPipeline(OpPassManager &pm,
   buildSPIRVLowering(pm, "spirv", options.abi, options.relocStrategy,
                      options.workgroupSize, options.subgroupSize,
                      options.emulateFloatAtomics, options.dynamicSharedMemory,
-                     options.optLevel, "vulkan");
+                     options.optLevel, "vulkan", options.loopLimit);
   pm.addPass(createSPIRVToBinary({"spirv", "3.0"}));
   addHostPasses(pm, "spirv", options.hostLowering);
 }
@@ -106,7 +111,7 @@ void nabla::buildNablaToMetalPipeline(OpPassManager &pm,
   buildSPIRVLowering(pm, "metal", options.abi, options.relocStrategy,
                      options.workgroupSize, options.subgroupSize,
                      options.emulateFloatAtomics, options.dynamicSharedMemory,
-                     options.optLevel, "metal");
+                     options.optLevel, "metal", /*loopLimit=*/0);
   pm.addPass(createSPIRVToBinary({"msl", options.mslVersion.getValue()}));
   addHostPasses(pm, "metal", options.hostLowering);
 }

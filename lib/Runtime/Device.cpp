@@ -126,3 +126,7 @@ unsigned nabla::runtime::hostElementBytes(const std::string &type) {
 unsigned nabla::runtime::deviceElementBytes(const std::string &type) {
   return type == "index" ? 4 : hostElementBytes(type);
 }
+
+int64_t nabla::runtime::loopIterationLimit(const std::string &name) {
+  return name.find("llvmpipe") != std::string::npos ? 65535 : 0;
+}

@@ -37,20 +37,22 @@ class CompileResult:
 
 def compile(module, target="spirv", chip="", abi="v2", workgroup_size=(),
             subgroup_size=32, opt_level=2, kernel=None,
-            dynamic_shared_memory=None, cache=True):
+            dynamic_shared_memory=None, cache=True, *, loop_limit=0):
     """Runs the target's pipeline on a copy of `module`. With `kernel`, only
     that kernel and what it needs are compiled (what `run` launches: errors
     elsewhere in the module do not matter). `dynamic_shared_memory`: the
     bytes of `extern __shared__` memory SPIR-V and Metal compile in.
     `cache=False` bypasses the kernel cache ($NABLA_CACHE_DIR, as
-    nabla-compile's --no-cache; docs/Cache.md)."""
+    nabla-compile's --no-cache; docs/Cache.md). `loop_limit` (SPIR-V): the
+    device's loop-iteration limit, which the kernels then report reaching
+    (`run` passes lavapipe's; docs/Runtime.md, *Loop limit*)."""
     if target not in ("nvvm", "rocdl", "spirv", "metal"):
         raise ValueError(f"unknown target {target!r}")
     size = [workgroup_size] if isinstance(workgroup_size, int) else list(workgroup_size)
     artifacts, manifest = _translate(
         _nabla.compile, module._native, target, chip or "", abi, size,
         subgroup_size, opt_level, kernel or "",
-        _shared_bytes(dynamic_shared_memory), bool(cache))
+        _shared_bytes(dynamic_shared_memory), bool(cache), int(loop_limit))
     return CompileResult(artifacts, manifest)
 
 

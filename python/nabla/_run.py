@@ -121,11 +121,12 @@ def _compile_for(module, target, block, device_info, kernel,
     """The compilation `run` launches on `target`'s device: SPIR-V with the
     workgroup size (and dynamic shared memory) compiled in, or PTX/HSACO for
     the device's chip; only `kernel` and what it needs."""
-    _, chip, subgroup = device_info
+    name, chip, subgroup = device_info
     if target == "vulkan":
         return compile(module, "spirv", workgroup_size=block,
                        subgroup_size=subgroup, kernel=kernel,
-                       dynamic_shared_memory=shared_memory, cache=cache)
+                       dynamic_shared_memory=shared_memory, cache=cache,
+                       loop_limit=_nabla.loop_iteration_limit(name))
     return compile(module, "nvvm" if target == "cuda" else "rocdl", chip=chip,
                    kernel=kernel, cache=cache)
 

@@ -17,7 +17,7 @@
 // RUN: not nabla-opt %s --nabla-check-target-support="target=spirv abi=v3" 2>&1 | FileCheck %s --check-prefix=NODUMP
 // RUN: not nabla-opt %s --nabla-check-target-support="target=spirv abi=v3" --mlir-print-op-on-diagnostic 2>&1 | FileCheck %s --check-prefix=DUMP
 
-// TYPO: error: nabla-to-spirv has no option 'workgroup_size'; did you mean 'workgroup-size'? (its options: abi, dynamic-shared-memory, emulate-float-atomics, host-lowering, opt-level, reloc-strategy, subgroup-size, workgroup-size)
+// TYPO: error: nabla-to-spirv has no option 'workgroup_size'; did you mean 'workgroup-size'? (its options: abi, dynamic-shared-memory, emulate-float-atomics, host-lowering, loop-limit, opt-level, reloc-strategy, subgroup-size, workgroup-size)
 // LIST: error: nabla-to-metal has no option 'remark' (its options: abi, dynamic-shared-memory, emulate-float-atomics, host-lowering, msl-version, opt-level, reloc-strategy, subgroup-size, workgroup-size)
 // PASS: error: nabla-differentiate has no option 'remark'; did you mean 'remarks'? (its options: checkpoints, deterministic, remarks, tape-budget)
 // RELOC: error: reloc-lower has no option 'stategy'; did you mean 'strategy'?

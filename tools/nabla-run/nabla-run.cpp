@@ -323,6 +323,7 @@ int main(int argc, char **argv) {
     compile.target = nabla::CompileTarget::SPIRV;
     compile.workgroupSize = {options.block.x, options.block.y, options.block.z};
     compile.subgroupSize = device->info().subgroupSize;
+    compile.loopLimit = nabla::runtime::loopIterationLimit(device->info().name);
     compile.emulateFloatAtomics = emulateFloatAtomics;
     // SPIR-V compiles the launch's dynamic shared memory in.
     compile.dynamicSharedMemory = options.dynamicSharedMemory;

@@ -45,6 +45,9 @@ struct CompileOptions {
   /// SPIR-V, Metal: bytes of dynamic shared memory (`extern __shared__`) the
   /// kernels are launched with, compiled in; -1 when not given.
   int64_t dynamicSharedMemory = -1;
+  /// SPIR-V: the device's loop-iteration limit (runtime::loopIterationLimit),
+  /// reported when a thread reaches it; 0: no check.
+  int64_t loopLimit = 0;
   /// When set, only this kernel and what it needs are compiled
   /// (keepOnlyKernel): what nabla-run and nabla.run launch.
   std::string onlyKernel;

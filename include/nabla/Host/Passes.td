@@ -129,6 +129,33 @@ def RestoreHostCode : Pass<"nabla-restore-host-code", "mlir::ModuleOp"> {
   }];
 }
 
+def DetectLoopLimit : Pass<"nabla-detect-loop-limit", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Report a thread whose loops the device ended early";
+  let description = [{
+    Mesa's llvmpipe (lavapipe, the default Vulkan device) ends every loop of
+    a shader invocation once the invocation has run 65535 loop iterations in
+    all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), and the kernel goes on with
+    whatever its loops had computed: a silently wrong result. Each kernel
+    that loops records, before every back edge, whether its loop goes on
+    (a while loop's condition, a for loop's next index below its bound) in
+    a workgroup-memory word of the thread's, cleared before the loop: a loop
+    left by its own exit leaves it false, one the device ended leaves it
+    true. Workgroup memory keeps the compilers from folding that check (a
+    private variable's last value on the loop's only exit is known). A thread
+    that saw one prints the record `nabla-runtime: loop limit: ...`
+    (gpu.printf: run this before nabla-lower-printf-to-buffer), which the
+    Vulkan launcher turns into an error on lavapipe.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "0",
+           "Threads per workgroup of kernels without known_block_size (the "
+           "size of the workgroup-memory words); 0: do nothing">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def LowerPrintfToBuffer : Pass<"nabla-lower-printf-to-buffer",
                                "mlir::gpu::GPUModuleOp"> {
   let summary = "Turn gpu.printf into records in a buffer the runtime prints";

@@ -89,6 +89,12 @@ struct NablaToSPIRVOptions : public CommonPipelineOptions<NablaToSPIRVOptions> {
       llvm::cl::desc("Bytes of dynamic shared memory (extern __shared__) the "
                      "kernels are launched with, compiled in; -1: not given"),
       llvm::cl::init(-1)};
+  Option<int64_t> loopLimit{
+      *this, "loop-limit",
+      llvm::cl::desc("Report a thread that runs this many loop iterations, "
+                     "where the device ends its loops (lavapipe: 65535; "
+                     "nabla-run and Python pass it); 0: no check"),
+      llvm::cl::init(0)};
 };
 
 struct NablaToMetalOptions : public CommonPipelineOptions<NablaToMetalOptions> {

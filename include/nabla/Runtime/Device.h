@@ -262,6 +262,16 @@ private:
   std::unique_ptr<State> state;
 };
 
+/// The loop iterations after which device `name` ends every loop of a shader
+/// invocation: 65535 for Mesa's llvmpipe (lavapipe; gallivm's
+/// LP_MAX_TGSI_LOOP_ITERATIONS), 0 for devices without such a limit. Kernels
+/// compiled for a device with one count their iterations
+/// (nabla-detect-loop-limit) and its launches fail when a thread reaches it.
+int64_t loopIterationLimit(const std::string &name);
+
+/// The start of the printf record nabla-detect-loop-limit prints.
+inline constexpr const char *kLoopLimitReport = "nabla-runtime: loop limit: ";
+
 /// Opens device `index` (-1: the preferred one) of `backend` ("vulkan",
 /// "cuda" or "hip").
 Expected<std::unique_ptr<Device>> openDevice(const std::string &backend,

@@ -118,6 +118,29 @@ Error VulkanDevice::checkLaunchSize(const Function &function, Dim3 grid,
   return Error::success();
 }
 
+/// Removes the loop-limit reports (runtime::kLoopLimitReport lines) from
+/// `printed`; returns the first, without its prefix ("" when none).
+static std::string takeLoopLimitReports(std::string &printed) {
+  const std::string prefix = kLoopLimitReport;
+  std::string kept, first;
+  size_t at = 0;
+  while (at < printed.size()) {
+    size_t end = printed.find('\n', at);
+    end = end == std::string::npos ? printed.size() : end + 1;
+    std::string line = printed.substr(at, end - at);
+    if (line.compare(0, prefix.size(), prefix) != 0) {
+      kept += line;
+    } else if (first.empty()) {
+      first = line.substr(prefix.size());
+      while (!first.empty() && (first.back() == '\n' || first.back() == ' '))
+        first.pop_back();
+    }
+    at = end;
+  }
+  printed = std::move(kept);
+  return first;
+}
+
 Error VulkanDevice::bindArguments(const Function &function, void **args,
                                   std::vector<VkDescriptorBufferInfo> &bindings,
                                   std::vector<StagingBuffer> &staged) {
@@ -434,9 +457,21 @@ Error VulkanDevice::launch(void *handle, const LaunchConfig &config,
     const HostObject &object = function->module->object;
     const auto *words =
         reinterpret_cast<const uint32_t *>(staged.back().mapped);
-    std::cout << formatPrintfRecords(words, object.printfCapacity,
-                                     object.printfFormats);
+    std::string printed =
+        formatPrintfRecords(words, object.printfCapacity, object.printfFormats);
+    // A thread that reached the device's loop-iteration limit
+    // (nabla-detect-loop-limit): the device ended its loops early.
+    std::string reached = takeLoopLimitReports(printed);
+    std::cout << printed;
     std::cout.flush();
+    if (!reached.empty() && loopIterationLimit(info_.name) > 0)
+      return makeError(
+          reached + ", and '" + info_.name +
+          "' ends every loop of a thread once it has run " +
+          std::to_string(loopIterationLimit(info_.name)) +
+          " iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS): the "
+          "launch's results are wrong; give each thread less work (more "
+          "threads, a smaller problem), or run on another device");
   }
   return checkValidation("the launch of kernel '" + function->name + "'");
 }
