@@ -270,16 +270,19 @@ LogicalResult nabla::checkFloatBits(func::FuncOp func, const Activities &act) {
           !isa<FloatType>(getElementTypeOrSelf(r.getType())))
         mark(r, op);
   });
-  auto refuse = [&](Operation *user, Operation *origin, StringRef what) {
-    InFlightDiagnostic diag =
-        user->emitOpError()
-        << what
-        << " an integer that carries a differentiated float's bits: the "
-           "derivative cannot follow the bits through integer operations; "
-           "move the float itself (shuffle, select or store the float, not "
-           "its bits)";
+  auto refuseWith = [&](Operation *user, Operation *origin,
+                        const Twine &message) {
+    InFlightDiagnostic diag = user->emitOpError() << message;
     diag.attachNote(origin->getLoc()) << "the float's bits are taken here";
     return diag;
+  };
+  auto refuse = [&](Operation *user, Operation *origin, StringRef what) {
+    return refuseWith(
+        user, origin,
+        what + " an integer that carries a differentiated float's bits: the "
+               "derivative cannot follow the bits through integer operations; "
+               "move the float itself (shuffle, select or store the float, "
+               "not its bits)");
   };
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
@@ -346,14 +349,12 @@ LogicalResult nabla::checkFloatBits(func::FuncOp func, const Activities &act) {
       if (auto rmw = dyn_cast<memref::AtomicRMWOp>(user);
           rmw && rmw.getKind() == arith::AtomicRMWKind::assign) {
         // CUDA's atomicExch on floats exchanges their bits.
-        InFlightDiagnostic diag =
-            user->emitOpError()
-            << "exchanges a differentiated float atomically (atomicExch): "
-               "the value each thread gets back depends on the order the "
-               "threads ran in, which the reverse sweep cannot replay; "
-               "store the float, or keep the exchanged values inactive";
-        diag.attachNote(origin->getLoc()) << "the float's bits are taken here";
-        return diag;
+        return refuseWith(
+            user, origin,
+            "exchanges a differentiated float atomically (atomicExch): the "
+            "value each thread gets back depends on the order the threads "
+            "ran in, which the reverse sweep cannot replay; store the float, "
+            "or keep the exchanged values inactive");
       }
       if (isa<memref::StoreOp, memref::AtomicRMWOp>(user))
         return refuse(user, origin, "writes to memory");
