@@ -288,6 +288,38 @@ def test_tiled_matmul_runtime_k(tmp_path, K):
     check(out[4], matmul_model(A, B, n, K), rtol=1e-4, atol=1e-5)
 
 
+def reloaded_tile_model(X, steps, blocks, threads):
+    Y = np.zeros(blocks * threads)
+    for t in range(threads):
+        acc = 0.0
+        for k in range(steps):
+            tile = X[k * 48:(k + 1) * 48]
+            j = (t * 7 + k) % 48
+            acc = 0.5 * acc + tile[j] * tile[(j + 1) % 48]
+        Y[t::threads] = acc
+    return Y
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("threads,steps", [(5, 3), (7, 1), (64, 4), (48, 0)])
+def test_tile_reloaded_by_any_block(tmp_path, opt, threads, steps):
+    """A 48-float __shared__ tile the block reloads every step of a run-time
+    loop: every step's snapshot holds each thread's share of it (10 elements
+    at 5 threads, the last share partly past the tile; 1 at 64, most threads
+    none), restored before the step is reversed."""
+    ll = compile_cuda(tmp_path, "global_tapes", opt)
+    blocks = 2
+    X = RNG.uniform(-1, 1, 48 * steps)
+    dY = RNG.standard_normal(blocks * threads)
+    out = run(tmp_path, ll, "grad_reloaded_tile", blocks, threads,
+              [f32(X), f32(np.zeros(48 * steps)),
+               f32(np.zeros(blocks * threads)), f32(dY), f"i32:{steps}"])
+    (dX,) = finite_differences(
+        lambda x: [reloaded_tile_model(x[0], steps, blocks, threads)], [X],
+        [dY])
+    check(out[1], dX)
+
+
 def exp_attention_model(Q, K, V, O, l, heads, N, d):
     """O + exp(Q K^T) V and l + rowsum(exp(Q K^T)), per head."""
     q, k, v = (x.reshape(heads, N, d) for x in (Q, K, V))

@@ -7,7 +7,7 @@
 //  - attention's `att[t2] *= inv` after the loop that filled att;
 //  - a read-modify-write through an index array (not provably disjoint);
 //  - a tiled matmul whose __shared__ tiles every iteration of a run-time K
-//    loop overwrites.
+//    loop overwrites, and a tile a block of any size reloads.
 #include "enzyme.h"
 
 __device__ void softmax_rows(float *x, int rows, int cols) {
@@ -109,6 +109,33 @@ __global__ void grad_tiled_matmul(const float *A, float *dA, const float *B,
   __enzyme_autodiff<void>((void *)tiled_matmul, enzyme_dup, A, dA, enzyme_dup,
                           B, dB, enzyme_dup, C, dC, enzyme_const, n,
                           enzyme_const, K);
+}
+
+// A tile of 48 floats that the whole block reloads (block-stride, any block
+// size) every step of a run-time loop, each thread then reading two of its
+// elements into a carried value: every step's snapshot keeps each thread's
+// share of the tile, 48 over the block's threads rounded up (the last share
+// partly past the tile at 5 or 7 threads).
+#define RTILE 48
+__device__ void reloaded_tile(const float *X, float *Y, int steps) {
+  __shared__ float tile[RTILE];
+  int t = threadIdx.x;
+  float acc = 0.0f;
+  for (int k = 0; k < steps; ++k) {
+    for (int e = t; e < RTILE; e += blockDim.x)
+      tile[e] = X[k * RTILE + e];
+    __syncthreads();
+    int j = (t * 7 + k) % RTILE;
+    acc = 0.5f * acc + tile[j] * tile[(j + 1) % RTILE];
+    __syncthreads();
+  }
+  Y[blockIdx.x * blockDim.x + t] = acc;
+}
+
+__global__ void grad_reloaded_tile(const float *X, float *dX, float *Y,
+                                   float *dY, int steps) {
+  __enzyme_autodiff<void>((void *)reloaded_tile, enzyme_dup, X, dX,
+                          enzyme_dupnoneed, Y, dY, enzyme_const, steps);
 }
 
 // Attention-style tiles that loops leave early: one block per head, thread tx

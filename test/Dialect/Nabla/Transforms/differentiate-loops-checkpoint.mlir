@@ -107,19 +107,22 @@ func.func @g(%X: memref<?xf32>, %dX: memref<?xf32>, %m: index, %init: f32, %s: f
 
 // -----
 // A tile in workgroup memory overwritten and read by every iteration of a
-// loop with a run-time trip count (a tiled matmul's shared tiles): the
-// snapshots hold the tile too. The forward sweep saves it before the loop
-// (each thread its share, after a barrier); the reverse sweep restores it
-// with the state (between barriers), and recomputation writes it and keeps
-// the loop's barriers. 16 floats of tile + the f32 state and its position:
-// 8 snapshots, (64 + 4 + 8) * 8 = 608 bytes per thread.
+// loop with a run-time trip count (a tiled matmul's shared tiles), with
+// checkpoints asked for: the snapshots hold the tile too. The forward sweep
+// saves it before the loop (each thread its share, between barriers: no
+// thread overwrites an element before its owner saved it); the reverse
+// sweep restores it with the state (between barriers), and recomputation
+// writes it and keeps the loop's barriers. 16 floats of tile + the f32
+// state and its position: 8 snapshots, (64 + 4 + 8) * 8 = 608 bytes per
+// thread. (Without the attribute every step is snapshotted: @tile_steps.)
 // CHECK-LABEL: func.func private @__nabla_vjp_tile_dddc
 // CHECK: memref.alloca() : memref<128xi32>
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
 // CHECK: memref.load %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.store %{{.*}} : memref<128xi32>
-// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.for
 // CHECK: scf.while
 // CHECK: gpu.barrier
 // CHECK: memref.load %{{.*}} : memref<128xi32>
@@ -152,12 +155,80 @@ func.func @tile(%A: memref<?xf32>, %Y: memref<?xf32>, %T: memref<16xf32, #gpu.ad
     %s = arith.addf %acc, %p : f32
     gpu.barrier
     scf.yield %s : f32
-  }
+  } {nabla.checkpoints = 8}
   memref.store %r, %Y[%t] : memref<?xf32>
   return
 }
 func.func @gtile(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>, %T: memref<16xf32, #gpu.address_space<workgroup>>, %dT: memref<16xf32, #gpu.address_space<workgroup>>, %m: index) {
   nabla.autodiff @tile(%A, %dA, %Y, %dY, %T, %dT, %m) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<16xf32, #gpu.address_space<workgroup>>, memref<16xf32, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+// The same loop without the attribute: every step's state and tile go to
+// the global tape (nabla.tape, sized at entry by the trip count, the tile's
+// share per thread the tile over the block's thread count rounded up). The
+// forward loop saves its iter_arg and the thread's share of the tile at the
+// start of each step, between barriers; the reverse sweep runs the steps
+// backwards, each restoring its state and tile (between barriers), then
+// recomputing and reversing that step alone (no revolve schedule, no
+// private copies of the tile).
+// CHECK-LABEL: func.func private @__nabla_vjp_tile_steps_dddc
+// CHECK-DAG: %[[STATE:.*]] = nabla.tape %{{.*}} : memref<?xi32>
+// CHECK-DAG: %[[TILE:.*]] = nabla.tape %{{.*}} : memref<?xi32>
+// CHECK-NOT: memref.alloca() : memref<128xi32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
+// CHECK: %[[STEP:.*]] = arith.divui
+// CHECK: arith.bitcast %[[ACC]] : f32 to i32
+// CHECK: memref.store %{{.*}}, %[[STATE]][%[[STEP]]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: memref.load %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[TILE]]
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// The reverse sweep: step count - 1 - j restored, recomputed, reversed (the
+// step's state is reloaded where the reverse needs it: not here, the sum's
+// adjoint needs no primal value).
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NOT: scf.while
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[TILE]]
+// CHECK: memref.store %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK: return
+func.func @tile_steps(%A: memref<?xf32>, %Y: memref<?xf32>, %T: memref<16xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %t = gpu.thread_id x
+  %init = arith.constant 0.0 : f32
+  // expected-remark @below {{loop reversed from a snapshot of every step: its state and each thread's share of the 1 buffer(s) it overwrites and reads, in the global tape; nothing recomputed, 0 bytes per thread}}
+  %r = scf.for %k = %c0 to %m step %c1 iter_args(%acc = %init) -> (f32) {
+    %i = arith.muli %k, %c16 : index
+    %j = arith.addi %i, %t : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%j] : memref<?xf32>
+    memref.store %a, %T[%t] : memref<16xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %o = arith.subi %c16, %c1 : index
+    %u = arith.subi %o, %t : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %b = memref.load %T[%u] : memref<16xf32, #gpu.address_space<workgroup>>
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    gpu.barrier
+    scf.yield %s : f32
+  }
+  memref.store %r, %Y[%t] : memref<?xf32>
+  return
+}
+func.func @gtile_steps(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>, %T: memref<16xf32, #gpu.address_space<workgroup>>, %dT: memref<16xf32, #gpu.address_space<workgroup>>, %m: index) {
+  nabla.autodiff @tile_steps(%A, %dA, %Y, %dY, %T, %dT, %m) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<16xf32, #gpu.address_space<workgroup>>, memref<16xf32, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
 

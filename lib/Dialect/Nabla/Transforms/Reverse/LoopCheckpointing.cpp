@@ -108,7 +108,7 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
                                               AdjointScope &outer) {
   Location loc = loop.op->getLoc();
   if (strategy.restartable)
-    return reverseRestarted(loop, outside, outer);
+    return reverseStepByStep(loop, strategy, adjoints, outside, outer);
   Type index = b.getIndexType();
   int64_t snapshots = strategy.snapshots;
   // Recomputation writes the snapshotted buffers (restored with the state).
@@ -117,6 +117,8 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
                                            strategy.memories.end());
   llvm::scope_exit restoreMemories(
       [&] { snapshotMemories = std::move(savedMemories); });
+  if (strategy.everyStep)
+    return reverseStepByStep(loop, strategy, adjoints, outside, outer);
   SmallVector<Type> stateTypes =
       llvm::map_to_vector(loop.inits, [](Value v) { return v.getType(); });
   // Snapshot slots: a position and one slot per state value each.
@@ -259,44 +261,60 @@ LogicalResult VJPEmitter::reverseCheckpointed(SteppedLoop &loop,
   return success();
 }
 
-LogicalResult VJPEmitter::reverseRestarted(SteppedLoop &loop,
-                                           ArrayRef<Value> outside,
-                                           AdjointScope &outer) {
-  // No state but the step's index: step count - 1 - k restarts from it.
+LogicalResult VJPEmitter::reverseStepByStep(SteppedLoop &loop,
+                                            const CheckpointStrategy &strategy,
+                                            ValueRange adjoints,
+                                            ArrayRef<Value> outside,
+                                            AdjointScope &outer) {
+  // Step count - 1 - k starts from its index alone, or from its snapshot.
   Location loc = loop.op->getLoc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> inits = llvm::map_to_vector(
-      outside, [&](Value o) { return createZero(b, loc, o.getType()); });
+  SmallVector<Value> inits(adjoints);
+  for (Value o : outside)
+    inits.push_back(createZero(b, loc, o.getType()));
   auto sweep = scf::ForOp::create(b, loc, zero, loop.count, one, inits);
   {
     OpBuilder::InsertionGuard guard(b);
     // Without iter_args the builder made the yield; ours replaces it.
-    if (!sweep.getBody()->empty())
-      sweep.getBody()->getTerminator()->erase();
+    clearTerminator(*sweep.getBody());
     b.setInsertionPointToStart(sweep.getBody());
     Value target = arith::SubIOp::create(
         b, loc, arith::SubIOp::create(b, loc, loop.count, one),
         sweep.getInductionVar());
+    SmallVector<Value> state;
+    if (strategy.everyStep) {
+      for (auto [slots, init] : llvm::zip(strategy.stateSlots, loop.inits))
+        state.push_back(loadPrivateSlot(b, loc, slots, target, init.getType()));
+      copyStepSnapshot(strategy, target, /*save=*/false, loc);
+    }
+    ValueRange carried = sweep.getRegionIterArgs().take_front(adjoints.size());
     AdjointScope scope;
-    for (auto [o, d] : llvm::zip(outside, sweep.getRegionIterArgs()))
+    for (auto [o, d] : llvm::zip(
+             outside, sweep.getRegionIterArgs().drop_front(adjoints.size())))
       scope.adjoints[o] = d;
+    FailureOr<SmallVector<Value>> previous;
     if (failed(inLocalSweep(loop.op, [&] {
-          return success(succeeded(
-              loop.reverseStep(target, ValueRange{}, ValueRange{}, scope)));
+          previous = loop.reverseStep(target, state, carried, scope);
+          return success(succeeded(previous));
         })))
       return failure();
-    SmallVector<Value> yields;
+    SmallVector<Value> yields = std::move(*previous);
     for (Value o : outside)
       yields.push_back(scope.get(o));
     scf::YieldOp::create(b, loc, yields);
   }
+  for (auto [k, i] : llvm::enumerate(loop.carried))
+    if (act.isVaried(loop.srcInits[i]))
+      outer.add(b, loc, loop.srcInits[i], sweep.getResult(k));
   for (auto [k, o] : llvm::enumerate(outside))
-    outer.add(b, loc, o, sweep.getResult(k));
+    outer.add(b, loc, o, sweep.getResult(adjoints.size() + k));
   return success();
 }
 
 LogicalResult CheckpointStrategy::forward(VJPEmitter &emitter, scf::ForOp op) {
+  if (everyStep)
+    return emitter.forwardStepSnapshottedFor(op, *this);
   emitter.beginMemorySnapshots(*this, op.getLoc());
   return emitter.forwardCheckpointedFor(op);
 }
@@ -318,6 +336,128 @@ void VJPEmitter::beginMemorySnapshots(CheckpointStrategy &strategy,
   // Snapshot 0: the buffers as the loop finds them.
   copyMemorySnapshot(strategy, arith::ConstantIndexOp::create(b, loc, 0),
                      /*save=*/true, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Every step's snapshot in the global tape
+//===----------------------------------------------------------------------===//
+
+static bool isWorkgroupMemory(Value memory) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+      cast<MemRefType>(memory.getType()).getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
+std::unique_ptr<CheckpointStrategy>
+VJPEmitter::planStepSnapshots(scf::ForOp op, ArrayRef<Value> memories) {
+  if (recomputeRoot || !llvm::any_of(memories, isWorkgroupMemory))
+    return nullptr;
+  for (Type type : op.getInitArgs().getTypes())
+    if (privateSlotBytes(type) == 0 || privateSlotBytes(type) > 8)
+      return nullptr;
+  Value lb = hoistToEntry(fwd.lookupOrNull(op.getLowerBound()));
+  Value ub = hoistToEntry(fwd.lookupOrNull(op.getUpperBound()));
+  Value step = hoistToEntry(fwd.lookupOrNull(op.getStep()));
+  if (!lb || !ub || !step)
+    return nullptr;
+  Location loc = op.getLoc();
+  auto strategy = std::make_unique<CheckpointStrategy>(/*snapshots=*/0);
+  strategy->everyStep = true;
+  strategy->memories.assign(memories.begin(), memories.end());
+  OpBuilder::InsertionGuard guard(b);
+  setInsertionPointAtEntry();
+  Value count = emitTripCount(loc, lb, ub, step);
+  for (Type type : op.getInitArgs().getTypes())
+    strategy->stateSlots.push_back(createGlobalSlots(b, loc, type, count));
+  Value threads = emitLinearIdAndCount(b, loc).second;
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value m : memories) {
+    auto type = cast<MemRefType>(m.getType());
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
+    Value share =
+        isWorkgroupMemory(m)
+            ? arith::DivUIOp::create(
+                  b, loc,
+                  arith::SubIOp::create(
+                      b, loc, arith::AddIOp::create(b, loc, size, threads),
+                      one),
+                  threads)
+            : size;
+    strategy->shares.push_back(share);
+    strategy->memorySlots.push_back(
+        createGlobalSlots(b, loc, type.getElementType(),
+                          arith::MulIOp::create(b, loc, count, share)));
+  }
+  hoistAnchor = &*std::prev(b.getInsertionPoint());
+  return strategy;
+}
+
+void VJPEmitter::copyStepSnapshot(const CheckpointStrategy &strategy,
+                                  Value step, bool save, Location loc) {
+  for (auto [src, slots, share] :
+       llvm::zip(strategy.memories, strategy.memorySlots, strategy.shares)) {
+    Value memory = fwd.lookup(src);
+    auto type = cast<MemRefType>(memory.getType());
+    bool workgroup = isWorkgroupMemory(memory);
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
+    Value first = arith::ConstantIndexOp::create(b, loc, 0);
+    Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+    // Each thread its share, after every thread's last access.
+    if (workgroup) {
+      gpu::BarrierOp::create(b, loc);
+      std::tie(first, stride) = emitLinearIdAndCount(b, loc);
+    }
+    Value base = arith::MulIOp::create(b, loc, step, share);
+    scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0), share,
+        arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
+        [&](OpBuilder &nested, Location l, Value j, ValueRange) {
+          Value element = arith::AddIOp::create(
+              nested, l, first, arith::MulIOp::create(nested, l, j, stride));
+          Value at = arith::AddIOp::create(nested, l, base, j);
+          // The last thread's share may end past the buffer.
+          auto inside = scf::IfOp::create(
+              nested, l,
+              arith::CmpIOp::create(nested, l, arith::CmpIPredicate::ult,
+                                    element, size),
+              /*withElseRegion=*/false);
+          OpBuilder then = inside.getThenBodyBuilder();
+          if (save) {
+            Value v = memref::LoadOp::create(then, l, memory, element);
+            storePrivateSlot(then, l, v, slots, at);
+          } else {
+            Value v =
+                loadPrivateSlot(then, l, slots, at, type.getElementType());
+            memref::StoreOp::create(then, l, v, memory, element);
+          }
+          scf::YieldOp::create(nested, l);
+        });
+    // Saved before any thread overwrites another's share; restored before
+    // any thread reads it.
+    if (workgroup)
+      gpu::BarrierOp::create(b, loc);
+  }
+}
+
+LogicalResult
+VJPEmitter::forwardStepSnapshottedFor(scf::ForOp op,
+                                      const CheckpointStrategy &strategy) {
+  auto clone = cast<scf::ForOp>(b.clone(*op, fwd));
+  for (auto [src, dst] : llvm::zip(op->getResults(), clone->getResults()))
+    defined(src, dst);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(clone.getBody());
+  Location loc = op.getLoc();
+  Value k = arith::DivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, clone.getInductionVar(),
+                            clone.getLowerBound()),
+      clone.getStep());
+  for (auto [arg, slots] :
+       llvm::zip(clone.getRegionIterArgs(), strategy.stateSlots))
+    storePrivateSlot(b, loc, arg, slots, k);
+  copyStepSnapshot(strategy, k, /*save=*/true, loc);
+  return success();
 }
 
 LogicalResult CheckpointStrategy::reverse(VJPEmitter &emitter, scf::ForOp op,
@@ -570,6 +710,15 @@ LogicalResult VJPEmitter::reverseWhile(scf::WhileOp op, AdjointScope &outer) {
 }
 
 void CheckpointStrategy::remark(Operation *loop, int64_t bytes) const {
+  if (everyStep) {
+    loop->emitRemark() << "loop reversed from a snapshot of every step: its "
+                          "state and each thread's share of the "
+                       << memories.size()
+                       << " buffer(s) it overwrites and reads, in the global "
+                          "tape; nothing recomputed, "
+                       << bytes << " bytes per thread";
+    return;
+  }
   if (restartable) {
     loop->emitRemark() << "loop reversed by recomputing each iteration from "
                           "its index (its only state): no snapshots, "

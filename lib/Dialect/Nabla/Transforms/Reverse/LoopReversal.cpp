@@ -285,7 +285,9 @@ void VJPEmitter::copyMemorySnapshot(const CheckpointStrategy &strategy,
           }
           scf::YieldOp::create(nested, l);
         });
-    if (workgroup && !save)
+    // Saved before any thread overwrites another's share; restored before
+    // any thread reads it.
+    if (workgroup)
       gpu::BarrierOp::create(b, loc);
   }
 }
@@ -564,9 +566,15 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
           type.getDimSize(0) * privateSlotBytes(type.getElementType());
     }
     llvm::DenseSet<Value> snapshotted(memories.begin(), memories.end());
-    if (!memories.empty() && memoryBytes <= kMemorySnapshotBudget &&
-        !findCheckpointObstacle(loop, snapshotted) &&
-        !holdsUntapeableLoop(loop)) {
+    bool snapshottable = !memories.empty() &&
+                         !findCheckpointObstacle(loop, snapshotted) &&
+                         !holdsUntapeableLoop(loop);
+    // A block's tiles: every step's snapshot in the global tape, each
+    // thread its share (a private snapshot would hold the whole tile).
+    if (snapshottable && forOp && !loop->hasAttr(kCheckpointsAttrName))
+      if (auto strategy = planStepSnapshots(forOp, memories))
+        return chosen(std::move(strategy), 0);
+    if (snapshottable && memoryBytes <= kMemorySnapshotBudget) {
       if (!loop->hasAttr(kCheckpointsAttrName))
         snapshots = std::clamp<int64_t>(kMemorySnapshotBudget / memoryBytes,
                                         1, snapshots);

@@ -8,7 +8,9 @@
 //  - TapeStrategy (LoopTape.cpp): the values each iteration defines go to
 //    per-thread slots; needs a static bound on the trip count.
 //  - CheckpointStrategy (LoopCheckpointing.cpp): binomial checkpointing of
-//    the loop state; iterations are recomputed from snapshots.
+//    the loop state; iterations are recomputed from snapshots (or, for a
+//    loop overwriting workgroup buffers, every step's snapshot in the
+//    global-memory tape).
 //  - PreaccumulationStrategy (LoopPreaccumulation.cpp): the forward loop
 //    carries the Jacobian of its state; the reverse applies its transpose.
 //  - ReductionTreeStrategy (ReductionTree.cpp): a workgroup-memory sum tree
@@ -162,6 +164,21 @@ public:
   /// by the block's thread count).
   llvm::SmallVector<mlir::Value> memories;
   llvm::SmallVector<mlir::Value> memorySlots;
+
+  /// Snapshots of every step instead (a top-level scf.for overwriting
+  /// workgroup buffers, its trip count known at the derivative's entry):
+  /// the forward sweep saves each step's state and each thread's share of
+  /// the buffers into the global-memory tape, and the reverse sweep restores
+  /// step k from slot k, so nothing is recomputed but the step reversed and
+  /// no thread keeps a private copy of a whole block's tile. `stateSlots`
+  /// hold the iter_args (`stepCount` slots each), `memorySlots` the buffers
+  /// (`stepCount` × `shares` slots each), all made at the entry.
+  bool everyStep = false;
+  llvm::SmallVector<mlir::Value> stateSlots;
+  /// Per buffer: the elements a thread saves per step (a workgroup buffer's
+  /// size over the block's thread count, rounded up; a private buffer's
+  /// size), at the entry.
+  llvm::SmallVector<mlir::Value> shares;
 };
 
 /// The forward loop also carries the Jacobian of its state (forward mode

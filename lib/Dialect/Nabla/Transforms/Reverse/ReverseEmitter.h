@@ -230,6 +230,21 @@ public:
   /// forward sweep, before the loop runs).
   void beginMemorySnapshots(CheckpointStrategy &strategy, Location loc);
 
+  /// Every-step snapshots for top-level `op` with `memories` (some in
+  /// workgroup memory): slots in the global tape made at the entry; null
+  /// when the trip count is not computable there or a state value fits no
+  /// slot.
+  std::unique_ptr<CheckpointStrategy>
+  planStepSnapshots(scf::ForOp op, ArrayRef<Value> memories);
+  /// Copies each thread's share of `strategy`'s buffers into (`save`) or
+  /// out of their every-step slots of `step`, between barriers.
+  void copyStepSnapshot(const CheckpointStrategy &strategy, Value step,
+                        bool save, Location loc);
+  /// The forward sweep of an every-step snapshotted scf.for: the primal
+  /// loop, each iteration first saving its state and buffers.
+  LogicalResult forwardStepSnapshottedFor(scf::ForOp op,
+                                          const CheckpointStrategy &strategy);
+
   /// True if src `buffer` (a view source) holds, for every read inside
   /// `loop`, the value the primal read, also when the reverse sweep reads
   /// it again: no write to it inside the loop, after it, or in an enclosing
@@ -436,11 +451,14 @@ public:
                                     ArrayRef<Value> outside,
                                     AdjointScope &outer);
 
-  /// reverseCheckpointed for a loop whose only state is the step's index
-  /// (CheckpointStrategy::restartable): the steps in reverse order, each
-  /// recomputed from its index; no snapshots.
-  LogicalResult reverseRestarted(SteppedLoop &loop, ArrayRef<Value> outside,
-                                 AdjointScope &outer);
+  /// reverseCheckpointed for a loop whose steps start from what they need
+  /// alone: the step's index (CheckpointStrategy::restartable, no state) or
+  /// the step's own snapshot (everyStep). The steps in reverse order, each
+  /// restored and reversed; nothing recomputed from earlier steps.
+  LogicalResult reverseStepByStep(SteppedLoop &loop,
+                                  const CheckpointStrategy &strategy,
+                                  ValueRange adjoints, ArrayRef<Value> outside,
+                                  AdjointScope &outer);
 
   /// Emits the primal steps `from` up to `to` of `loop` from `state`;
   /// returns the state reached.
