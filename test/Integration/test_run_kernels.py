@@ -486,3 +486,20 @@ def test_bit_counts(tmp_path):
     np.testing.assert_array_equal(out[1], pop)
     np.testing.assert_array_equal(out[2], lead)
     np.testing.assert_array_equal(out[3], trail)
+
+
+def test_bit_counts_64(tmp_path):
+    """__popcll, __clzll and __ffsll's cttz: the two 32-bit halves' counts
+    combined on SPIR-V (a low or high half of zero, both, all ones)."""
+    a = RNG.integers(-2 ** 63, 2 ** 63, 100, dtype=np.int64)
+    a[:7] = [0, -1, -2 ** 63, 1, 1 << 40, (1 << 32) - 1, 5 << 32]
+    z = np.zeros(100, np.int64)
+    out = launch(tmp_path, "bit_counts.mlir", "counts64", 2, 64,
+                 [a, z, z, z, "index:100"])
+    bits = [int(v) for v in a.view(np.uint64)]
+    pop = np.array([bin(v).count("1") for v in bits])
+    lead = np.array([64 - v.bit_length() for v in bits])
+    trail = np.array([(v & -v).bit_length() - 1 if v else 64 for v in bits])
+    np.testing.assert_array_equal(out[1], pop)
+    np.testing.assert_array_equal(out[2], lead)
+    np.testing.assert_array_equal(out[3], trail)
