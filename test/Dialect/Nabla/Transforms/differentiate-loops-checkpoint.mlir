@@ -233,6 +233,50 @@ func.func @gtile_steps(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>,
 }
 
 // -----
+// A 4 x 8 tile (rank 2, as MLIR kernels declare `__shared__ float T[4][8]`):
+// its snapshot copies the elements in row-major order, element e at
+// [e / 8, e % 8].
+// CHECK-LABEL: func.func private @__nabla_vjp_tile2d_dddc
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: %[[COL:.*]] = arith.remui %{{.*}}, %c8
+// CHECK: %[[ROW:.*]] = arith.divui %{{.*}}, %c8
+// CHECK: memref.load %{{.*}}[%[[ROW]], %[[COL]]] : memref<4x8xf32, #gpu.address_space<workgroup>>
+// CHECK: return
+func.func @tile2d(%A: memref<?xf32>, %Y: memref<?xf32>, %T: memref<4x8xf32, #gpu.address_space<workgroup>>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %t = gpu.thread_id x
+  %r = arith.divui %t, %c8 : index
+  %c = arith.remui %t, %c8 : index
+  %init = arith.constant 0.0 : f32
+  // expected-remark @below {{loop reversed from a snapshot of every step: its state and each thread's share of the 1 buffer(s) it overwrites and reads, in the global tape; nothing recomputed, 0 bytes per thread}}
+  %out = scf.for %k = %c0 to %m step %c1 iter_args(%acc = %init) -> (f32) {
+    %i = arith.muli %k, %c32 : index
+    %j = arith.addi %i, %t : index
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %a = memref.load %A[%j] : memref<?xf32>
+    // expected-remark @below {{the adjoint of this store is taken with an atomic exchange}}
+    memref.store %a, %T[%r, %c] : memref<4x8xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    // expected-remark @below {{adjoint accumulation keeps an atomic}}
+    %b = memref.load %T[%c0, %c] : memref<4x8xf32, #gpu.address_space<workgroup>>
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    gpu.barrier
+    scf.yield %s : f32
+  }
+  memref.store %out, %Y[%t] : memref<?xf32>
+  return
+}
+func.func @gtile2d(%A: memref<?xf32>, %dA: memref<?xf32>, %Y: memref<?xf32>, %dY: memref<?xf32>, %T: memref<4x8xf32, #gpu.address_space<workgroup>>, %dT: memref<4x8xf32, #gpu.address_space<workgroup>>, %m: index) {
+  nabla.autodiff @tile2d(%A, %dA, %Y, %dY, %T, %dT, %m) {activity = [#nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<dup>, #nabla.activity<const>], ret_activity = []} : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<4x8xf32, #gpu.address_space<workgroup>>, memref<4x8xf32, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
 
 // An in-place prefix sum (a[i] += a[i - 1]) with a run-time trip count: the
 // loop reads what it overwrote, but only to add it and store it back, so

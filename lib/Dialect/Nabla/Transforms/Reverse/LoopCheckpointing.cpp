@@ -330,7 +330,7 @@ void VJPEmitter::beginMemorySnapshots(CheckpointStrategy &strategy,
       auto type = cast<MemRefType>(m.getType());
       strategy.memorySlots.push_back(
           createPrivateSlots(b, loc, type.getElementType(),
-                             strategy.snapshots * type.getDimSize(0)));
+                             strategy.snapshots * type.getNumElements()));
     }
   }
   // Snapshot 0: the buffers as the loop finds them.
@@ -373,7 +373,7 @@ VJPEmitter::planStepSnapshots(scf::ForOp op, ArrayRef<Value> memories) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value m : memories) {
     auto type = cast<MemRefType>(m.getType());
-    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getNumElements());
     Value share =
         isWorkgroupMemory(m)
             ? arith::DivUIOp::create(
@@ -399,7 +399,7 @@ void VJPEmitter::copyStepSnapshot(const CheckpointStrategy &strategy,
     Value memory = fwd.lookup(src);
     auto type = cast<MemRefType>(memory.getType());
     bool workgroup = isWorkgroupMemory(memory);
-    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getNumElements());
     Value first = arith::ConstantIndexOp::create(b, loc, 0);
     Value stride = arith::ConstantIndexOp::create(b, loc, 1);
     // Each thread its share, after every thread's last access.
@@ -422,13 +422,14 @@ void VJPEmitter::copyStepSnapshot(const CheckpointStrategy &strategy,
                                     element, size),
               /*withElseRegion=*/false);
           OpBuilder then = inside.getThenBodyBuilder();
+          SmallVector<Value> indices = elementIndices(then, l, type, element);
           if (save) {
-            Value v = memref::LoadOp::create(then, l, memory, element);
+            Value v = memref::LoadOp::create(then, l, memory, indices);
             storePrivateSlot(then, l, v, slots, at);
           } else {
             Value v =
                 loadPrivateSlot(then, l, slots, at, type.getElementType());
-            memref::StoreOp::create(then, l, v, memory, element);
+            memref::StoreOp::create(then, l, v, memory, indices);
           }
           scf::YieldOp::create(nested, l);
         });

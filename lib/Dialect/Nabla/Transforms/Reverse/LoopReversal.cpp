@@ -239,7 +239,8 @@ SmallVector<Value> VJPEmitter::findSnapshotMemories(Operation *loop) {
       bool local = (space && space.getValue() == gpu::AddressSpace::Private) ||
                    (!type.getMemorySpace() &&
                     base.getDefiningOp<memref::AllocaOp>());
-      if (!type || !type.hasStaticShape() || type.getRank() != 1 ||
+      if (!type || !type.hasStaticShape() || type.getRank() < 1 ||
+          !type.getLayout().isIdentity() ||
           privateSlotBytes(type.getElementType()) == 0 ||
           !(local || (workgroup && hasBarrier))) {
         // Memory the loop writes that no snapshot can hold (global
@@ -261,7 +262,7 @@ void VJPEmitter::copyMemorySnapshot(const CheckpointStrategy &strategy,
     auto space =
         dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
     bool workgroup = space && space.getValue() == gpu::AddressSpace::Workgroup;
-    int64_t size = type.getDimSize(0);
+    int64_t size = type.getNumElements();
     Value first = arith::ConstantIndexOp::create(b, loc, 0);
     Value stride = arith::ConstantIndexOp::create(b, loc, 1);
     if (workgroup) {
@@ -276,12 +277,14 @@ void VJPEmitter::copyMemorySnapshot(const CheckpointStrategy &strategy,
         ValueRange{}, [&](OpBuilder &nested, Location l, Value i, ValueRange) {
           Value at = arith::AddIOp::create(nested, l, base, i);
           if (save) {
-            Value v = memref::LoadOp::create(nested, l, memory, i);
+            Value v = memref::LoadOp::create(
+                nested, l, memory, elementIndices(nested, l, type, i));
             storePrivateSlot(nested, l, v, slots, at);
           } else {
             Value v = loadPrivateSlot(nested, l, slots, at,
                                       type.getElementType());
-            memref::StoreOp::create(nested, l, v, memory, i);
+            memref::StoreOp::create(nested, l, v, memory,
+                                    elementIndices(nested, l, type, i));
           }
           scf::YieldOp::create(nested, l);
         });
@@ -563,7 +566,7 @@ std::unique_ptr<LoopStrategy> VJPEmitter::planLoop(Operation *loop) {
     for (Value m : memories) {
       auto type = cast<MemRefType>(m.getType());
       memoryBytes +=
-          type.getDimSize(0) * privateSlotBytes(type.getElementType());
+          type.getNumElements() * privateSlotBytes(type.getElementType());
     }
     llvm::DenseSet<Value> snapshotted(memories.begin(), memories.end());
     bool snapshottable = !memories.empty() &&

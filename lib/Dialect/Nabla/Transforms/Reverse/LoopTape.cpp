@@ -59,6 +59,18 @@ Value nabla::createGlobalSlots(OpBuilder &b, Location loc, Type type,
   return TapeOp::create(b, loc, slots, count);
 }
 
+SmallVector<Value> nabla::elementIndices(OpBuilder &b, Location loc,
+                                         MemRefType type, Value linear) {
+  SmallVector<Value> indices(type.getRank());
+  for (int64_t d = type.getRank() - 1; d > 0; --d) {
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    indices[d] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  indices[0] = linear;
+  return indices;
+}
+
 Value nabla::createPrivateSlots(OpBuilder &b, Location loc, Type type,
                                 int64_t count) {
   unsigned bits = slotBits(type);

@@ -62,6 +62,9 @@ int64_t tapeSlotBytes(Type type, bool global);
 /// (nabla.tape), or null for types a slot cannot hold; loaded and stored
 /// with loadPrivateSlot/storePrivateSlot.
 Value createGlobalSlots(OpBuilder &b, Location loc, Type type, Value count);
+/// The indices of element `linear` (row-major) of a static memref of `type`.
+SmallVector<Value> elementIndices(OpBuilder &b, Location loc, MemRefType type,
+                                  Value linear);
 
 /// Adjoint contributions gathered in one region of the reverse sweep.
 struct AdjointScope {
@@ -215,8 +218,9 @@ public:
   bool holdsUntapeableLoop(Operation *loop);
 
   /// The buffers a top-level `loop` overwrites and reads that its
-  /// checkpoints can hold (static rank-1 workgroup or private memrefs defined
-  /// outside it; workgroup ones only in a loop with a barrier, whose trip
+  /// checkpoints can hold (static workgroup or private memrefs of identity
+  /// layout defined outside it, copied element by element in row-major
+  /// order; workgroup ones only in a loop with a barrier, whose trip
   /// count is then uniform).
   llvm::SmallVector<Value> findSnapshotMemories(Operation *loop);
 
