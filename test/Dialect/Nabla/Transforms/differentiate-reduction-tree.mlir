@@ -1,6 +1,6 @@
 // A block's sum tree in workgroup memory reversed as a reduction
-// (ReductionTree.cpp): when the root alone is read after it, the adjoint is a
-// broadcast of the root's (one barrier, the path test per element, no tape,
+// (ReductionTree.cpp; a max tree: @max at the end): when the root alone is
+// read after it, the adjoint is a broadcast of the root's (one barrier, the path test per element, no tape,
 // no atomics), and with the output dupnoneed the forward tree is dropped
 // (UnreadAttributions.cpp). Trees read elsewhere, inside another loop or in
 // a buffer that is not a kernel attribution keep the stepwise reversal. A
@@ -348,9 +348,10 @@ gpu.module @m {
 }
 
 // -----
-// A max tree in the same do-while: no broadcast (the max's adjoint goes to
-// its winner), but the halving loop is counted (its trip count is bounded by
-// the stride's 32 bits), so it is reversed step by step from a private tape.
+// A max tree in the same do-while over a buffer the function allocates (not
+// a kernel attribution, whose shadow is known to be zero and free for the
+// winners: @max): the halving loop is counted (its trip count is bounded by
+// the stride's 32 bits) and reversed step by step from a private tape.
 // CHECK-LABEL: func.func private @__nabla_vjp_max_tree_dd
 gpu.module @m {
   func.func @max_tree(%x: memref<?xf32>, %out: memref<?xf32>) {
@@ -396,4 +397,87 @@ gpu.module @m {
         : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) -> ()
     gpu.return
   }
+}
+
+// -----
+// A max tree over a kernel attribution (bench/gradients' softmax shape),
+// with a partial result (position 1) read after it too: each position's
+// final value is one element's, so the forward sweep runs the tree with the
+// winners' indices alongside in the tile's shadow (each position its own
+// winner first; a merge keeps the first operand's on `a >= b`, the
+// derivative rule's), keeps the thread's positions' winners in the global
+// tape and zeroes the shadow; the reverse sweep gives each position's
+// adjoint to its winner (read all, barrier, atomic adds). No reversed steps.
+// CHECK-LABEL: func.func private @__nabla_vjp___nabla_kernel_max_dnd
+// CHECK-SAME: %[[TILE:[a-z0-9]+]]: memref<64xf32, #gpu.address_space<workgroup>>, %[[DTILE:[a-z0-9]+]]: memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK-DAG: %[[WINNERS:.*]] = nabla.tape %[[SHARE:.*]] : memref<?xi32>
+// CHECK-DAG: %[[MOVED:.*]] = nabla.tape %[[SHARE]] : memref<?xi32>
+// CHECK: arith.uitofp
+// CHECK: memref.store %{{.*}}, %[[DTILE]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: %[[A:.*]] = memref.load %[[TILE]]
+// CHECK: %[[B:.*]] = memref.load %[[TILE]]
+// CHECK: %[[M:.*]] = arith.maximumf %[[A]], %[[B]]
+// CHECK: %[[IA:.*]] = memref.load %[[DTILE]]
+// CHECK: %[[IB:.*]] = memref.load %[[DTILE]]
+// CHECK: %[[KEEP:.*]] = arith.cmpf oge, %[[A]], %[[B]]
+// CHECK: %[[W:.*]] = arith.select %[[KEEP]], %[[IA]], %[[IB]]
+// CHECK: memref.store %[[W]], %[[DTILE]]
+// CHECK: memref.store %[[M]], %[[TILE]]
+// CHECK: gpu.barrier
+// CHECK: arith.fptoui
+// CHECK: memref.store %{{.*}}, %[[WINNERS]]
+// CHECK: memref.store %{{.*}}, %[[DTILE]]
+// CHECK: gpu.barrier
+// The reverse sweep.
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[WINNERS]]
+// CHECK: memref.store %{{.*}}, %[[MOVED]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[MOVED]]
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[DTILE]]
+// CHECK: gpu.barrier
+// CHECK: return
+gpu.module @m {
+  gpu.func @max(%X: memref<?xf32>, %Out: memref<?xf32>)
+      workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+    %t = gpu.thread_id x
+    %i = gpu.global_id x
+    %blk = gpu.block_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c6 = arith.constant 6 : index
+    %c32 = arith.constant 32 : index
+    %x = memref.load %X[%i] : memref<?xf32>
+    memref.store %x, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    // expected-remark @below {{loop reversed as a reduction: a max tree in workgroup memory whose merges' winners the forward sweep tracks; each position's adjoint goes to its winner (no reversed steps, no taped operands)}}
+    scf.for %k = %c0 to %c6 step %c1 {
+      %s = arith.shrui %c32, %k : index
+      %active = arith.cmpi ult, %t, %s : index
+      scf.if %active {
+        %j = arith.addi %t, %s : index
+        %a = memref.load %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+        %b = memref.load %tile[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+        %r = arith.maximumf %a, %b : f32
+        memref.store %r, %tile[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+    }
+    %first = arith.cmpi eq, %t, %c0 : index
+    scf.if %first {
+      // expected-remark @below {{adjoint accumulation keeps an atomic}}
+      %r = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      // expected-remark @below {{adjoint accumulation keeps an atomic}}
+      %p = memref.load %tile[%c1] : memref<64xf32, #gpu.address_space<workgroup>>
+      %o = arith.mulf %r, %p : f32
+      %at = arith.muli %blk, %c2 : index
+      memref.store %o, %Out[%at] : memref<?xf32>
+    }
+    gpu.return
+  }
+  nabla.kernel_adjoint @max -> @max_adjoint
+      {activity = [#nabla.activity<dup>, #nabla.activity<dupnoneed>]}
 }

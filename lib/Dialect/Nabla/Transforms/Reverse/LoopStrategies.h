@@ -14,7 +14,8 @@
 //  - PreaccumulationStrategy (LoopPreaccumulation.cpp): the forward loop
 //    carries the Jacobian of its state; the reverse applies its transpose.
 //  - ReductionTreeStrategy (ReductionTree.cpp): a workgroup-memory sum tree
-//    whose root alone is read after it; its adjoint is a broadcast.
+//    whose root alone is read after it, its adjoint a broadcast; or a max/min
+//    tree, each position's adjoint going to its winner.
 //  - WhileTapeStrategy (LoopWhileTape.cpp): an scf.while whose trip count is
 //    known only as it runs, its values in a growing global-memory tape.
 //
@@ -23,6 +24,7 @@
 #ifndef NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
 #define NABLA_LIB_DIALECT_NABLA_TRANSFORMS_REVERSE_LOOPSTRATEGIES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Value.h"
@@ -264,8 +266,8 @@ public:
 
   /// The strategy when `loop` (scf.for or scf.while) is such a tree over a
   /// buffer in `attributions` (their shadows start at zero and nothing reads
-  /// them after the function), W[0] alone is read after it, and no loop
-  /// encloses it; null otherwise.
+  /// them after the function), W[0] alone is read after it (a sum), and no
+  /// loop encloses it; null otherwise.
   static std::unique_ptr<ReductionTreeStrategy>
   match(mlir::Operation *loop,
         const llvm::DenseSet<mlir::Value> &attributions);
@@ -280,9 +282,14 @@ public:
   }
   void remark(mlir::Operation *loop, int64_t bytes) const override;
 
-  /// The tree as is (scf.for or scf.while), and its broadcast adjoint.
+  /// The tree as is (scf.for or scf.while), and its broadcast adjoint (a
+  /// max/min tree: the Selection forms).
   mlir::LogicalResult forwardTree(VJPEmitter &emitter, mlir::Operation *loop);
   mlir::LogicalResult reverseTree(VJPEmitter &emitter, mlir::Operation *loop);
+  mlir::LogicalResult forwardSelectionTree(VJPEmitter &emitter,
+                                           mlir::Operation *loop);
+  mlir::LogicalResult reverseSelectionTree(VJPEmitter &emitter,
+                                           mlir::Operation *loop);
 
   /// The tree's buffer (a src value), the dimension of its thread id, and
   /// its strides: constant (`strides`) or halving from the src value
@@ -291,6 +298,23 @@ public:
   mlir::gpu::Dimension dimension = mlir::gpu::Dimension::x;
   llvm::SmallVector<int64_t> strides;
   mlir::Value firstStride;
+
+  /// A max or min tree (`W[t] = max(W[t], W[t + s])`): the comparison under
+  /// which the combiner keeps its first operand (the derivative rule's), and
+  /// the src combiner and the thread's own load. Each position's final value is
+  /// one element's (the winner of its last merge), so its adjoint goes to that
+  /// element alone (Futhark's rule for a reduction with max): the forward sweep
+  /// runs the tree with each position's winner index alongside (in W's shadow,
+  /// zero until the reverse sweep) and keeps the indices of the thread's
+  /// positions; the reverse sweep moves every position's adjoint to its winner.
+  /// No reversed steps, no taped operands.
+  std::optional<mlir::arith::CmpFPredicate> selection;
+  mlir::Operation *combiner = nullptr;
+  mlir::Value own;
+  /// The thread's positions' winners and adjoints (global slots, `share`
+  /// per thread: W's size over the block's threads along `dimension`,
+  /// rounded up; made at the entry).
+  mlir::Value winners, moved, share;
 };
 
 } // namespace nabla

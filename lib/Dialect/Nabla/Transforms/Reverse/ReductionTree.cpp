@@ -1,4 +1,4 @@
-//===- ReductionTree.cpp - A block's sum tree, reversed as a broadcast ----===//
+//===- ReductionTree.cpp - A block's reduction tree, reversed as one ------===//
 //
 // The reduction-tree strategy (LoopStrategies.h). The primal
 //
@@ -28,6 +28,19 @@
 // Futhark's reverse-mode rules (Schenck et al., "AD for an array language
 // with nested parallelism", SC'22): the result's adjoint broadcast to the
 // operands.
+//
+// A max or min tree (`W[t] = max(W[t], W[t + s])`, maxnumf/minimumf/...)
+// is reversed by the same rule for a reduction with max: every position's
+// final value is the value of one element, the winner of its last merge, so
+// its adjoint goes to that element alone. The forward sweep runs the tree
+// with each position's winner alongside, as a float in W's shadow (zero and
+// unused until the reverse sweep; a merge keeps the first operand's winner
+// under the derivative rule's comparison, so ties and NaNs go where the
+// stepwise reversal sends them), keeps the winners of the thread's positions
+// in the global tape and zeroes the shadow again. The reverse sweep moves
+// each position's adjoint to its winner (read and cleared, a barrier, atomic
+// adds: positions may share a winner). Whatever is read after the tree, at
+// the root or elsewhere, is routed exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,12 +117,27 @@ static bool runsAfter(Operation *user, Operation *loop) {
 }
 
 namespace {
-/// One step of a tree: `if (t < s) W[t] = W[t] + W[t + s]` then a barrier.
+/// One step of a tree: `if (t < s) W[t] = W[t] + W[t + s]` (or max, min)
+/// then a barrier.
 struct TreeStep {
   Value buffer;
   gpu::ThreadIdOp thread;
+  /// The combining op (arith.addf, maximumf, maxnumf, minimumf, minnumf)
+  /// and the load of the thread's own element W[t].
+  Operation *combiner = nullptr;
+  memref::LoadOp own;
 };
 } // namespace
+
+/// The comparison under which a max/min tree's combiner keeps its first
+/// operand (the derivative rule's: DerivativeRules.cpp), or none for a sum.
+static std::optional<arith::CmpFPredicate> selectionPredicate(Operation *op) {
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return arith::CmpFPredicate::OGE;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return arith::CmpFPredicate::OLE;
+  return std::nullopt;
+}
 
 /// Matches the step in `body` (a loop's body block; `stride` the step's
 /// stride there): memory-free ops, the guarded update, then one barrier,
@@ -146,16 +174,19 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
   if (!thread || loop->isAncestor(thread))
     return std::nullopt;
 
-  // The then-block: W[t] = W[t] + W[t + s] (indices through casts).
+  // The then-block: W[t] = W[t] + W[t + s] (indices through casts), or
+  // max/min.
   arith::AddIOp partnerIndex;
-  arith::AddFOp sum;
+  Operation *sum = nullptr;
   memref::StoreOp store;
   SmallVector<memref::LoadOp> loads;
   for (Operation &inner : guard.thenBlock()->without_terminator()) {
     if (auto add = dyn_cast<arith::AddIOp>(inner); add && !partnerIndex)
       partnerIndex = add;
-    else if (auto add = dyn_cast<arith::AddFOp>(inner); add && !sum)
-      sum = add;
+    else if (isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp,
+                 arith::MinimumFOp, arith::MinNumFOp>(inner) &&
+             !sum)
+      sum = &inner;
     else if (auto s = dyn_cast<memref::StoreOp>(inner); s && !store)
       store = s;
     else if (auto load = dyn_cast<memref::LoadOp>(inner);
@@ -178,9 +209,9 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
       !isPair(stripIntegerCasts(partnerIndex.getLhs()),
               stripIntegerCasts(partnerIndex.getRhs()), thread.getResult(),
               stripIntegerCasts(stride)) ||
-      store.getValueToStore() != sum.getResult() ||
+      store.getValueToStore() != sum->getResult(0) ||
       !isThread(store.getIndices().front()) ||
-      !isPair(sum.getLhs(), sum.getRhs(), loads[0], loads[1]))
+      !isPair(sum->getOperand(0), sum->getOperand(1), loads[0], loads[1]))
     return std::nullopt;
   memref::LoadOp own = loads[0], partner = loads[1];
   if (!isThread(own.getIndices().front()))
@@ -189,7 +220,7 @@ static std::optional<TreeStep> matchStep(Block &body, Value stride,
       !isThread(own.getIndices().front()) ||
       stripIntegerCasts(partner.getIndices().front()) != partnerIndex.getResult())
     return std::nullopt;
-  return TreeStep{buffer, thread};
+  return TreeStep{buffer, thread, sum, own};
 }
 
 /// True if `next` is `stride` halved (shrui by 1, divui by 2).
@@ -322,6 +353,23 @@ ReductionTreeStrategy::match(Operation *loop,
       !attributions.contains(step->buffer))
     return nullptr;
 
+  plan->buffer = step->buffer;
+  plan->dimension = step->thread.getDimension();
+  // A max/min tree: each position's final value is one element's, whose
+  // index the forward sweep tracks (as a float in W's shadow, exact below
+  // 2^mantissa); every position's adjoint goes to its winner, so what is
+  // read after the tree does not matter.
+  if ((plan->selection = selectionPredicate(step->combiner))) {
+    unsigned mantissa =
+        cast<FloatType>(type.getElementType()).getFPMantissaWidth();
+    if (!type.hasStaticShape() || mantissa >= 64 ||
+        type.getDimSize(0) > (int64_t(1) << mantissa))
+      return nullptr;
+    plan->combiner = step->combiner;
+    plan->own = step->own.getResult();
+    return plan;
+  }
+
   // After the tree, W[0] alone is read (stores only take adjoints away),
   // and no view of W taken anywhere is used.
   SmallVector<Value> aliases = {step->buffer};
@@ -344,19 +392,182 @@ ReductionTreeStrategy::match(Operation *loop,
       if (!load || !matchPattern(load.getIndices().front(), m_Zero()))
         return nullptr;
     }
-  plan->buffer = step->buffer;
-  plan->dimension = step->thread.getDimension();
   return plan;
+}
+
+/// Emits `body(k, j)` for the thread's positions j = thread + k * threads
+/// (k < share) inside the buffer's `size` elements.
+static void
+forEachPosition(OpBuilder &b, Location loc, Value thread, Value threads,
+                Value share, int64_t size,
+                function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value end = arith::ConstantIndexOp::create(b, loc, size);
+  scf::ForOp::create(
+      b, loc, zero, share, one, ValueRange{},
+      [&](OpBuilder &nb, Location l, Value k, ValueRange) {
+        Value j = arith::AddIOp::create(
+            nb, l, thread, arith::MulIOp::create(nb, l, k, threads));
+        auto inside = scf::IfOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, j, end),
+            /*withElseRegion=*/false);
+        OpBuilder then = inside.getThenBodyBuilder();
+        body(then, l, k, j);
+        scf::YieldOp::create(nb, l);
+      });
 }
 
 LogicalResult ReductionTreeStrategy::forwardTree(VJPEmitter &emitter,
                                                  Operation *loop) {
+  if (selection)
+    return forwardSelectionTree(emitter, loop);
   if (auto forOp = dyn_cast<scf::ForOp>(loop);
       forOp && !forOp->hasAttr(kHalvingCounterAttrName))
     return emitter.forwardCheckpointedFor(forOp);
   Operation *clone = emitter.builder().clone(*loop, emitter.fwd);
   for (auto [src, dst] : llvm::zip(loop->getResults(), clone->getResults()))
     emitter.setPrimal(src, dst);
+  return success();
+}
+
+LogicalResult ReductionTreeStrategy::forwardSelectionTree(VJPEmitter &emitter,
+                                                          Operation *loop) {
+  OpBuilder &b = emitter.builder();
+  Location loc = loop->getLoc();
+  Value shadow = emitter.shadow(buffer);
+  auto type = cast<MemRefType>(buffer.getType());
+  Type element = type.getElementType();
+  int64_t size = type.getDimSize(0);
+  if (!shadow)
+    return emitter.unsupported(loop);
+  // The slots, at the entry: the thread's positions' winners and moved
+  // adjoints.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    emitter.setInsertionPointAtEntry();
+    Value threads = gpu::BlockDimOp::create(b, loc, dimension);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    share = arith::DivUIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, arith::ConstantIndexOp::create(b, loc, size), threads),
+            one),
+        threads);
+    winners = createGlobalSlots(b, loc, b.getI32Type(), share);
+    moved = createGlobalSlots(b, loc, element, share);
+    if (!moved)
+      return emitter.unsupported(loop);
+    emitter.hoistAnchor = moved.getDefiningOp();
+  }
+  Value thread = gpu::ThreadIdOp::create(b, loc, dimension);
+  Value threads = gpu::BlockDimOp::create(b, loc, dimension);
+  auto asIndex = [&](OpBuilder &nb, Location l, Value f) -> Value {
+    return arith::IndexCastUIOp::create(
+        nb, l, nb.getIndexType(),
+        arith::FPToUIOp::create(nb, l, nb.getI32Type(), f));
+  };
+  // Each position is its own winner before the tree.
+  forEachPosition(b, loc, thread, threads, share, size,
+                  [&](OpBuilder &nb, Location l, Value, Value j) {
+                    Value f =
+                        arith::UIToFPOp::create(nb, l, element,
+                                                arith::IndexCastUIOp::create(
+                                                    nb, l, nb.getI32Type(), j));
+                    memref::StoreOp::create(nb, l, f, shadow, j);
+                  });
+  gpu::BarrierOp::create(b, loc);
+  // The tree, each merge also keeping its winner's index: the combiner's
+  // first operand's when the derivative rule keeps the first.
+  Operation *clone = b.clone(*loop, emitter.fwd);
+  for (auto [src, dst] : llvm::zip(loop->getResults(), clone->getResults()))
+    emitter.setPrimal(src, dst);
+  Operation *merge = emitter.fwd.lookup(combiner->getResult(0)).getDefiningOp();
+  auto ownLoad = emitter.fwd.lookup(own).getDefiningOp<memref::LoadOp>();
+  auto firstLoad = merge->getOperand(0).getDefiningOp<memref::LoadOp>();
+  auto secondLoad = merge->getOperand(1).getDefiningOp<memref::LoadOp>();
+  if (!ownLoad || !firstLoad || !secondLoad)
+    return emitter.unsupported(loop);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(merge);
+    Location l = merge->getLoc();
+    Value first = memref::LoadOp::create(b, l, shadow, firstLoad.getIndices());
+    Value second =
+        memref::LoadOp::create(b, l, shadow, secondLoad.getIndices());
+    Value keep = arith::CmpFOp::create(b, l, *selection, merge->getOperand(0),
+                                       merge->getOperand(1));
+    memref::StoreOp::create(b, l,
+                            arith::SelectOp::create(b, l, keep, first, second),
+                            shadow, ownLoad.getIndices());
+  }
+  // Keep the thread's positions' winners; W's shadow is zero again before
+  // anything else uses it.
+  gpu::BarrierOp::create(b, loc);
+  forEachPosition(
+      b, loc, thread, threads, share, size,
+      [&](OpBuilder &nb, Location l, Value k, Value j) {
+        Value winner = memref::LoadOp::create(nb, l, shadow, j);
+        storePrivateSlot(nb, l,
+                         arith::IndexCastUIOp::create(nb, l, nb.getI32Type(),
+                                                      asIndex(nb, l, winner)),
+                         winners, k);
+        memref::StoreOp::create(nb, l, createZero(nb, l, element), shadow, j);
+      });
+  gpu::BarrierOp::create(b, loc);
+  return success();
+}
+
+LogicalResult ReductionTreeStrategy::reverseSelectionTree(VJPEmitter &emitter,
+                                                          Operation *loop) {
+  OpBuilder &b = emitter.builder();
+  Location loc = loop->getLoc();
+  Value shadow = emitter.shadow(buffer);
+  if (!shadow || !winners)
+    return emitter.unsupported(loop);
+  auto type = cast<MemRefType>(buffer.getType());
+  Type element = type.getElementType();
+  int64_t size = type.getDimSize(0);
+  Value thread = gpu::ThreadIdOp::create(b, loc, dimension);
+  Value threads = gpu::BlockDimOp::create(b, loc, dimension);
+  auto winnerOf = [&](OpBuilder &nb, Location l, Value k) -> Value {
+    return arith::IndexCastUIOp::create(
+        nb, l, nb.getIndexType(),
+        loadPrivateSlot(nb, l, winners, k, nb.getI32Type()));
+  };
+  // Every adjoint of W's final values is in. A position that is not its
+  // own winner gives its adjoint away...
+  gpu::BarrierOp::create(b, loc);
+  forEachPosition(
+      b, loc, thread, threads, share, size,
+      [&](OpBuilder &nb, Location l, Value k, Value j) {
+        Value away = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
+                                           winnerOf(nb, l, k), j);
+        Value g = memref::LoadOp::create(nb, l, shadow, j);
+        Value zero = createZero(nb, l, element);
+        storePrivateSlot(nb, l, arith::SelectOp::create(nb, l, away, g, zero),
+                         moved, k);
+        memref::StoreOp::create(
+            nb, l, arith::SelectOp::create(nb, l, away, zero, g), shadow, j);
+      });
+  // ... to its winner, once every position has been read (several
+  // positions can share a winner: an atomic add).
+  gpu::BarrierOp::create(b, loc);
+  forEachPosition(
+      b, loc, thread, threads, share, size,
+      [&](OpBuilder &nb, Location l, Value k, Value) {
+        Value g = loadPrivateSlot(nb, l, moved, k, element);
+        Value some = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, g,
+                                           createZero(nb, l, element));
+        auto give = scf::IfOp::create(nb, l, some, /*withElseRegion=*/false);
+        OpBuilder then = give.getThenBodyBuilder();
+        memref::AtomicRMWOp::create(then, l, arith::AtomicRMWKind::addf, g,
+                                    shadow, ValueRange{winnerOf(then, l, k)});
+      });
+  gpu::BarrierOp::create(b, loc);
   return success();
 }
 
@@ -383,6 +594,8 @@ static std::pair<Value, Value> stepTowardsRoot(OpBuilder &b, Location loc,
 
 LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
                                                  Operation *loop) {
+  if (selection)
+    return reverseSelectionTree(emitter, loop);
   OpBuilder &b = emitter.builder();
   Location loc = loop->getLoc();
   Value shadow = emitter.shadow(buffer);
@@ -473,6 +686,15 @@ LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
 }
 
 void ReductionTreeStrategy::remark(Operation *loop, int64_t) const {
+  if (selection) {
+    loop->emitRemark()
+        << "loop reversed as a reduction: a "
+        << (*selection == arith::CmpFPredicate::OGE ? "max" : "min")
+        << " tree in workgroup memory whose merges' winners the forward sweep "
+           "tracks; each position's adjoint goes to its winner (no reversed "
+           "steps, no taped operands)";
+    return;
+  }
   InFlightDiagnostic diag = loop->emitRemark()
                             << "loop reversed as a reduction: a sum tree of ";
   if (firstStride)
