@@ -29,6 +29,7 @@
 #define NABLA_RUNTIME_DEVICE_H
 
 #include "nabla/Runtime/Error.h"
+#include "nabla/Runtime/LoopLimitReport.h"
 
 #include <array>
 #include <cstddef>
@@ -268,9 +269,6 @@ private:
 /// compiled for a device with one count their iterations
 /// (nabla-detect-loop-limit) and its launches fail when a thread reaches it.
 int64_t loopIterationLimit(const std::string &name);
-
-/// The start of the printf record nabla-detect-loop-limit prints.
-inline constexpr const char *kLoopLimitReport = "nabla-runtime: loop limit: ";
 
 /// Opens device `index` (-1: the preferred one) of `backend` ("vulkan",
 /// "cuda" or "hip").
