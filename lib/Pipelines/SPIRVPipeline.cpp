@@ -63,7 +63,7 @@ static void buildSPIRVLowering(OpPassManager &pm, StringRef target,
     // Before the printf buffer: its report is a gpu.printf.
     if (loopLimit > 0)
       device.addPass(nabla::createDetectLoopLimit(
-          {static_cast<int64_t>(workgroupThreads(workgroupSize))}));
+          {static_cast<int64_t>(workgroupThreads(workgroupSize)), loopLimit}));
     device.addPass(nabla::createLowerPrintfToBuffer());
   }
   device.addPass(memref::createFoldMemRefAliasOpsPass());

@@ -7,6 +7,11 @@
 // threads=0 are left alone.
 // RUN: nabla-opt %s --pass-pipeline="builtin.module(gpu.module(nabla-detect-loop-limit{threads=64}))" | FileCheck %s
 // RUN: nabla-opt %s --pass-pipeline="builtin.module(gpu.module(nabla-detect-loop-limit{threads=0}))" | FileCheck %s --check-prefix=OFF
+// With the device's limit, kernels whose loops provably stay under it (a
+// block-stride loop to a constant, nested in a constant loop: at most
+// 64 + 64 * 16 iterations) are left alone; a 1000 x 100 nest and run-time
+// bounds are not.
+// RUN: nabla-opt %s --pass-pipeline="builtin.module(gpu.module(nabla-detect-loop-limit{threads=64 limit=65535}))" | FileCheck %s --check-prefix=LIMIT
 
 // CHECK-LABEL: gpu.func @loops
 // CHECK-SAME: workgroup(%[[WORDS:[a-z0-9]+]] : memref<64xi32, #gpu.address_space<workgroup>>)
@@ -42,6 +47,16 @@
 
 // OFF-NOT: workgroup(
 // OFF-NOT: gpu.printf
+
+// LIMIT-LABEL: gpu.func @loops
+// LIMIT-SAME: workgroup(
+// LIMIT: gpu.printf
+// LIMIT-LABEL: gpu.func @bounded
+// LIMIT-NOT: workgroup(
+// LIMIT-NOT: gpu.printf
+// LIMIT-LABEL: gpu.func @long_nest
+// LIMIT-SAME: workgroup(
+// LIMIT: gpu.printf
 gpu.module @kernels {
   gpu.func @loops(%A: memref<?xf32>, %n: index) kernel {
     %c0 = arith.constant 0 : index
@@ -61,6 +76,37 @@ gpu.module @kernels {
       scf.yield %next : index
     }
     memref.store %sum, %A[%c0] : memref<?xf32>
+    gpu.return
+  }
+  gpu.func @bounded(%A: memref<?xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c1 = arith.constant 1 : index
+    %t = gpu.thread_id x
+    %n = gpu.block_dim x
+    %one = arith.constant 1.0 : f32
+    scf.for %j = %t to %c64 step %n {
+      memref.store %one, %A[%j] : memref<?xf32>
+    }
+    scf.for %k = %c0 to %c16 step %c1 {
+      scf.for %j = %t to %c64 step %n {
+        memref.store %one, %A[%j] : memref<?xf32>
+      }
+    }
+    gpu.return
+  }
+  gpu.func @long_nest(%A: memref<?xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c100 = arith.constant 100 : index
+    %c1000 = arith.constant 1000 : index
+    %one = arith.constant 1.0 : f32
+    scf.for %i = %c0 to %c1000 step %c1 {
+      scf.for %j = %c0 to %c100 step %c1 {
+        memref.store %one, %A[%j] : memref<?xf32>
+      }
+    }
     gpu.return
   }
   gpu.func @straight(%A: memref<?xf32>) kernel {

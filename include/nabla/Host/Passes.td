@@ -144,12 +144,19 @@ def DetectLoopLimit : Pass<"nabla-detect-loop-limit", "mlir::gpu::GPUModuleOp"> 
     private variable's last value on the loop's only exit is known). A thread
     that saw one prints the record `nabla-runtime: loop limit: ...`
     (gpu.printf: run this before nabla-lower-printf-to-buffer), which the
-    Vulkan launcher turns into an error on lavapipe.
+    Vulkan launcher turns into an error on lavapipe. With `limit` given, a
+    kernel whose loops provably run at most that many iterations per thread
+    in all (every loop an scf.for of constant upper bound from a constant or
+    thread-id lower bound, nested counts multiplied) is left as is: the
+    check costs lavapipe time (a workgroup store per iteration).
   }];
   let options = [
     Option<"threads", "threads", "int64_t", "0",
            "Threads per workgroup of kernels without known_block_size (the "
            "size of the workgroup-memory words); 0: do nothing">,
+    Option<"limit", "limit", "int64_t", "0",
+           "The device's loop-iteration limit: kernels proven to stay within "
+           "it are not instrumented (0: instrument every kernel that loops)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
