@@ -288,6 +288,12 @@ public:
   mlir::LogicalResult reverseTree(VJPEmitter &emitter, mlir::Operation *loop);
   mlir::LogicalResult forwardSelectionTree(VJPEmitter &emitter,
                                            mlir::Operation *loop);
+  /// Whether element `j` (index) reaches the root, walking its path with the
+  /// primal's guards (`first`: the first stride; `threads`: the block's
+  /// size along the tree's dimension).
+  mlir::Value pathReachesRoot(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value j, mlir::Value first,
+                              mlir::Value threads);
   mlir::LogicalResult reverseSelectionTree(VJPEmitter &emitter,
                                            mlir::Operation *loop);
 

@@ -396,25 +396,18 @@ ReductionTreeStrategy::match(Operation *loop,
 }
 
 /// Emits `body(k, j)` for the thread's positions j = thread + k * threads
-/// (k < share) inside the buffer's `size` elements.
+/// inside the buffer's `size` elements (a loop over j to a constant bound:
+/// one nabla-detect-loop-limit can bound).
 static void
 forEachPosition(OpBuilder &b, Location loc, Value thread, Value threads,
-                Value share, int64_t size,
+                int64_t size,
                 function_ref<void(OpBuilder &, Location, Value, Value)> body) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value end = arith::ConstantIndexOp::create(b, loc, size);
   scf::ForOp::create(
-      b, loc, zero, share, one, ValueRange{},
-      [&](OpBuilder &nb, Location l, Value k, ValueRange) {
-        Value j = arith::AddIOp::create(
-            nb, l, thread, arith::MulIOp::create(nb, l, k, threads));
-        auto inside = scf::IfOp::create(
-            nb, l,
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, j, end),
-            /*withElseRegion=*/false);
-        OpBuilder then = inside.getThenBodyBuilder();
-        body(then, l, k, j);
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, size), threads,
+      ValueRange{}, [&](OpBuilder &nb, Location l, Value j, ValueRange) {
+        Value k = arith::DivUIOp::create(
+            nb, l, arith::SubIOp::create(nb, l, j, thread), threads);
+        body(nb, l, k, j);
         scf::YieldOp::create(nb, l);
       });
 }
@@ -465,13 +458,8 @@ LogicalResult ReductionTreeStrategy::forwardSelectionTree(VJPEmitter &emitter,
   }
   Value thread = gpu::ThreadIdOp::create(b, loc, dimension);
   Value threads = gpu::BlockDimOp::create(b, loc, dimension);
-  auto asIndex = [&](OpBuilder &nb, Location l, Value f) -> Value {
-    return arith::IndexCastUIOp::create(
-        nb, l, nb.getIndexType(),
-        arith::FPToUIOp::create(nb, l, nb.getI32Type(), f));
-  };
   // Each position is its own winner before the tree.
-  forEachPosition(b, loc, thread, threads, share, size,
+  forEachPosition(b, loc, thread, threads, size,
                   [&](OpBuilder &nb, Location l, Value, Value j) {
                     Value f =
                         arith::UIToFPOp::create(nb, l, element,
@@ -508,13 +496,12 @@ LogicalResult ReductionTreeStrategy::forwardSelectionTree(VJPEmitter &emitter,
   // anything else uses it.
   gpu::BarrierOp::create(b, loc);
   forEachPosition(
-      b, loc, thread, threads, share, size,
+      b, loc, thread, threads, size,
       [&](OpBuilder &nb, Location l, Value k, Value j) {
         Value winner = memref::LoadOp::create(nb, l, shadow, j);
-        storePrivateSlot(nb, l,
-                         arith::IndexCastUIOp::create(nb, l, nb.getI32Type(),
-                                                      asIndex(nb, l, winner)),
-                         winners, k);
+        storePrivateSlot(
+            nb, l, arith::FPToUIOp::create(nb, l, nb.getI32Type(), winner),
+            winners, k);
         memref::StoreOp::create(nb, l, createZero(nb, l, element), shadow, j);
       });
   gpu::BarrierOp::create(b, loc);
@@ -542,7 +529,7 @@ LogicalResult ReductionTreeStrategy::reverseSelectionTree(VJPEmitter &emitter,
   // own winner gives its adjoint away...
   gpu::BarrierOp::create(b, loc);
   forEachPosition(
-      b, loc, thread, threads, share, size,
+      b, loc, thread, threads, size,
       [&](OpBuilder &nb, Location l, Value k, Value j) {
         Value away = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
                                            winnerOf(nb, l, k), j);
@@ -557,7 +544,7 @@ LogicalResult ReductionTreeStrategy::reverseSelectionTree(VJPEmitter &emitter,
   // positions can share a winner: an atomic add).
   gpu::BarrierOp::create(b, loc);
   forEachPosition(
-      b, loc, thread, threads, share, size,
+      b, loc, thread, threads, size,
       [&](OpBuilder &nb, Location l, Value k, Value) {
         Value g = loadPrivateSlot(nb, l, moved, k, element);
         Value some = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, g,
@@ -620,53 +607,37 @@ LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
   gpu::BarrierOp::create(b, loc);
   Value seed = memref::LoadOp::create(b, loc, shadow, zero);
   Value end = arith::ShLIOp::create(b, loc, first, one);
+  // With strides halving from a power of two and a thread for every merge
+  // (2 s_0 <= T), every element below 2 s_0 reaches the root: the path test
+  // is skipped (a branch uniform across the block).
+  Value everyPath =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, threads);
+  if (firstStride)
+    everyPath = arith::AndIOp::create(
+        b, loc, everyPath,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::AndIOp::create(b, loc, first,
+                                  arith::SubIOp::create(b, loc, first, one)),
+            zero));
   scf::ForOp::create(
       b, loc, thread, end, threads, ValueRange{},
       [&](OpBuilder &nb, Location l, Value j, ValueRange) {
-        Value position = j;
-        Value reaches = arith::ConstantIntOp::create(nb, l, nb.getI1Type(), 1);
-        if (!firstStride) {
-          for (int64_t s : strides) {
-            auto [next, ok] = stepTowardsRoot(
-                nb, l, position, arith::ConstantIndexOp::create(nb, l, s),
-                threads);
-            position = next;
-            reaches = arith::AndIOp::create(nb, l, reaches, ok);
-          }
-        } else {
-          // for (s = s_0; s > 0; s >>= 1)
-          SmallVector<Type> types = {index, index, nb.getI1Type()};
-          auto walk = scf::WhileOp::create(
-              nb, l, types, ValueRange{first, position, reaches});
-          SmallVector<Location> locs(3, l);
-          {
-            OpBuilder::InsertionGuard guard(nb);
-            Block *check = nb.createBlock(&walk.getBefore(), {}, types, locs);
-            scf::ConditionOp::create(
-                nb, l,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt,
-                                      check->getArgument(0), zero),
-                check->getArguments());
-            Block *body = nb.createBlock(&walk.getAfter(), {}, types, locs);
-            auto [next, ok] = stepTowardsRoot(nb, l, body->getArgument(1),
-                                              body->getArgument(0), threads);
-            scf::YieldOp::create(
-                nb, l,
-                ValueRange{arith::ShRUIOp::create(nb, l, body->getArgument(0),
-                                                  one),
-                           next,
-                           arith::AndIOp::create(nb, l, body->getArgument(2),
-                                                 ok)});
-          }
-          position = walk.getResult(1);
-          reaches = walk.getResult(2);
+        Type i1 = nb.getI1Type();
+        auto test = scf::IfOp::create(nb, l, TypeRange{i1}, everyPath,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(nb);
+          nb.setInsertionPointToStart(test.thenBlock());
+          scf::YieldOp::create(
+              nb, l, ValueRange{arith::ConstantIntOp::create(nb, l, i1, 1)});
+          nb.setInsertionPointToStart(test.elseBlock());
+          Value onPath = pathReachesRoot(nb, l, j, first, threads);
+          scf::YieldOp::create(nb, l, ValueRange{onPath});
         }
-        Value atRoot = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                             position, zero);
         Value notRoot =
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, j, zero);
-        Value add = arith::AndIOp::create(
-            nb, l, reaches, arith::AndIOp::create(nb, l, atRoot, notRoot));
+        Value add = arith::AndIOp::create(nb, l, test.getResult(0), notRoot);
         auto ifOp = scf::IfOp::create(nb, l, add, /*withElseRegion=*/false);
         {
           OpBuilder::InsertionGuard guard(nb);
@@ -683,6 +654,52 @@ LogicalResult ReductionTreeStrategy::reverseTree(VJPEmitter &emitter,
   // 0 zeroed the root's adjoint while other subgroups had yet to read it).
   gpu::BarrierOp::create(b, loc);
   return success();
+}
+
+Value ReductionTreeStrategy::pathReachesRoot(OpBuilder &b, Location loc,
+                                             Value j, Value first,
+                                             Value threads) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value position = j;
+  Value reaches = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  if (!firstStride) {
+    for (int64_t s : strides) {
+      auto [next, ok] = stepTowardsRoot(
+          b, loc, position, arith::ConstantIndexOp::create(b, loc, s), threads);
+      position = next;
+      reaches = arith::AndIOp::create(b, loc, reaches, ok);
+    }
+  } else {
+    // for (s = s_0; s > 0; s >>= 1)
+    SmallVector<Type> types = {b.getIndexType(), b.getIndexType(),
+                               b.getI1Type()};
+    auto walk = scf::WhileOp::create(b, loc, types,
+                                     ValueRange{first, position, reaches});
+    SmallVector<Location> locs(3, loc);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *check = b.createBlock(&walk.getBefore(), {}, types, locs);
+      scf::ConditionOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                check->getArgument(0), zero),
+          check->getArguments());
+      Block *body = b.createBlock(&walk.getAfter(), {}, types, locs);
+      auto [next, ok] = stepTowardsRoot(b, loc, body->getArgument(1),
+                                        body->getArgument(0), threads);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::ShRUIOp::create(b, loc, body->getArgument(0), one),
+                     next,
+                     arith::AndIOp::create(b, loc, body->getArgument(2), ok)});
+    }
+    position = walk.getResult(1);
+    reaches = walk.getResult(2);
+  }
+  Value atRoot =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position, zero);
+  return arith::AndIOp::create(b, loc, reaches, atRoot);
 }
 
 void ReductionTreeStrategy::remark(Operation *loop, int64_t) const {
