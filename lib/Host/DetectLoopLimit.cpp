@@ -136,6 +136,9 @@ struct DetectLoopLimit
     std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
     if (!ub || !lb || (step && *step <= 0))
       return std::nullopt;
+    // An unsigned loop reads a negative bound as a huge one.
+    if (forOp.getUnsignedCmp() && (*ub < 0 || *lb < 0))
+      return std::nullopt;
     int64_t span = *ub - *lb;
     if (span <= 0)
       return 0;
