@@ -72,6 +72,9 @@ CompileEnvironment CompileEnvironment::current(CompileTarget target) {
       std::string ptxas = findPtxas(toolkit);
       if (!ptxas.empty())
         key.addFileIdentity("ptxas", ptxas);
+      std::string nvlink = ptxas.empty() ? "" : findNvlink(ptxas);
+      if (!nvlink.empty())
+        key.addFileIdentity("nvlink", nvlink);
     });
     break;
   case CompileTarget::ROCDL:

@@ -115,3 +115,9 @@ std::string nabla::findPtxas(StringRef toolkit) {
     return *onPath;
   return "";
 }
+
+std::string nabla::findNvlink(StringRef ptxas) {
+  SmallString<128> nvlink = sys::path::parent_path(ptxas);
+  sys::path::append(nvlink, "nvlink");
+  return sys::fs::can_execute(nvlink) ? std::string(nvlink) : std::string();
+}

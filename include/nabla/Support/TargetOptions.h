@@ -40,6 +40,9 @@ std::string checkTargetOptions(const TargetOptionValues &values);
 /// on PATH; empty when there is none.
 std::string findPtxas(llvm::StringRef toolkit);
 
+/// nvlink next to `ptxas` (a path findPtxas returned), or empty.
+std::string findNvlink(llvm::StringRef ptxas);
+
 } // namespace nabla
 
 #endif // NABLA_SUPPORT_TARGETOPTIONS_H

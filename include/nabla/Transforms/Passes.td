@@ -136,6 +136,8 @@ def AssembleCubin : Pass<"nabla-assemble-cubin", "mlir::ModuleOp"> {
     Option<"optLevel", "opt-level", "int", "2", "ptxas optimization level">,
     Option<"largePtxLines", "large-ptx-lines", "int64_t", "40000",
            "Assemble PTX longer than this many lines with ptxas -O0 (0: never)">,
+    Option<"relocatableCalls", "relocatable-calls", "int64_t", "256",
+           "Assemble PTX making more than this many calls as relocatable code (ptxas -c) linked by nvlink (0: never)">,
   ];
 }
 
@@ -159,6 +161,10 @@ def ModuleToBinary : Pass<"nabla-module-to-binary", "mlir::ModuleOp"> {
            "What to produce: llvm, isa, bin or fatbin">,
     Option<"outlineCalls", "outline-calls", "int64_t", "16",
            "Keep a device-library function out of line once this many calls use it (0: never)">,
+    Option<"callCrossing", "call-crossing", "int64_t", "16",
+           "Keep a value in the stack frame once it lives across more than this many calls (0: never)">,
+    Option<"callChunk", "call-chunk", "int64_t", "128",
+           "Move each run of this many calls of a block making more than twice as many into a function of its own (0: never)">,
   ];
 }
 

@@ -89,15 +89,16 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
     return failure();
   }
 
-  /// Runs ptxas on `ptx` for `chip`; returns the cubin bytes.
+  /// Runs ptxas on `ptx` for `chip` (and nvlink on its object, for a PTX
+  /// making many calls); returns the cubin bytes.
   FailureOr<std::string> assemble(gpu::BinaryOp binary, StringRef ptxas,
                                   StringRef chip, StringRef ptx) {
     // Removed on every path, also when the tool is interrupted (and ptxas,
     // which can take gigabytes on a large kernel, killed).
-    nabla::TemporaryFile input, output, log;
+    nabla::TemporaryFile input, object, output, log;
     int fd;
-    if (input.create("nabla", "ptx", &fd) || output.create("nabla", "cubin") ||
-        log.create("nabla", "log")) {
+    if (input.create("nabla", "ptx", &fd) || object.create("nabla", "o") ||
+        output.create("nabla", "cubin") || log.create("nabla", "log")) {
       binary.emitError("cannot create temporary files for ptxas");
       return failure();
     }
@@ -121,25 +122,53 @@ struct AssembleCubin : public nabla::SuggestOptionNames<
       level = 0;
     }
     std::string opt = "-O" + std::to_string(level);
-    SmallVector<StringRef> args = {ptxas,        arch, opt,
-                                   input.path(), "-o", output.path()};
-    std::optional<StringRef> redirects[] = {std::nullopt, log.path(),
-                                            log.path()};
-    std::string error;
-    int code = nabla::runChildProcess(ptxas, args, redirects, error);
-    if (code != 0) {
-      auto logText = llvm::MemoryBuffer::getFile(log.path());
-      binary.emitError("ptxas failed for ")
-          << chip << " (exit " << code << "): "
-          << (logText ? (*logText)->getBuffer().trim() : StringRef(error));
+    // A whole program's time in ptxas grows with the square of the calls its
+    // kernels make (8,000 calls from one kernel: 4.2 s whole, 0.8 s
+    // relocatable, CUDA 13.0): past `relocatable-calls`, the PTX is
+    // assembled as relocatable code and linked alone by nvlink.
+    std::string nvlink;
+    if (relocatableCalls > 0 && countCalls(ptx) > relocatableCalls)
+      nvlink = nabla::findNvlink(ptxas);
+    SmallVector<StringRef> args = {
+        ptxas,        arch, opt,
+        input.path(), "-o", nvlink.empty() ? output.path() : object.path()};
+    if (!nvlink.empty())
+      args.push_back("-c");
+    if (failed(run(binary, "ptxas", chip, args, log.path())))
       return failure();
-    }
+    if (!nvlink.empty() &&
+        failed(run(binary, "nvlink", chip,
+                   {nvlink, arch, object.path(), "-o", output.path()},
+                   log.path())))
+      return failure();
     auto cubin = llvm::MemoryBuffer::getFile(output.path(), /*IsText=*/false);
     if (!cubin) {
       binary.emitError("cannot read the cubin written by ptxas");
       return failure();
     }
     return (*cubin)->getBuffer().str();
+  }
+
+  /// The call instructions of `ptx`.
+  static int64_t countCalls(StringRef ptx) {
+    return ptx.count("\tcall.uni") + ptx.count("\tcall ");
+  }
+
+  /// Runs `tool` with `args` (its output in `log`); a failure is an error on
+  /// `binary` carrying that output.
+  LogicalResult run(gpu::BinaryOp binary, StringRef tool, StringRef chip,
+                    ArrayRef<StringRef> args, StringRef log) {
+    std::optional<StringRef> redirects[] = {std::nullopt, log, log};
+    std::string error;
+    int code = nabla::runChildProcess(args.front(), args, redirects, error);
+    if (code == 0)
+      return success();
+    auto logText = llvm::MemoryBuffer::getFile(log);
+    binary.emitError() << tool << " failed for " << chip << " (exit " << code
+                       << "): "
+                       << (logText ? (*logText)->getBuffer().trim()
+                                   : StringRef(error));
+    return failure();
   }
 };
 

@@ -7,11 +7,16 @@
 // carries two thousand copies of its body, slow path included, and the PTX
 // assembler's time and memory grow with the copies. A library function used
 // from more than `outline-calls` call sites is kept out of line instead: one
-// definition the call sites call.
+// definition the call sites call. Then, on the optimized IR, a value that
+// lives across many of those calls goes to the stack frame
+// (CallCrossingValues.cpp, `call-crossing`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "nabla/Transforms/Passes.h"
+
+#include "CallChunks.h"
+#include "CallCrossingValues.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -79,10 +84,15 @@ struct ModuleToBinary : public nabla::impl::ModuleToBinaryBase<ModuleToBinary> {
     auto linked = [threshold](llvm::Module &module) {
       outlineHeavilyUsed(module, threshold);
     };
+    int64_t crossing = callCrossing, chunk = callChunk;
+    auto optimized = [crossing, chunk](llvm::Module &module) {
+      nabla::keepCallCrossingValuesInMemory(module, crossing);
+      nabla::splitLongCallSequences(module, chunk);
+    };
     gpu::TargetOptions options(toolkitPath, /*librariesToLink=*/{},
                                /*cmdOptions=*/"", /*elfSection=*/"", *format,
-                               lazyTable, /*initialLlvmIRCallback=*/{},
-                               linked);
+                               lazyTable, /*initialLlvmIRCallback=*/{}, linked,
+                               optimized);
     if (failed(gpu::transformGpuModulesToBinaries(
             getOperation(), gpu::OffloadingLLVMTranslationAttrInterface(nullptr),
             options)))

@@ -1,0 +1,183 @@
+//===- CallHooksTest.cpp - Values across calls, long call runs split -----===//
+//
+// nabla-module-to-binary's hooks on the optimized LLVM IR (CallCrossingValues,
+// CallChunks) rewrite what the back end sees; the rewritten function must
+// compute exactly what the original did. Random straight-line functions (calls
+// of a noinline device function and arithmetic on values from anywhere
+// before, so that values live across many calls), run before and after by
+// LLVM's interpreter, results compared bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CallChunks.h"
+#include "CallCrossingValues.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/ExecutionEngine/ExecutionEngine.h"
+#include "llvm/ExecutionEngine/GenericValue.h"
+#include "llvm/ExecutionEngine/Interpreter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+using namespace llvm;
+
+namespace {
+
+/// A function @f(float, float) of `ops` instructions: each either calls @g
+/// on one earlier value or adds/multiplies two; with `branch`, the last
+/// third reads values of the first block from a second block.
+std::string randomFunction(unsigned seed, int ops, bool branch) {
+  std::mt19937 random(seed);
+  std::string text = "define internal float @g(float %a) noinline {\n"
+                     "  %r = fmul float %a, 0x3FF8000000000000\n"
+                     "  %s = fadd float %r, 0x3FD0000000000000\n"
+                     "  %t = fmul float %s, 0x3FE0000000000000\n"
+                     "  ret float %t\n}\n"
+                     "define float @f(float %v0, float %v1) {\n";
+  int defined = 2;
+  auto earlier = [&] {
+    // Mostly recent values, sometimes one from far before.
+    int back = random() % 4 == 0 ? random() % defined : random() % 3;
+    return "%v" + std::to_string(std::max(0, defined - 1 - back));
+  };
+  for (int i = 0; i < ops; ++i) {
+    if (branch && i == 2 * ops / 3)
+      text += "  br label %next\nnext:\n";
+    std::string name = "%v" + std::to_string(defined);
+    switch (random() % 3) {
+    case 0:
+      text += "  " + name + " = call float @g(float " + earlier() + ")\n";
+      break;
+    case 1:
+      text +=
+          "  " + name + " = fadd float " + earlier() + ", " + earlier() + "\n";
+      break;
+    default:
+      text +=
+          "  " + name + " = fmul float " + earlier() + ", " + earlier() + "\n";
+      break;
+    }
+    ++defined;
+  }
+  text += "  %sum = fadd float %v" + std::to_string(defined - 1) + ", " +
+          earlier() + "\n  ret float %sum\n}\n";
+  return text;
+}
+
+std::unique_ptr<Module> parse(const std::string &text, LLVMContext &context) {
+  SMDiagnostic error;
+  std::unique_ptr<Module> module = parseAssemblyString(text, error, context);
+  if (!module) {
+    std::string message;
+    raw_string_ostream os(message);
+    error.print("random", os);
+    ADD_FAILURE() << message << "\n" << text;
+  }
+  return module;
+}
+
+/// @f(a, b) run by the interpreter, as bits.
+uint32_t run(std::unique_ptr<Module> module, float a, float b) {
+  Function *function = module->getFunction("f");
+  std::string error;
+  std::unique_ptr<ExecutionEngine> engine(
+      EngineBuilder(std::move(module))
+          .setEngineKind(EngineKind::Interpreter)
+          .setErrorStr(&error)
+          .create());
+  EXPECT_TRUE(engine) << error;
+  if (!engine)
+    return 0;
+  GenericValue args[2];
+  args[0].FloatVal = a;
+  args[1].FloatVal = b;
+  GenericValue result = engine->runFunction(function, args);
+  uint32_t bits;
+  std::memcpy(&bits, &result.FloatVal, sizeof(bits));
+  return bits;
+}
+
+struct Hooks {
+  int64_t crossing, chunk;
+};
+
+/// `text` parsed, with the hooks run on it.
+std::unique_ptr<Module> rewrite(const std::string &text, LLVMContext &context,
+                                Hooks hooks, int64_t *moved = nullptr,
+                                int64_t *chunks = nullptr) {
+  std::unique_ptr<Module> module = parse(text, context);
+  if (!module)
+    return nullptr;
+  int64_t m = nabla::keepCallCrossingValuesInMemory(*module, hooks.crossing);
+  int64_t c = nabla::splitLongCallSequences(*module, hooks.chunk);
+  if (moved)
+    *moved = m;
+  if (chunks)
+    *chunks = c;
+  return module;
+}
+
+/// Runs the hooks on a random function; the result must be the original's.
+void check(unsigned seed, int ops, bool branch, Hooks hooks, bool expectMoved,
+           bool expectChunks) {
+  std::string text = randomFunction(seed, ops, branch);
+  LLVMContext context;
+  int64_t moved = 0, chunks = 0;
+  std::unique_ptr<Module> rewritten =
+      rewrite(text, context, hooks, &moved, &chunks);
+  ASSERT_TRUE(rewritten);
+  std::string broken;
+  raw_string_ostream os(broken);
+  ASSERT_FALSE(verifyModule(*rewritten, &os)) << broken;
+  EXPECT_EQ(moved > 0, expectMoved) << "seed " << seed;
+  EXPECT_EQ(chunks > 0, expectChunks) << "seed " << seed;
+  for (float a : {0.5f, -1.25f, 3.0f}) {
+    std::unique_ptr<Module> original = parse(text, context);
+    ASSERT_TRUE(original);
+    EXPECT_EQ(run(std::move(original), a, 0.75f),
+              run(rewrite(text, context, hooks), a, 0.75f))
+        << "seed " << seed << " a " << a;
+  }
+}
+
+TEST(CallHooks, ValuesAcrossCallsKeepTheirValues) {
+  for (unsigned seed = 1; seed <= 20; ++seed)
+    check(seed, 300, /*branch=*/false, {/*crossing=*/4, /*chunk=*/0},
+          /*expectMoved=*/true, /*expectChunks=*/false);
+}
+
+TEST(CallHooks, LongCallRunsSplitKeepTheirValues) {
+  for (unsigned seed = 1; seed <= 20; ++seed)
+    check(seed, 300, /*branch=*/false, {/*crossing=*/0, /*chunk=*/8},
+          /*expectMoved=*/false, /*expectChunks=*/true);
+}
+
+TEST(CallHooks, BothTogetherAndAcrossBlocks) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    check(seed, 400, /*branch=*/false, {4, 16}, true, true);
+    check(seed, 400, /*branch=*/true, {4, 16}, true, true);
+    check(seed, 400, /*branch=*/true, {1, 3}, true, true);
+  }
+}
+
+TEST(CallHooks, FewCallsLeftAlone) {
+  LLVMContext context;
+  std::unique_ptr<Module> module =
+      parse(randomFunction(7, 30, /*branch=*/false), context);
+  ASSERT_TRUE(module);
+  EXPECT_EQ(nabla::keepCallCrossingValuesInMemory(*module, 16), 0);
+  EXPECT_EQ(nabla::splitLongCallSequences(*module, 128), 0);
+  EXPECT_EQ(nabla::keepCallCrossingValuesInMemory(*module, 0), 0);
+  EXPECT_EQ(nabla::splitLongCallSequences(*module, 0), 0);
+}
+
+} // namespace
