@@ -27,6 +27,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace llvm;
 
@@ -70,6 +71,68 @@ std::string randomFunction(unsigned seed, int ops, bool branch) {
   }
   text += "  %sum = fadd float %v" + std::to_string(defined - 1) + ", " +
           earlier() + "\n  ret float %sum\n}\n";
+  return text;
+}
+
+/// A function @f(float, float) of `loops` loops one after the other, each
+/// running `body` ops (as randomFunction's) three times on a carried value
+/// and on values from before the loop; each loop's result joins the values
+/// later loops read.
+std::string randomLoops(unsigned seed, int loops, int body) {
+  std::mt19937 random(seed);
+  std::string text = "define internal float @g(float %a) noinline {\n"
+                     "  %r = fmul float %a, 0x3FF8000000000000\n"
+                     "  %s = fadd float %r, 0x3FD0000000000000\n"
+                     "  %t = fmul float %s, 0x3FE0000000000000\n"
+                     "  ret float %t\n}\n"
+                     "define float @f(float %v0, float %v1) {\n"
+                     "entry:\n  br label %h0\n";
+  std::vector<std::string> outer = {"%v0", "%v1"};
+  auto pick = [&](const std::vector<std::string> &from, size_t recent) {
+    size_t back = random() % 3 == 0 ? random() % from.size()
+                                    : random() % std::min(recent, from.size());
+    return from[from.size() - 1 - back];
+  };
+  std::string previous = "entry";
+  for (int l = 0; l < loops; ++l) {
+    std::string n = std::to_string(l);
+    std::vector<std::string> local = {"%x" + n};
+    std::string bodyText;
+    for (int i = 0; i < body; ++i) {
+      std::string name = "%b" + n + "_" + std::to_string(i);
+      auto operand = [&] {
+        return random() % 4 == 0 ? pick(outer, 3) : pick(local, 3);
+      };
+      switch (random() % 3) {
+      case 0:
+        bodyText += "  " + name + " = call float @g(float " + operand() + ")\n";
+        break;
+      case 1:
+        bodyText += "  " + name + " = fadd float " + operand() + ", " +
+                    operand() + "\n";
+        break;
+      default:
+        bodyText += "  " + name + " = fmul float " + operand() + ", " +
+                    operand() + "\n";
+        break;
+      }
+      local.push_back(name);
+    }
+    text += "h" + n + ":\n  %i" + n + " = phi i32 [ 0, %" + previous +
+            " ], [ %i" + n + "n, %b" + n + " ]\n  %x" + n + " = phi float [ " +
+            pick(outer, 3) + ", %" + previous + " ], [ " + local.back() +
+            ", %b" + n + " ]\n  %c" + n + " = icmp slt i32 %i" + n +
+            ", 3\n  br i1 %c" + n + ", label %b" + n + ", label %e" + n +
+            "\nb" + n + ":\n" + bodyText + "  %i" + n + "n = add i32 %i" + n +
+            ", 1\n  br label %h" + n + "\ne" + n + ":\n  %o" + n +
+            " = fadd float %x" + n + ", " + pick(outer, 1000) + "\n";
+    outer.push_back("%x" + n);
+    outer.push_back("%o" + n);
+    previous = "e" + n;
+    text += l + 1 < loops ? "  br label %h" + std::to_string(l + 1) + "\n" : "";
+  }
+  text += "  %sum = fadd float " + outer.back() + ", " + pick(outer, 1000) +
+          "\n  ret float %sum\n}\n";
   return text;
 }
 
@@ -127,9 +190,8 @@ std::unique_ptr<Module> rewrite(const std::string &text, LLVMContext &context,
 }
 
 /// Runs the hooks on a random function; the result must be the original's.
-void check(unsigned seed, int ops, bool branch, Hooks hooks, bool expectMoved,
-           bool expectChunks) {
-  std::string text = randomFunction(seed, ops, branch);
+void checkText(const std::string &text, unsigned seed, Hooks hooks,
+               bool expectMoved, bool expectChunks) {
   LLVMContext context;
   int64_t moved = 0, chunks = 0;
   std::unique_ptr<Module> rewritten =
@@ -149,6 +211,12 @@ void check(unsigned seed, int ops, bool branch, Hooks hooks, bool expectMoved,
   }
 }
 
+void check(unsigned seed, int ops, bool branch, Hooks hooks, bool expectMoved,
+           bool expectChunks) {
+  checkText(randomFunction(seed, ops, branch), seed, hooks, expectMoved,
+            expectChunks);
+}
+
 TEST(CallHooks, ValuesAcrossCallsKeepTheirValues) {
   for (unsigned seed = 1; seed <= 20; ++seed)
     check(seed, 300, /*branch=*/false, {/*crossing=*/4, /*chunk=*/0},
@@ -166,6 +234,18 @@ TEST(CallHooks, BothTogetherAndAcrossBlocks) {
     check(seed, 400, /*branch=*/false, {4, 16}, true, true);
     check(seed, 400, /*branch=*/true, {4, 16}, true, true);
     check(seed, 400, /*branch=*/true, {1, 3}, true, true);
+  }
+}
+
+// Loops: values from before a loop read inside it and after it, loop
+// results read by later loops; runs of whole loops become functions.
+TEST(CallHooks, LoopsKeepTheirValues) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::string text = randomLoops(seed, 12, 30);
+    checkText(text, seed, {4, 0}, true, false);
+    checkText(text, seed, {0, 8}, false, true);
+    checkText(text, seed, {4, 8}, true, true);
+    checkText(text, seed, {1, 2}, true, true);
   }
 }
 

@@ -123,7 +123,10 @@ def AssembleCubin : Pass<"nabla-assemble-cubin", "mlir::ModuleOp"> {
     For every `gpu.binary` object holding PTX (`assembly` format of an
     `#nvvm.target`), runs `ptxas` from the CUDA toolkit and appends a second
     object with the cubin (`bin` format) for the same target. A failure of
-    ptxas is a located error carrying its output.
+    ptxas is a located error carrying its output. PTX making more than
+    `relocatable-calls` calls is assembled as relocatable code (`ptxas -c`)
+    and linked alone by the toolkit's `nvlink` (whole-program ptxas grows
+    with the square of the calls a kernel reaches).
 
     ```mlir
     gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "...">,
@@ -153,6 +156,17 @@ def ModuleToBinary : Pass<"nabla-module-to-binary", "mlir::ModuleOp"> {
     and `cosf` thousands of times: inlined, each call adds the function's
     whole body (with its slow path) to the PTX, and the assembler's time and
     memory grow with it. 0 inlines every call, as upstream does.
+
+    On the optimized LLVM IR, before the back end: a value that lives across
+    more than `call-crossing` calls of its block is kept in the stack frame
+    (a volatile store after its definition, a volatile load before each use
+    a call separates from the previous one), and a block making more than
+    twice `call-chunk` calls keeps its first and last runs of that many calls
+    and calls each run between as a function of its own. ptxas's time grows
+    with the calls a function makes and with the values living across them.
+    0 turns either off. ROCDL modules are serialized by a subclass of
+    upstream's ROCDL serializer that runs these steps too (upstream's drops
+    the callbacks they hang on).
   }];
   let options = [
     Option<"toolkitPath", "toolkit", "std::string", [{""}],

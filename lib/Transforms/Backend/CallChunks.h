@@ -20,10 +20,10 @@ namespace nabla {
 /// A call the back end emits as a call: not an intrinsic, not inline asm.
 bool isBackEndCall(const llvm::Instruction &instruction);
 
-/// Moves each run of `callsPerChunk` calls of a block that makes more than
-/// twice as many into a function of its own (the block keeps its first and
-/// last runs and calls the others in order). Returns how many functions were
-/// made. 0 does nothing.
+/// Splits each function making more than twice `callsPerChunk` calls into
+/// single-entry, single-exit groups of blocks making about `callsPerChunk`
+/// calls each, every group but the first and the last a function of its own
+/// (CallChunks.cpp). Returns how many functions were made. 0 does nothing.
 int64_t splitLongCallSequences(llvm::Module &module, int64_t callsPerChunk);
 
 } // namespace nabla

@@ -15,10 +15,15 @@
 // the value's previous definition or load. The registers across each call
 // are then the few values used next; what the assembler would have spilled
 // anyway is in local memory from the start. Volatile, because the back ends'
-// own SROA would otherwise promote the slots back into registers. A value is
-// moved only when all its uses are in its own block (so its live range is
-// one stretch of that block) and when it crosses more than `threshold` calls:
-// kernels whose values cross few calls are left alone.
+// own SROA would otherwise promote the slots back into registers. A value
+// whose uses are all in its own block (its live range one stretch of that
+// block) moves when it crosses more than `threshold` calls there; slots are
+// reused once a value's last use is past. A value read in other blocks (a
+// preaccumulated loop's derivative, read by the reverse sweep after hundreds
+// of loops) moves when more than `threshold` calls lie between it and a use
+// in the function's layout, into a slot of its own; it is loaded before each
+// such use (for a phi, at the end of the incoming block). Kernels whose values
+// cross few calls are left alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,18 +46,25 @@ using namespace llvm;
 
 namespace {
 
-/// A value whose live range is one stretch of its block and which a plain
-/// load and store can carry.
-bool isMovable(const Instruction &value) {
+/// A value a plain load and store can carry.
+bool isStorable(const Instruction &value) {
   Type *type = value.getType();
-  if (type->isVoidTy() || type->isTokenTy() || !type->isSized() ||
-      type->isAggregateType() || isa<AllocaInst>(value))
-    return false;
+  return !type->isVoidTy() && !type->isTokenTy() && type->isSized() &&
+         !type->isAggregateType() && !isa<AllocaInst>(value) &&
+         !value.use_empty();
+}
+
+/// Whether the live range of `value` is one stretch of its block.
+bool isBlockLocal(const Instruction &value) {
   return llvm::all_of(value.users(), [&](const User *user) {
     const auto *instruction = dyn_cast<Instruction>(user);
     return instruction && instruction->getParent() == value.getParent() &&
            !isa<PHINode>(instruction);
   });
+}
+
+bool isMovable(const Instruction &value) {
+  return isStorable(value) && isBlockLocal(value);
 }
 
 /// A user of a value to move: its position in the block, and whether a call
@@ -84,6 +96,8 @@ SmallVector<Crossing> findCrossings(BasicBlock &block, int64_t threshold) {
                           nabla::isBackEndCall(instruction));
   }
   SmallVector<Crossing> crossings;
+  if (callsBefore.back() <= static_cast<uint64_t>(threshold))
+    return crossings;
   for (Instruction &instruction : block) {
     if (!isMovable(instruction) || instruction.use_empty())
       continue;
@@ -179,6 +193,85 @@ void moveToFrame(ArrayRef<Crossing> crossings, Value *base) {
   }
 }
 
+/// The values of `function` used outside their block (or by a phi) that
+/// more than `threshold` calls separate from a use, counted in the
+/// function's layout order (a use laid out before its value, in a loop, is
+/// separated by the calls after the value and those before the use).
+SmallVector<Instruction *> findWideCrossings(Function &function,
+                                             int64_t threshold) {
+  DenseMap<const Instruction *, unsigned> position;
+  SmallVector<unsigned> callsBefore{0};
+  for (BasicBlock &block : function)
+    for (Instruction &instruction : block) {
+      position[&instruction] = callsBefore.size() - 1;
+      callsBefore.push_back(callsBefore.back() +
+                            nabla::isBackEndCall(instruction));
+    }
+  SmallVector<Instruction *> wide;
+  unsigned total = callsBefore.back();
+  if (total <= static_cast<uint64_t>(threshold))
+    return wide;
+  for (BasicBlock &block : function)
+    for (Instruction &instruction : block) {
+      if (!isStorable(instruction) || isBlockLocal(instruction))
+        continue;
+      unsigned definition = position[&instruction];
+      unsigned crossed = 0;
+      for (Use &use : instruction.uses()) {
+        auto *user = cast<Instruction>(use.getUser());
+        if (auto *phi = dyn_cast<PHINode>(user))
+          user = phi->getIncomingBlock(use)->getTerminator();
+        unsigned at = position[user];
+        unsigned between =
+            at > definition
+                ? callsBefore[at] - callsBefore[definition + 1]
+                : total - callsBefore[definition + 1] + callsBefore[at];
+        crossed = std::max(crossed, between);
+      }
+      if (crossed > static_cast<uint64_t>(threshold))
+        wide.push_back(&instruction);
+    }
+  return wide;
+}
+
+/// Moves `value` (from findWideCrossings) to the frame slot at `offset`: a
+/// load before each use outside its block (for a phi, at the end of the
+/// incoming block) or after a call in its block.
+void moveWideToFrame(Instruction *value, uint64_t offset, Value *base) {
+  Type *type = value->getType();
+  IRBuilder<> builder(value->getContext());
+  auto slot = [&] {
+    return builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), base, offset,
+                                              "crossing.slot");
+  };
+  BasicBlock *home = value->getParent();
+  if (isa<PHINode>(value))
+    builder.SetInsertPoint(home, home->getFirstInsertionPt());
+  else
+    builder.SetInsertPoint(value->getNextNode());
+  builder.CreateStore(value, slot(), /*isVolatile=*/true);
+  SmallVector<Use *> uses;
+  for (Use &use : value->uses())
+    uses.push_back(&use);
+  for (Use *use : uses) {
+    auto *user = cast<Instruction>(use->getUser());
+    Instruction *before = user;
+    if (auto *phi = dyn_cast<PHINode>(user)) {
+      before = phi->getIncomingBlock(*use)->getTerminator();
+    } else if (user->getParent() == home && value->comesBefore(user)) {
+      bool call = false;
+      for (Instruction *at = value->getNextNode(); at != user;
+           at = at->getNextNode())
+        call |= nabla::isBackEndCall(*at);
+      if (!call)
+        continue;
+    }
+    builder.SetInsertPoint(before);
+    use->set(builder.CreateLoad(type, slot(), /*isVolatile=*/true,
+                                value->getName() + ".reload"));
+  }
+}
+
 int64_t moveInFunction(Function &function, int64_t threshold) {
   const DataLayout &layout = function.getParent()->getDataLayout();
   SmallVector<SmallVector<Crossing>> perBlock;
@@ -192,7 +285,15 @@ int64_t moveInFunction(Function &function, int64_t threshold) {
     frameSize = std::max(frameSize, assignSlots(crossings, layout));
     perBlock.push_back(std::move(crossings));
   }
-  if (perBlock.empty())
+  // Values living across blocks get slots of their own, after those.
+  SmallVector<std::pair<Instruction *, uint64_t>> wide;
+  for (Instruction *value : findWideCrossings(function, threshold)) {
+    Type *type = value->getType();
+    frameSize = alignTo(frameSize, layout.getPrefTypeAlign(type));
+    wide.push_back({value, frameSize});
+    frameSize += layout.getTypeStoreSize(type).getFixedValue();
+  }
+  if (perBlock.empty() && wide.empty())
     return 0;
   BasicBlock &entry = function.getEntryBlock();
   IRBuilder<> builder(&entry, entry.getFirstInsertionPt());
@@ -200,11 +301,13 @@ int64_t moveInFunction(Function &function, int64_t threshold) {
       ArrayType::get(builder.getInt8Ty(), frameSize),
       layout.getAllocaAddrSpace(), nullptr, "crossing.frame");
   frame->setAlignment(Align(16));
-  int64_t moved = 0;
+  int64_t moved = wide.size();
   for (const SmallVector<Crossing> &crossings : perBlock) {
     moveToFrame(crossings, frame);
     moved += crossings.size();
   }
+  for (auto [value, offset] : wide)
+    moveWideToFrame(value, offset, frame);
   return moved;
 }
 

@@ -16,10 +16,10 @@ class Module;
 
 namespace nabla {
 
-/// Keeps every value that lives across more than `threshold` calls of its
-/// block in the function's stack frame: a volatile store after its
-/// definition, a volatile load before each use that a call separates from
-/// the previous one. Returns how many values moved. 0 does nothing.
+/// Keeps every value that lives across more than `threshold` calls in the
+/// function's stack frame: a volatile store after its definition, a volatile
+/// load before each use that a call separates from the previous one (or that
+/// is in another block). Returns how many values moved. 0 does nothing.
 int64_t keepCallCrossingValuesInMemory(llvm::Module &module, int64_t threshold);
 
 } // namespace nabla
