@@ -12,7 +12,7 @@
 # largest N over the smallest. Not a test: run it by hand on an idle machine.
 #
 #   bench/compile_scale/run.py [--sizes 500,2000,8000] [--targets nvvm,rocdl,spirv]
-#                              [--shapes straight,loops] [--repeat 3]
+#                              [--shapes straight,loops] [--repeat 3] [--chart PNG]
 # ===----------------------------------------------------------------------=== #
 import argparse
 import os
@@ -98,6 +98,7 @@ def main():
     parser.add_argument("--targets", default="nvvm,rocdl,spirv")
     parser.add_argument("--shapes", default="straight,loops")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--chart", help="write time against N per target here")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     targets = args.targets.split(",")
@@ -136,6 +137,32 @@ def main():
             print(f"{shape} {target}: gradient per-op cost at {large} / at "
                   f"{small}: {per_large / per_small:.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.chart:
+        chart(args.chart, results, sizes, targets, shapes)
+
+
+def chart(path, results, sizes, targets, shapes):
+    """Compile seconds against N, one panel per shape: each target's primal
+    (dashed) and gradient (solid), log-log."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(1, len(shapes), figsize=(5 * len(shapes), 4),
+                                squeeze=False)
+    for axis, shape in zip(axes[0], shapes):
+        for target in targets:
+            for gradient, style in ((False, "--"), (True, "-")):
+                line = [results[(shape, n, gradient, target)][0] for n in sizes]
+                axis.plot(sizes, line, style, marker="o",
+                          label=f"{target} {'gradient' if gradient else 'primal'}")
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("ops (N)")
+        axis.set_ylabel("nabla-compile seconds")
+        axis.set_title(f"{shape} kernels")
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
 
 
 if __name__ == "__main__":

@@ -33,17 +33,22 @@ using namespace llvm;
 
 namespace {
 
+/// The device function the random functions call (noinline: it stays a
+/// call, as an out-of-line libdevice function does).
+constexpr const char *kCallee =
+    "define internal float @g(float %a) noinline {\n"
+    "  %r = fmul float %a, 0x3FF8000000000000\n"
+    "  %s = fadd float %r, 0x3FD0000000000000\n"
+    "  %t = fmul float %s, 0x3FE0000000000000\n"
+    "  ret float %t\n}\n";
+
 /// A function @f(float, float) of `ops` instructions: each either calls @g
 /// on one earlier value or adds/multiplies two; with `branch`, the last
 /// third reads values of the first block from a second block.
 std::string randomFunction(unsigned seed, int ops, bool branch) {
   std::mt19937 random(seed);
-  std::string text = "define internal float @g(float %a) noinline {\n"
-                     "  %r = fmul float %a, 0x3FF8000000000000\n"
-                     "  %s = fadd float %r, 0x3FD0000000000000\n"
-                     "  %t = fmul float %s, 0x3FE0000000000000\n"
-                     "  ret float %t\n}\n"
-                     "define float @f(float %v0, float %v1) {\n";
+  std::string text =
+      std::string(kCallee) + "define float @f(float %v0, float %v1) {\n";
   int defined = 2;
   auto earlier = [&] {
     // Mostly recent values, sometimes one from far before.
@@ -80,11 +85,7 @@ std::string randomFunction(unsigned seed, int ops, bool branch) {
 /// later loops read.
 std::string randomLoops(unsigned seed, int loops, int body) {
   std::mt19937 random(seed);
-  std::string text = "define internal float @g(float %a) noinline {\n"
-                     "  %r = fmul float %a, 0x3FF8000000000000\n"
-                     "  %s = fadd float %r, 0x3FD0000000000000\n"
-                     "  %t = fmul float %s, 0x3FE0000000000000\n"
-                     "  ret float %t\n}\n"
+  std::string text = std::string(kCallee) +
                      "define float @f(float %v0, float %v1) {\n"
                      "entry:\n  br label %h0\n";
   std::vector<std::string> outer = {"%v0", "%v1"};
