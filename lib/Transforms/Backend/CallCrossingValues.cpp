@@ -51,7 +51,7 @@ bool isStorable(const Instruction &value) {
   Type *type = value.getType();
   return !type->isVoidTy() && !type->isTokenTy() && type->isSized() &&
          !type->isAggregateType() && !isa<AllocaInst>(value) &&
-         !value.use_empty();
+         !value.isTerminator() && !value.isEHPad() && !value.use_empty();
 }
 
 /// Whether the live range of `value` is one stretch of its block.

@@ -107,6 +107,16 @@ std::pair<Value, Value> nabla::emitLinearIdAndCount(OpBuilder &b, Location loc,
   return {id, count};
 }
 
+Value nabla::emitShareOf(OpBuilder &b, Location loc, Value size,
+                         Value threads) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  return arith::DivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc,
+                            arith::AddIOp::create(b, loc, size, threads), one),
+      threads);
+}
+
 static bool isMinMax(AllReduceOperation kind) {
   return llvm::is_contained(
       {AllReduceOperation::MINIMUMF, AllReduceOperation::MAXIMUMF,

@@ -53,6 +53,12 @@ std::pair<mlir::Value, mlir::Value>
 emitLinearIdAndCount(mlir::OpBuilder &builder, mlir::Location loc,
                      bool ofBlocks = false);
 
+/// Each of `threads` threads' share of `size` elements, rounded up:
+/// (size + threads - 1) / threads, in index arithmetic the tape-size
+/// formulas evaluate.
+mlir::Value emitShareOf(mlir::OpBuilder &builder, mlir::Location loc,
+                        mlir::Value size, mlir::Value threads);
+
 } // namespace nabla
 
 #endif // NABLA_LIB_DIALECT_NABLA_TRANSFORMS_GPUDERIVATIVES_H

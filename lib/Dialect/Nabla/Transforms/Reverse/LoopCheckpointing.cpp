@@ -370,19 +370,11 @@ VJPEmitter::planStepSnapshots(scf::ForOp op, ArrayRef<Value> memories) {
   for (Type type : op.getInitArgs().getTypes())
     strategy->stateSlots.push_back(createGlobalSlots(b, loc, type, count));
   Value threads = emitLinearIdAndCount(b, loc).second;
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value m : memories) {
     auto type = cast<MemRefType>(m.getType());
     Value size = arith::ConstantIndexOp::create(b, loc, type.getNumElements());
     Value share =
-        isWorkgroupMemory(m)
-            ? arith::DivUIOp::create(
-                  b, loc,
-                  arith::SubIOp::create(
-                      b, loc, arith::AddIOp::create(b, loc, size, threads),
-                      one),
-                  threads)
-            : size;
+        isWorkgroupMemory(m) ? emitShareOf(b, loc, size, threads) : size;
     strategy->shares.push_back(share);
     strategy->memorySlots.push_back(
         createGlobalSlots(b, loc, type.getElementType(),

@@ -441,15 +441,8 @@ LogicalResult ReductionTreeStrategy::forwardSelectionTree(VJPEmitter &emitter,
     OpBuilder::InsertionGuard guard(b);
     emitter.setInsertionPointAtEntry();
     Value threads = gpu::BlockDimOp::create(b, loc, dimension);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    share = arith::DivUIOp::create(
-        b, loc,
-        arith::SubIOp::create(
-            b, loc,
-            arith::AddIOp::create(
-                b, loc, arith::ConstantIndexOp::create(b, loc, size), threads),
-            one),
-        threads);
+    share = emitShareOf(b, loc, arith::ConstantIndexOp::create(b, loc, size),
+                        threads);
     winners = createGlobalSlots(b, loc, b.getI32Type(), share);
     moved = createGlobalSlots(b, loc, element, share);
     if (!moved)
