@@ -150,10 +150,10 @@ def chart(path, results, sizes, targets, shapes):
     figure, axes = plt.subplots(1, len(shapes), figsize=(5 * len(shapes), 4),
                                 squeeze=False)
     for axis, shape in zip(axes[0], shapes):
-        for target in targets:
+        for index, target in enumerate(targets):
             for gradient, style in ((False, "--"), (True, "-")):
                 line = [results[(shape, n, gradient, target)][0] for n in sizes]
-                axis.plot(sizes, line, style, marker="o",
+                axis.plot(sizes, line, style, marker="o", color=f"C{index}",
                           label=f"{target} {'gradient' if gradient else 'primal'}")
         axis.set_xscale("log")
         axis.set_yscale("log")
