@@ -27,8 +27,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Attributes.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InstrTypes.h"
@@ -129,6 +131,17 @@ SmallVector<SmallVector<BasicBlock *>> findRegions(Function &function,
   return regions;
 }
 
+/// Whether only `region`'s first block is entered from outside it (a block
+/// that never returns, reached from two runs, would break that).
+bool hasSingleEntry(ArrayRef<BasicBlock *> region) {
+  SmallPtrSet<BasicBlock *, 32> inside(region.begin(), region.end());
+  return llvm::all_of(region.drop_front(), [&](BasicBlock *block) {
+    return llvm::all_of(predecessors(block), [&](BasicBlock *predecessor) {
+      return inside.contains(predecessor);
+    });
+  });
+}
+
 int64_t splitFunction(Function &function, int64_t callsPerChunk) {
   int64_t total = 0;
   for (BasicBlock &block : function)
@@ -147,7 +160,7 @@ int64_t splitFunction(Function &function, int64_t callsPerChunk) {
                             /*BFI=*/nullptr, /*BPI=*/nullptr, /*AC=*/nullptr,
                             /*AllowVarArgs=*/false, /*AllowAlloca=*/false,
                             /*AllocationBlock=*/nullptr, "calls");
-    if (!extractor.isEligible())
+    if (!hasSingleEntry(region) || !extractor.isEligible())
       continue;
     Function *chunk = extractor.extractCodeRegion(cache);
     if (!chunk)
