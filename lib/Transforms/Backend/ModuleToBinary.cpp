@@ -9,7 +9,10 @@
 // from more than `outline-calls` call sites is kept out of line instead: one
 // definition the call sites call. Then, on the optimized IR, a value that
 // lives across many of those calls goes to the stack frame
-// (CallCrossingValues.cpp, `call-crossing`).
+// (CallCrossingValues.cpp, `call-crossing`) and a function making many calls
+// is split into functions of about `call-chunk` calls (CallChunks.cpp).
+// ROCDL modules are serialized here (ROCDLSerializer.cpp): upstream's ROCDL
+// serializer would not run these hooks.
 //
 //===----------------------------------------------------------------------===//
 
